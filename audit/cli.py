@@ -1,0 +1,250 @@
+"""``python -m audit``: run the built-in suite or a user's mechanism, list what is built in.
+
+Exit status: 0 when every verdict is as expected and no unexpected violation appears,
+1 otherwise, 2 for bad usage or input (a message, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import audit
+from audit import runner
+from audit.api import audit_mechanism
+from audit.results import SCHEMA_VERSION, dumps, write_atomic
+from audit.suite import MECHANISMS, SUITES, Scenario
+from mechanisms.base import Guarantee, InputError, RELATIONS
+from neighbors import Dataset, Pair
+from reports.text import summary_table
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad usage or input: reported in one message with exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print usage and exit 2 itself
+        raise UsageError(message)
+
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{value} is invalid: must be an integer >= {minimum}")
+        return value
+    return parse
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.5 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is invalid: must be in [0.5, 1)")
+    return value
+
+
+def _jobs(text: str) -> int:
+    value = _int_at_least(-1)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is invalid: use a positive number of workers, or -1 for all cores")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.")
+    sub = parser.add_subparsers(dest="command", metavar="{run,list}", parser_class=_Parser)
+    run = sub.add_parser("run", help="audit the built-in suite, or one mechanism")
+    run.add_argument("--suite", default="default", choices=sorted(SUITES), help="built-in suite (default: default)")
+    run.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
+                     help="samples per side and scenario (default: 1000000)")
+    run.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
+    run.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
+    run.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores (default: 1)")
+    run.add_argument("--out", type=Path, help="write DIR/results.json and DIR/summary.txt")
+    run.add_argument("--mechanism", help="a built-in mechanism name (see `list`) or pkg.module:attr")
+    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a parameter of a built-in mechanism (repeatable); VALUE is JSON or text")
+    run.add_argument("--pair", metavar="pkg.module:attr", help="a neighbors.Pair or (D, D') tuple to audit")
+    run.add_argument("--data", type=Path, help="D as an .npz file of named columns")
+    run.add_argument("--data-prime", type=Path, help="D' as an .npz file of named columns")
+    run.add_argument("--relation", default="add-remove", choices=RELATIONS, help="neighbour relation of the pair")
+    run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
+    run.add_argument("--delta", type=float, default=0.0, help="delta of the --epsilon claim (default: 0)")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    sub.add_parser("list", help="show the built-in mechanisms and suites")
+    return parser
+
+
+def _load_attr(spec: str, flag: str) -> Any:
+    if ":" not in spec:
+        raise UsageError(f"{flag} {spec!r} is invalid: use pkg.module:attr or a built-in name")
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise UsageError(f"{flag} {spec!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
+    try:
+        for part in attr.split("."):
+            module = getattr(module, part)
+    except AttributeError:
+        raise UsageError(f"{flag} {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    return module
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    params = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        if not eq or not name:
+            raise UsageError(f"--param {item!r} is invalid: use NAME=VALUE")
+        try:
+            params[name] = json.loads(text)
+        except json.JSONDecodeError:
+            params[name] = text
+        if isinstance(params[name], list):
+            params[name] = tuple(params[name])
+    return params
+
+
+def _load_npz(path: Path, flag: str) -> Dataset:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return Dataset({k: data[k] for k in data.files})
+    except InputError as exc:
+        raise InputError(f"{flag} {path}: {exc}") from None
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{flag} {path}: cannot read an .npz dataset ({exc})") from None
+
+
+def _user_scenario(args: argparse.Namespace) -> Scenario:
+    if args.mechanism in MECHANISMS:
+        cls = MECHANISMS[args.mechanism]
+        try:
+            mechanism = cls(**_parse_params(args.param))
+        except TypeError as exc:
+            raise UsageError(f"--param for {args.mechanism}: {exc}") from None
+    else:
+        if args.param:
+            raise UsageError("--param applies to built-in mechanisms only")
+        mechanism = _load_attr(args.mechanism, "--mechanism")
+        if not callable(getattr(mechanism, "sample", None)):
+            raise UsageError(f"--mechanism {args.mechanism!r} has no sample(data, size, rng) method")
+    if args.pair:
+        pair = _load_attr(args.pair, "--pair")
+        if isinstance(pair, tuple) and len(pair) == 2:
+            pair = Pair(pair[0], pair[1], f"pair {args.pair}", args.relation)
+        if not isinstance(pair, Pair):
+            raise UsageError(f"--pair {args.pair!r} must be a neighbors.Pair or a (D, D') tuple")
+    elif args.data and args.data_prime:
+        pair = Pair(_load_npz(args.data, "--data"), _load_npz(args.data_prime, "--data-prime"),
+                    f"{args.data.name} vs {args.data_prime.name}", args.relation)
+    else:
+        raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime")
+    return Scenario(getattr(mechanism, "name", args.mechanism), mechanism, pair)
+
+
+def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | None:
+    if args.epsilon is None:
+        return None
+    if not (math.isfinite(args.epsilon) and args.epsilon >= 0):
+        raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
+    if not 0 <= args.delta < 1:
+        raise UsageError(f"--delta {args.delta} is invalid: must be in [0, 1)")
+    return [Guarantee(args.epsilon, args.delta, scenario.pair.relation, "command line", "user/claim")]
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    started = time.time()
+    clock = time.perf_counter()
+    if args.mechanism:
+        scenarios = [_user_scenario(args)]
+    else:
+        if args.pair or args.data or args.param or args.epsilon is not None:
+            raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
+        scenarios = SUITES[args.suite]()
+    progress = not args.quiet and sys.stderr.isatty()
+    results = []
+    for index, sc in enumerate(scenarios):
+        results.append(audit_mechanism(
+            sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=args.samples * sc.samples_factor,
+            confidence=args.confidence, seed=args.seed, n_jobs=args.jobs, relation=sc.pair.relation,
+            claims=_claims(args, sc), expected=sc.expected, pair=sc.pair.description, progress=progress,
+            key=(index,), scenario=sc.name))
+    records = [rec for r in results for rec in r.records()]
+    table = summary_table(records)
+    ok = all(r.as_expected for r in results)
+    wall = time.perf_counter() - clock
+    footer = (f"\n{len(records)} checks in {len(results)} scenarios, {args.samples} samples per side, "
+              f"confidence {args.confidence}, seed {args.seed}, {wall:.1f} s: "
+              f"{'every verdict as expected' if ok else 'SOME VERDICTS NOT AS EXPECTED'}\n")
+    sys.stdout.write(table + footer)
+    if args.out:
+        payload = {"schema": SCHEMA_VERSION, "dpaudit_version": audit.__version__,
+                   "command": ["python", "-m", "audit", *argv], "suite": None if args.mechanism else args.suite,
+                   "seed": args.seed, "samples": args.samples, "confidence": args.confidence, "jobs": args.jobs,
+                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": wall,
+                   "as_expected": ok, "environment": _environment(),
+                   "records": records, "scenarios": [r.to_dict() for r in results]}
+        write_atomic(args.out / "results.json", dumps(payload))
+        write_atomic(args.out / "summary.txt", table + footer)
+    return EXIT_OK if ok else EXIT_FAIL
+
+
+def _environment() -> dict[str, str]:
+    import joblib
+    import scipy
+    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
+            "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
+
+
+def _list() -> int:
+    print("Built-in mechanisms (--mechanism NAME --param KEY=VALUE ...):")
+    for name, cls in MECHANISMS.items():
+        print(f"  {name:42s} {(cls.__doc__ or '').strip().splitlines()[0]}")
+    for suite, build in SUITES.items():
+        print(f"\nSuite {suite!r} (python -m audit run --suite {suite}):")
+        for sc in build():
+            print(f"  {sc.name:18s} {sc.about}")
+            print(f"  {'':18s} pair: {sc.pair.description} [{sc.pair.relation}]")
+            for cid, verdict in sc.expected.items():
+                print(f"  {'':18s} expects {cid}: {verdict}")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if args.command == "run":
+            return _run(args, argv)
+        if args.command == "list":
+            return _list()
+        build_parser().print_help()
+        return EXIT_USAGE
+    except (UsageError, InputError, runner.MechanismError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

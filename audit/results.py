@@ -1,0 +1,188 @@
+"""Audit results: one :class:`ClaimCheck` per claim, gathered in an :class:`AuditResult`.
+
+A claim (ε_c, δ) is *violated* when the ε lower bound at δ exceeds ε_c; the claim is then
+false with confidence ≥ the stated confidence.  Otherwise it passes, with its slack
+ε_c − ε_lower and tightness ε_lower/ε_c.  When the mechanism's output distribution is
+known, the exact loss gives a white-box verdict beside the empirical one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit.estimate import Bound, Estimate
+from mechanisms.base import Guarantee
+
+VERDICTS = ("pass", "violation", "not-applicable")
+SCHEMA_VERSION = 1
+_REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
+
+
+def jsonable(value: float | None) -> float | str | None:
+    """Finite floats as numbers; ±inf as the strings "inf"/"-inf" (JSON has no infinity)."""
+    if value is None:
+        return None
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return float(value)
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim held against the empirical bound and, when known, the exact loss."""
+
+    claim: Guarantee
+    bound: Bound | None
+    epsilon_exact: float | None
+    expected_verdict: str | None = None
+
+    @property
+    def epsilon_lower(self) -> float | None:
+        return None if self.bound is None else self.bound.epsilon_lower
+
+    @property
+    def verdict(self) -> str:
+        if not self.claim.applicable or self.bound is None:
+            return "not-applicable"
+        return "violation" if self.bound.epsilon_lower > self.claim.epsilon else "pass"
+
+    @property
+    def exact_verdict(self) -> str | None:
+        if not self.claim.applicable:
+            return "not-applicable"
+        if self.epsilon_exact is None:
+            return None
+        over = self.epsilon_exact > self.claim.epsilon * (1 + _REL_TOL) + 1e-12
+        return "violation" if over else "pass"
+
+    @property
+    def slack(self) -> float | None:
+        if self.verdict == "not-applicable":
+            return None
+        return self.claim.epsilon - self.bound.epsilon_lower
+
+    @property
+    def tightness(self) -> float | None:
+        if self.verdict == "not-applicable" or self.claim.epsilon == 0:
+            return None
+        return self.bound.epsilon_lower / self.claim.epsilon
+
+    @property
+    def as_expected(self) -> bool:
+        """The empirical and exact verdicts agree with the expectation (or, with none, no violation)."""
+        if self.expected_verdict is None:
+            return self.verdict != "violation" and self.exact_verdict != "violation"
+        exact_ok = self.exact_verdict in (None, self.expected_verdict)
+        return self.verdict == self.expected_verdict and exact_ok
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.claim
+        return {"claim_id": c.claim_id or None, "claim_kind": c.kind, "claim_source": c.source,
+                "claim_note": c.note or None, "relation": c.relation, "delta": c.delta,
+                "epsilon_claim": jsonable(c.epsilon) if c.applicable else None,
+                "epsilon_lower": self.epsilon_lower, "epsilon_exact": jsonable(self.epsilon_exact),
+                "verdict": self.verdict, "exact_verdict": self.exact_verdict,
+                "expected_verdict": self.expected_verdict, "as_expected": self.as_expected,
+                "slack": self.slack, "tightness": self.tightness,
+                "event": None if self.bound is None else self.bound.to_dict()}
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of auditing one mechanism on one neighbouring pair."""
+
+    mechanism: str
+    relation: str
+    pair: str
+    estimate: Estimate
+    exact: dict[float, float] | None  # δ -> exact ε(δ) of the pair, when the output space is finite
+    claims: tuple[ClaimCheck, ...]
+    seed: int
+    seconds: float
+    scenario: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def estimates(self) -> tuple[Bound, ...]:
+        """One bound per δ (requested δs first, then the claims' δs)."""
+        return self.estimate.bounds
+
+    @property
+    def epsilon_lower(self) -> float:
+        return self.estimate.epsilon_lower
+
+    @property
+    def epsilon_exact(self) -> float | None:
+        if self.exact is None:
+            return None
+        return self.exact[self.estimates[0].delta]
+
+    @property
+    def samples(self) -> int:
+        return self.estimate.samples
+
+    @property
+    def confidence(self) -> float:
+        return self.estimate.confidence
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {c.verdict for c in self.claims}
+        if "violation" in verdicts:
+            return "violation"
+        return "pass" if "pass" in verdicts else "not-applicable"
+
+    @property
+    def as_expected(self) -> bool:
+        return all(c.as_expected for c in self.claims)
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat record per claim (one with no claim fields when there is none)."""
+        head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
+                "pair": self.pair, "samples": self.samples, "confidence": self.confidence,
+                "seed": self.seed, "seconds": self.seconds}
+        if not self.claims:
+            b = self.estimates[0]
+            return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "delta": b.delta,
+                     "epsilon_claim": None, "epsilon_lower": b.epsilon_lower,
+                     "epsilon_exact": jsonable(self.epsilon_exact), "verdict": "not-applicable",
+                     "exact_verdict": None, "expected_verdict": None, "as_expected": True,
+                     "event": b.to_dict()}]
+        return [{**head, **c.to_dict(), "relation": self.relation} for c in self.claims]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
+                "pair": self.pair, "params": self.params, "epsilon_lower": self.epsilon_lower,
+                "epsilon_exact": jsonable(self.epsilon_exact),
+                "exact": None if self.exact is None else [{"delta": d, "epsilon": jsonable(e)}
+                                                          for d, e in self.exact.items()],
+                "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
+                "seed": self.seed, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
+                "claims": [c.to_dict() for c in self.claims]}
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def dumps(payload: Any) -> str:
+    """Strict JSON (no NaN or Infinity tokens)."""
+    return json.dumps(payload, indent=2, allow_nan=False) + "\n"

@@ -1,0 +1,186 @@
+"""The pessimistic KL-regularized multi-armed bandit policy (KL paper, §4.1).
+
+    π̃(a; D) ∝ π0(a) exp(u(a; D)/η),   u(a; D) = r̄(a; D) − β0 / √N(a; D),      (eq. 8)
+
+with u = −∞ (probability 0) for arms with no data and π̃ = π0 on an empty log (spec A.2.1).
+The mechanism outputs one action.  Its claims, all evaluated on the base dataset D:
+
+* ``kl-mab/thm1-pure``  Theorem 1, eq. (9): ε0(D) = (4R/(N_min−1) + β0/(N_min−1)^{3/2})/η,
+  when N_min = min_a N(a; D) > 1 (VALID, ≥ 2× slack; spec A.2.2);
+* ``kl-mab/thm1-swap``  Proposition 1 part 1 on eq. (9): 2ε0(D) under swap (VALID, A.2.3);
+* ``kl-mab/thm1-approx`` Theorem 1's approximate part for a user N0, as printed (VIOLATED, A.2.4);
+* ``kl-mab/cor1``        Corollary 1 for a user k, as printed (VIOLATED, A.2.4);
+* ``kl-mab/thm1-approx-corrected`` the corrected statement of A.2.4 (VALID).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy.special import expit, logsumexp
+
+from mechanisms.base import (Guarantee, InputError, check_nonnegative, check_positive,
+                             check_probability_vector, log_softmax, per_dataset, require,
+                             sample_categorical)
+from neighbors.dataset import Dataset
+
+THM1 = "KL paper, Theorem 1, eq. (9)"
+
+
+@dataclass(frozen=True)
+class KLBandit:
+    """The policy of eq. (8) over ``n_actions`` arms, on a log with columns ``action``, ``reward``.
+
+    ``n0`` (the N0 of Theorem 1's approximate part and of the corrected statement) and ``k``
+    (of Corollary 1) are the user's free parameters; their claims are stated only when set.
+    """
+
+    n_actions: int
+    eta: float
+    beta0: float
+    reward_range: float = 1.0
+    pi0: tuple[float, ...] | None = None
+    n0: float | None = None
+    k: float | None = None
+    name: ClassVar[str] = "kl-bandit"
+
+    def __post_init__(self) -> None:
+        require(isinstance(self.n_actions, (int, np.integer)) and self.n_actions >= 2, "n_actions",
+                self.n_actions, "must be an integer >= 2")
+        check_positive("eta", self.eta)
+        check_nonnegative("beta0", self.beta0)
+        check_positive("reward_range (R)", self.reward_range)
+        if self.pi0 is not None:
+            object.__setattr__(self, "pi0", tuple(check_probability_vector("pi0", self.pi0, self.n_actions)))
+        if self.n0 is not None:
+            require(isinstance(self.n0, (int, float)) and math.isfinite(self.n0) and self.n0 >= 1, "n0",
+                    self.n0, "must be a finite number >= 1")
+        if self.k is not None:
+            check_positive("k", self.k)
+
+    # --- the mechanism ------------------------------------------------------------------
+    def log_pi0(self) -> np.ndarray:
+        if self.pi0 is None:
+            return np.full(self.n_actions, -math.log(self.n_actions))
+        with np.errstate(divide="ignore"):
+            return np.log(np.asarray(self.pi0))
+
+    def counts(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """N(a; D) and S(a; D) = Σ_{i: a_i = a} r_i, after validating the log."""
+        require(isinstance(data, Dataset), "kl-bandit data", type(data).__name__, "must be a neighbors.Dataset")
+        actions, rewards = data["action"], data["reward"]
+        require(actions.ndim == 1 and actions.dtype.kind in "iu", "column 'action'", actions.dtype.name,
+                "must be a vector of integers")
+        if len(actions) and (actions.min() < 0 or actions.max() >= self.n_actions):
+            raise InputError(f"column 'action' has value {int(actions.max() if actions.max() >= self.n_actions else actions.min())}: "
+                             f"actions must lie in [0, {self.n_actions})")
+        if len(rewards) and (rewards.min() < 0 or rewards.max() > self.reward_range):
+            raise InputError(f"column 'reward' has values in [{rewards.min()}, {rewards.max()}]: "
+                             f"rewards must lie in [0, R] = [0, {self.reward_range}]")
+        n = np.bincount(actions, minlength=self.n_actions).astype(float)
+        s = np.bincount(actions, weights=rewards.astype(float), minlength=self.n_actions)
+        return n, s
+
+    def utility(self, data: Dataset) -> np.ndarray:
+        """u(a; D) = r̄(a; D) − β0 N(a; D)^{-1/2}; −∞ for arms with no data."""
+        n, s = self.counts(data)
+        u = np.full(self.n_actions, -np.inf)
+        seen = n > 0
+        u[seen] = s[seen] / n[seen] - self.beta0 / np.sqrt(n[seen])
+        return u
+
+    @per_dataset
+    def output_distribution(self, data: Dataset) -> np.ndarray:
+        """π̃(·; D) of eq. (8), computed in log space."""
+        if len(data) == 0:
+            return np.exp(self.log_pi0())
+        return np.exp(log_softmax(self.log_pi0() + self.utility(data) / self.eta))
+
+    def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
+        return sample_categorical(self.output_distribution(data), size, rng)
+
+    # --- the paper's claims ------------------------------------------------------------
+    def epsilon0(self, data: Dataset) -> float | None:
+        """eq. (9), or None when min_a N(a; D) ≤ 1."""
+        n_min = float(self.counts(data)[0].min())
+        if n_min <= 1:
+            return None
+        return (4 * self.reward_range / (n_min - 1) + self.beta0 / (n_min - 1) ** 1.5) / self.eta
+
+    def epsilon_star(self, data: Dataset) -> float | None:
+        """Exact supremum of the pair loss over neighbours, rewards and π0 (spec A.2.2)."""
+        n_min = float(self.counts(data)[0].min())
+        if n_min <= 1:
+            return None
+        return (self.reward_range / n_min
+                + self.beta0 * (1 / math.sqrt(n_min - 1) - 1 / math.sqrt(n_min))) / self.eta
+
+    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+        n = self.counts(data)[0]
+        eps0 = self.epsilon0(data)
+        why = (f"min_a N(a;D) = {int(n.min())} <= 1: eq. (9) requires min_a N(a;D) > 1")
+        if relation == "swap":
+            src = "KL paper, Proposition 1 part 1 applied to Theorem 1, eq. (9)"
+            if eps0 is None:
+                return [Guarantee.not_applicable(why, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
+            return [Guarantee(2 * eps0, 0.0, "swap", src, "kl-mab/thm1-swap")]
+        if relation != "add-remove":
+            return []
+        out = [Guarantee.not_applicable(why, source=THM1, claim_id="kl-mab/thm1-pure") if eps0 is None
+               else Guarantee(eps0, 0.0, "add-remove", THM1, "kl-mab/thm1-pure")]
+        if self.n0 is not None:
+            out.append(self._approx_printed(n, self.n0, "kl-mab/thm1-approx",
+                                            f"KL paper, Theorem 1, approximate part (N0 = {self.n0:g})"))
+            out.append(self._approx_corrected(data, n))
+        if self.k is not None:
+            out.append(self._corollary1(n))
+        return out
+
+    def _approx_printed(self, n: np.ndarray, n0: float, claim_id: str, source: str) -> Guarantee:
+        """ε = (4R/N0 + β0/N0^{3/2})/η, δ = |A| e^ε exp(β0/η (N_max^{-1/2} − N0^{-1/2}))."""
+        n_max = float(n.max())
+        if n_max <= 0:
+            return Guarantee.not_applicable("the log is empty: max_a N(a;D) = 0", source=source, claim_id=claim_id)
+        eps = (4 * self.reward_range / n0 + self.beta0 / n0 ** 1.5) / self.eta
+        log_delta = (math.log(self.n_actions) + eps
+                     + self.beta0 / self.eta * (1 / math.sqrt(n_max) - 1 / math.sqrt(n0)))
+        return Guarantee(eps, _delta(log_delta), "add-remove", source, claim_id,
+                         note="printed delta >= 1 (vacuous)" if log_delta >= 0 else "")
+
+    def _corollary1(self, n: np.ndarray) -> Guarantee:
+        """Corollary 1 as printed (its δ lacks 1/η on 4kR/N_max: spec A.2.4)."""
+        k, R, b, eta = self.k, self.reward_range, self.beta0, self.eta
+        source = f"KL paper, Corollary 1 as printed (k = {k:g})"
+        n_max = float(n.max())
+        if n_max <= 0:
+            return Guarantee.not_applicable("the log is empty: max_a N(a;D) = 0", source=source, claim_id="kl-mab/cor1")
+        eps = (4 * k * R + k ** 1.5 * b / math.sqrt(n_max)) / (eta * n_max)
+        log_delta = (math.log(self.n_actions) - b / eta * (math.sqrt(k) - 1) / math.sqrt(n_max)
+                     + 4 * k * R / n_max + b / eta * k ** 1.5 / n_max ** 1.5)
+        return Guarantee(eps, _delta(log_delta), "add-remove", source, "kl-mab/cor1")
+
+    def _approx_corrected(self, data: Dataset, n: np.ndarray) -> Guarantee:
+        """Spec A.2.4, corrected statement, for N0 ≥ 1:
+
+        ε_c = (R/(N0+1) + β0(N0^{-1/2} − (N0+1)^{-1/2}))/η,
+        δ_c = max_{b: N(b;D) ≤ N0} w_b / (w_b + Σ_{a≠b} π0(a) e^{u(a;D)/η}),
+        w_b = π0(b) exp((R − β0/√(N(b;D)+1))/η).
+        """
+        n0, R, b0, eta = float(self.n0), self.reward_range, self.beta0, self.eta
+        eps = (R / (n0 + 1) + b0 * (1 / math.sqrt(n0) - 1 / math.sqrt(n0 + 1))) / eta
+        logits = self.log_pi0() + self.utility(data) / eta
+        delta = 0.0
+        for arm in np.flatnonzero(n <= n0):
+            log_w = self.log_pi0()[arm] + (R - b0 / math.sqrt(n[arm] + 1)) / eta
+            rest = logsumexp(np.delete(logits, arm))
+            delta = max(delta, float(expit(log_w - rest)) if np.isfinite(rest) else 1.0)
+        return Guarantee(eps, min(delta, 1.0), "add-remove",
+                         f"spec A.2.4, corrected approximate statement (N0 = {n0:g})",
+                         "kl-mab/thm1-approx-corrected", kind="corrected")
+
+
+def _delta(log_delta: float) -> float:
+    return 1.0 if log_delta >= 0 else math.exp(log_delta)

@@ -1,0 +1,9 @@
+"""Datasets, neighbour relations, worst-case pair search and synthetic data.
+
+This package never imports ``audit`` or ``reports``.
+"""
+
+from neighbors.dataset import Dataset
+from neighbors.relations import Pair, add_remove, label_flip, neighbours, swap
+
+__all__ = ["Dataset", "Pair", "add_remove", "label_flip", "neighbours", "swap"]

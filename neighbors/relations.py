@@ -1,0 +1,72 @@
+"""Neighbour relations: pairs (D, D′) that differ in one record.
+
+* add/remove — D′ = D ∪ {z} or D′ = D ∖ {z} (both directions);
+* swap — D′ = D ∖ {z} ∪ {z′} (replace one record, |D′| = |D|);
+* label-flip — one record keeps its features and has y ↦ 1 − y (KL paper, Definition 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mechanisms.base import RELATIONS, require
+from neighbors.dataset import Dataset
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two neighbouring datasets and how they differ."""
+
+    d: Any
+    d_prime: Any
+    description: str
+    relation: str = "add-remove"
+
+    def __post_init__(self) -> None:
+        require(self.relation in RELATIONS, "relation", self.relation,
+                f"must be one of {', '.join(RELATIONS)}")
+
+
+def _fmt(record: Mapping[str, Any]) -> str:
+    return "(" + ", ".join(f"{k}={v}" for k, v in record.items()) + ")"
+
+
+def add_remove(base: Dataset, candidates: Iterable[Mapping[str, Any]] = ()) -> Iterator[Pair]:
+    """Every removal of a distinct record of ``base`` and every addition of a candidate."""
+    for i in base.unique_records():
+        yield Pair(base, base.remove(i), f"remove record {i} {_fmt(base.record(i))}", "add-remove")
+    for z in candidates:
+        yield Pair(base, base.add(z), f"add record {_fmt(z)}", "add-remove")
+
+
+def swap(base: Dataset, candidates: Iterable[Mapping[str, Any]]) -> Iterator[Pair]:
+    """Every replacement of a distinct record of ``base`` by a different candidate."""
+    candidates = list(candidates)
+    for i in base.unique_records():
+        old = base.record(i)
+        for z in candidates:
+            if dict(z) != old:
+                yield Pair(base, base.replace(i, z),
+                           f"replace record {i} {_fmt(old)} by {_fmt(z)}", "swap")
+
+
+def label_flip(base: Dataset, column: str = "label") -> Iterator[Pair]:
+    """Every flip of the 0/1 ``column`` of a distinct record of ``base``."""
+    for i in base.unique_records():
+        y = int(base[column][i])
+        yield Pair(base, base.flip(i, column),
+                   f"flip {column} of record {i} {_fmt(base.record(i))}: {y} -> {1 - y}", "label-flip")
+
+
+def neighbours(relation: str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
+               label_column: str = "label") -> Iterator[Pair]:
+    """Pairs of ``base`` under ``relation`` (one of add-remove, swap, label-flip)."""
+    require(relation in ("add-remove", "swap", "label-flip"), "relation", relation,
+            "neighbours can be enumerated for add-remove, swap and label-flip")
+    if relation == "add-remove":
+        return add_remove(base, candidates)
+    if relation == "swap":
+        return swap(base, candidates)
+    return label_flip(base, label_column)

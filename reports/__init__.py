@@ -1,0 +1,1 @@
+"""Reports of audit results: the text summary now; PDF and plots build on the same records."""

@@ -1,0 +1,47 @@
+"""The plain-text summary table of a run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, str):
+        return value
+    if value == 0 or 1e-3 <= abs(value) < 1e5:
+        return f"{value:.4g}"
+    return f"{value:.3g}"
+
+
+def outcome(record: dict[str, Any]) -> str:
+    """What a record means for the run: ok, caught erratum, missed or unexpected violation."""
+    verdict, expected = record["verdict"], record.get("expected_verdict")
+    exact = record.get("exact_verdict")
+    if expected == "violation" and verdict == "violation":
+        return "known erratum — caught"
+    if expected == "violation":
+        return "MISSED expected violation"
+    if verdict == "violation" or exact == "violation":
+        return "UNEXPECTED violation"
+    if expected is not None and expected != verdict:
+        return f"MISMATCH (expected {expected})"
+    if exact is not None and expected is not None and exact != expected:
+        return f"MISMATCH white box (expected {expected})"
+    return "ok"
+
+
+def summary_table(records: Sequence[dict[str, Any]]) -> str:
+    """One line per record: scenario, claim, δ, ε_claim, ε_lower, ε_exact, verdicts, outcome."""
+    head = ("scenario", "claim", "delta", "eps_claim", "eps_lower", "eps_exact", "verdict", "exact", "outcome")
+    rows = [head]
+    for r in records:
+        rows.append((r["scenario"] or r["mechanism"], r["claim_id"] or "-", _num(r["delta"]),
+                     _num(r["epsilon_claim"]), _num(r["epsilon_lower"]), _num(r["epsilon_exact"]),
+                     r["verdict"], r.get("exact_verdict") or "-", outcome(r)))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines) + "\n"
