@@ -119,7 +119,7 @@ class Dataset:
 
     def unique_records(self) -> list[int]:
         """Index of the first occurrence of each distinct record."""
-        if not self.columns:
+        if len(self) == 0:
             return []
         table = np.column_stack([np.asarray(v, dtype=float).reshape(len(self), -1)
                                  for _, v in sorted(self.columns.items())])

@@ -1,0 +1,146 @@
+"""`python -m audit`: the default suite, results.json, determinism, exit codes."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict", "exact_verdict", "event")
+
+
+@pytest.fixture(scope="module")
+def default_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    code = main(["run", "--out", str(out), "--quiet"])
+    return code, json.loads((out / "results.json").read_text()), out
+
+
+def test_default_suite_exits_0_and_pins_every_expected_verdict(default_run):
+    code, results, out = default_run
+    assert code == 0 and results["as_expected"]
+    got = {(r["scenario"], r["claim_id"]): r["verdict"] for r in results["records"]}
+    assert got[("rr", "classic/rr")] == "pass"
+    assert got[("laplace", "classic/laplace")] == "pass"
+    assert got[("expmech", "expmech/def2")] == "pass"
+    assert got[("kl-mab-worst", "kl-mab/thm1-pure")] == "pass"
+    assert got[("kl-mab-swap", "kl-mab/thm1-swap")] == "pass"
+    for row in ("kl-mab-a24-row3", "kl-mab-a24-row1"):
+        assert got[(row, "kl-mab/thm1-approx")] == "violation"
+        assert got[(row, "kl-mab/cor1")] == "violation"
+        assert got[(row, "kl-mab/thm1-approx-corrected")] == "pass"
+        assert got[(row, "kl-mab/thm1-pure")] == "not-applicable"
+    assert "known erratum — caught" in (out / "summary.txt").read_text()
+
+
+def test_results_records_carry_the_schema_fields(default_run):
+    _, results, _ = default_run
+    required = {"mechanism", "relation", "pair", "claim_id", "claim_kind", "claim_source", "delta",
+                "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict", "expected_verdict",
+                "samples", "confidence", "seed", "seconds"}
+    for rec in results["records"]:
+        assert required <= set(rec)
+        assert rec["claim_kind"] in ("printed", "corrected", "tight")
+
+
+def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
+    _, results, _ = default_run
+    for rec in results["records"]:
+        if rec["scenario"].startswith("kl-mab-") and rec["expected_verdict"] == "pass" and rec["delta"] == 0:
+            assert rec["epsilon_lower"] <= rec["epsilon_exact"] <= rec["epsilon_claim"]
+
+
+def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path):
+    runs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / jobs
+        assert main(["run", "--seed", "7", "--jobs", jobs, "--out", str(out), "--quiet"]) == 0
+        records = json.loads((out / "results.json").read_text())["records"]
+        runs.append([{k: r[k] for k in NUMBERS} for r in records])
+    assert runs[0] == runs[1]
+
+
+def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path):
+    """Row 1 of A.2.4 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
+    assert main(["run", "--samples", "200000", "--out", str(tmp_path), "--quiet"]) == 1
+    assert "MISSED expected violation" in (tmp_path / "summary.txt").read_text()
+
+
+def test_a_different_seed_gives_different_numbers(tmp_path):
+    lows = []
+    for seed in ("1", "2"):
+        main(["run", "--samples", "20000", "--seed", seed, "--out", str(tmp_path / seed), "--quiet"])
+        lows.append([r["epsilon_lower"] for r in json.loads((tmp_path / seed / "results.json").read_text())["records"]])
+    assert lows[0] != lows[1]
+
+
+def run_cli(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "audit", *args], cwd=cwd, capture_output=True, text=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "--samples", "-5"], "--samples"),
+    (["run", "--samples", "lots"], "--samples"),
+    (["run", "--confidence", "1.5"], "--confidence"),
+    (["run", "--jobs", "0"], "--jobs"),
+    (["run", "--bogus"], "--bogus"),
+    (["run", "--mechanism", "no.such.module:thing", "--pair", "x:y"], "no.such.module"),
+    (["run", "--mechanism", "tests.plugins.user_mechanisms:not_a_mechanism",
+      "--pair", "tests.plugins.user_mechanisms:pair"], "sample"),
+    (["run", "--mechanism", "tests.plugins.user_mechanisms:correct"], "pair"),
+    (["run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=-1",
+      "--param", "beta0=0.1", "--pair", "tests.plugins.user_mechanisms:pair"], "eta"),
+    (["run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1",
+      "--param", "beta0=-0.1", "--pair", "tests.plugins.user_mechanisms:pair"], "beta0"),
+    (["run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1", "--param", "beta0=0.1",
+      "--param", "reward_range=0", "--pair", "tests.plugins.user_mechanisms:pair"], "reward_range"),
+    (["run", "--mechanism", "tests.plugins.user_mechanisms:crashes",
+      "--pair", "tests.plugins.user_mechanisms:pair", "--samples", "1000"], "ZeroDivisionError"),
+])
+def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, message):
+    proc = run_cli(*args)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("columns,message", [
+    ({"action": np.array([0, 1]), "reward": np.array([0.5])}, "lengths"),
+    ({"action": np.array([0, 1]), "reward": np.array([0.5, np.nan])}, "non-finite"),
+    ({"action": np.array([0, 1]), "reward": np.array([0.5, 7.0])}, "reward"),
+])
+def test_malformed_dataset_file_exits_2(tmp_path, columns, message):
+    good = tmp_path / "good.npz"
+    bad = tmp_path / "bad.npz"
+    np.savez(good, action=np.array([0, 1]), reward=np.array([0.5, 0.5]))
+    np.savez(bad, **columns)
+    proc = run_cli("run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1",
+                   "--param", "beta0=0.1", "--data", str(good), "--data-prime", str(bad), "--samples", "1000")
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1():
+    ok = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct",
+                 "--pair", "tests.plugins.user_mechanisms:pair", "--epsilon", "1.0", "--samples", "200000")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    leaky = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:leaky",
+                    "--pair", "tests.plugins.user_mechanisms:pair", "--epsilon", "1.0", "--samples", "200000")
+    assert leaky.returncode == 1 and "UNEXPECTED violation" in leaky.stdout
+
+
+def test_python_m_audit_run_defaults_exit_0():
+    proc = run_cli("run")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "every verdict as expected" in proc.stdout
+
+
+def test_list_shows_mechanisms_and_suite():
+    proc = run_cli("list")
+    assert proc.returncode == 0 and "kl-bandit" in proc.stdout and "kl-mab-a24-row3" in proc.stdout

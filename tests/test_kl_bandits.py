@@ -1,0 +1,129 @@
+"""The KL-regularized bandit of eq. (8): its claims reproduce spec A.2, valid ones hold
+exactly on every neighbour, and the printed approximate ones are caught."""
+
+import math
+
+import numpy as np
+import pytest
+
+from audit import audit_mechanism
+from audit.exact import delta_for_epsilon, pure_epsilon
+from mechanisms.base import InputError
+from mechanisms.kl_bandits import KLBandit
+from neighbors import Dataset, add_remove
+from neighbors.search import worst_pair
+from neighbors.synthetic import bandit_candidates, bandit_log
+
+# spec A.2.4: (D, D', mechanism, claimed eps, claimed delta, exact delta, Cor. 1 delta)
+ROW1 = bandit_log([[], [0.0] * 1_000_000])
+ROW2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
+ROW3 = bandit_log([[1.0], [0.067345] * 3000])
+A24 = [
+    (ROW1, ROW1.add({"action": 0, "reward": 1.0}), KLBandit(2, eta=0.003, beta0=0.7, n0=100, k=10_000),
+     13.57, 1.45e-4, 1.000, 2.4e-10),
+    (ROW2, ROW2.remove(0), KLBandit(2, eta=0.002, beta0=0.6, n0=100, k=100), 20.30, 2.5e-3, 0.500, 5.3e-12),
+    (ROW3, ROW3.remove(0), KLBandit(2, eta=0.001, beta0=0.95, n0=1000, k=3), 4.03, 3.4e-4, 0.500, 6.3e-6),
+]
+
+
+def claim(mech, data, cid, relation="add-remove"):
+    return next(g for g in mech.guarantees(data, relation) if g.claim_id == cid)
+
+
+@pytest.mark.parametrize("d,dp,mech,eps,delta,exact_delta,cor1_delta", A24)
+def test_a24_witnesses_reproduce_the_spec(d, dp, mech, eps, delta, exact_delta, cor1_delta):
+    printed = claim(mech, d, "kl-mab/thm1-approx")
+    assert printed.epsilon == pytest.approx(eps, abs=0.005)
+    assert printed.delta == pytest.approx(delta, rel=0.03)
+    cor1 = claim(mech, d, "kl-mab/cor1")
+    assert cor1.epsilon == pytest.approx(eps, abs=0.005)
+    assert cor1.delta == pytest.approx(cor1_delta, rel=0.03)
+    p, q = mech.output_distribution(d), mech.output_distribution(dp)
+    assert delta_for_epsilon(p, q, printed.epsilon) == pytest.approx(exact_delta, abs=1e-3)
+    assert delta_for_epsilon(p, q, printed.epsilon) > printed.delta  # the printed claim is false
+    corrected = claim(mech, d, "kl-mab/thm1-approx-corrected")
+    assert delta_for_epsilon(p, q, corrected.epsilon) <= corrected.delta + 1e-12
+
+
+def test_row3_printed_claims_are_caught_empirically_and_corrected_passes():
+    d, dp, mech = A24[2][:3]
+    r = audit_mechanism(mech, d, dp, samples=1_000_000, seed=0)
+    verdicts = {c.claim.claim_id: (c.verdict, c.exact_verdict) for c in r.claims}
+    assert verdicts["kl-mab/thm1-approx"] == ("violation", "violation")
+    assert verdicts["kl-mab/cor1"] == ("violation", "violation")
+    assert verdicts["kl-mab/thm1-approx-corrected"] == ("pass", "pass")
+    assert verdicts["kl-mab/thm1-pure"] == ("not-applicable", "not-applicable")
+    pure = next(c for c in r.claims if c.claim.claim_id == "kl-mab/thm1-pure")
+    assert "min_a N(a;D) = 1" in pure.claim.note
+
+
+def test_eq9_and_its_exact_supremum():
+    mech = KLBandit(3, eta=0.25, beta0=0.5, pi0=(1e-6, 0.5 - 5e-7, 0.5 - 5e-7))
+    d = bandit_log([[1.0, 0.0, 0.0, 0.0], [0.5] * 20, [0.3] * 30])
+    n_min = 4
+    assert mech.epsilon0(d) == pytest.approx((4 / 3 + 0.5 / 3 ** 1.5) / 0.25)
+    star = (1 / n_min + 0.5 * (1 / math.sqrt(3) - 1 / 2)) / 0.25
+    assert mech.epsilon_star(d) == pytest.approx(star)
+    pair, loss = worst_pair(mech, add_remove(d, bandit_candidates(3)), pure_epsilon)
+    assert "remove record 0" in pair.description  # the reward-R point of the least-covered arm
+    assert 0.999 * star <= loss <= star * (1 + 1e-9)
+
+
+def test_theorem1_pure_holds_on_every_neighbour_of_random_logs():
+    """Spec A.2.2: max ε_pair/ε0 over random logs is about 0.33; it must stay below 1/2."""
+    rng = np.random.default_rng(11)
+    worst = 0.0
+    for _ in range(150):
+        k = int(rng.integers(2, 5))
+        counts = rng.integers(2, 8, k)
+        d = bandit_log([rng.choice([0.0, 1.0, rng.random()], c) for c in counts])
+        mech = KLBandit(k, eta=float(rng.uniform(0.05, 2)), beta0=float(rng.uniform(0, 2)),
+                        pi0=tuple(rng.dirichlet(np.ones(k) * 0.3)))
+        eps0 = mech.epsilon0(d)
+        for pair in add_remove(d, bandit_candidates(k)):
+            worst = max(worst, pure_epsilon(mech.output_distribution(pair.d),
+                                             mech.output_distribution(pair.d_prime)) / eps0)
+    assert 0.1 < worst < 0.5
+
+
+def test_corrected_statement_holds_with_zero_coverage_arms():
+    """Spec A.2.4: the corrected (ε_c, δ_c) is never exceeded, uncovered arms included."""
+    rng = np.random.default_rng(12)
+    for _ in range(150):
+        k = int(rng.integers(2, 4))
+        counts = rng.integers(0, 6, k)
+        d = bandit_log([rng.random(c) for c in counts])
+        mech = KLBandit(k, eta=float(rng.uniform(0.01, 1)), beta0=float(rng.uniform(0, 1)),
+                        pi0=tuple(rng.dirichlet(np.ones(k))), n0=float(rng.integers(1, 6)))
+        c = claim(mech, d, "kl-mab/thm1-approx-corrected")
+        for pair in add_remove(d, bandit_candidates(k)):
+            p, q = mech.output_distribution(pair.d), mech.output_distribution(pair.d_prime)
+            assert delta_for_epsilon(p, q, c.epsilon) <= c.delta + 1e-9
+
+
+def test_empty_log_samples_from_pi0():
+    mech = KLBandit(3, eta=1.0, beta0=0.1, pi0=(0.2, 0.3, 0.5))
+    empty = bandit_log([[], [], []])
+    assert np.allclose(mech.output_distribution(empty), [0.2, 0.3, 0.5])
+
+
+@pytest.mark.parametrize("kwargs,field", [
+    ({"eta": 0.0}, "eta"), ({"eta": -1.0}, "eta"), ({"reward_range": 0.0}, "reward_range"),
+    ({"beta0": -0.1}, "beta0"), ({"pi0": (0.5, 0.6)}, "pi0"), ({"n_actions": 1}, "n_actions"),
+    ({"eta": float("nan")}, "eta"),
+])
+def test_invalid_hyperparameters_name_the_field(kwargs, field):
+    base = {"n_actions": 2, "eta": 1.0, "beta0": 0.1}
+    with pytest.raises(InputError, match=field):
+        KLBandit(**{**base, **kwargs})
+
+
+@pytest.mark.parametrize("columns,field", [
+    ({"action": [0, 1], "reward": [0.5, 1.5]}, "reward"),
+    ({"action": [0, 2], "reward": [0.5, 0.5]}, "action"),
+    ({"action": [0.5, 1.0], "reward": [0.5, 0.5]}, "action"),
+    ({"action": [0, 1]}, "reward"),
+])
+def test_malformed_logs_name_the_column(columns, field):
+    with pytest.raises(InputError, match=field):
+        KLBandit(2, eta=1.0, beta0=0.1).output_distribution(Dataset(columns))

@@ -1,0 +1,27 @@
+"""Power: broken mechanisms are reported as violations, with the exact loss shown."""
+
+import pytest
+
+from audit import audit_mechanism
+from mechanisms.classic import ExponentialMechanism
+from mechanisms.faulty import ExponentialMechanismWithoutFactor2
+from neighbors.synthetic import vote_record, votes
+
+D = votes([6, 5, 5, 2])
+D_PRIME = D.add(vote_record(3, 4))
+
+
+def test_exponential_mechanism_without_factor_2_is_a_violation():
+    r = audit_mechanism(ExponentialMechanismWithoutFactor2(1.0), D, D_PRIME, samples=1_000_000, seed=0)
+    (check,) = r.claims
+    assert check.claim.claim_id == "expmech/def2" and check.claim.epsilon == 1.0
+    assert r.verdict == "violation" and check.exact_verdict == "violation"
+    assert check.epsilon_exact == pytest.approx(2.0, abs=0.01)  # the factor 2 is attained
+    assert 1.0 < r.epsilon_lower <= check.epsilon_exact
+    assert r.to_dict()["claims"][0]["epsilon_exact"] == pytest.approx(check.epsilon_exact)
+
+
+def test_twin_the_correct_exponential_mechanism_passes():
+    r = audit_mechanism(ExponentialMechanism(1.0), D, D_PRIME, samples=1_000_000, seed=0)
+    assert r.verdict == "pass" and r.claims[0].exact_verdict == "pass"
+    assert 0.9 <= r.epsilon_lower <= r.epsilon_exact <= 1.0
