@@ -126,6 +126,6 @@ class Dataset:
         _, first = np.unique(table, axis=0, return_index=True)
         return sorted(first.tolist())
 
-    def describe(self, max_rows: int = 0) -> str:
+    def describe(self) -> str:
         head = ", ".join(f"{k}{list(v.shape[1:]) or ''}" for k, v in self.columns.items())
         return f"{len(self)} records ({head})"
