@@ -20,9 +20,15 @@ def _check_int(field: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def _claims_for(mechanism: Any, d: Any, relation: str, claims: Iterable[Guarantee] | None) -> list[Guarantee]:
+def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
+                claims: Iterable[Guarantee] | None) -> list[Guarantee]:
     if claims is None:
-        claims = mechanism.guarantees(d, relation) if hasattr(mechanism, "guarantees") else []
+        if hasattr(mechanism, "pair_guarantees"):
+            claims = mechanism.pair_guarantees(d, d_prime, relation)
+        elif hasattr(mechanism, "guarantees"):
+            claims = mechanism.guarantees(d, relation)
+        else:
+            claims = []
     out = []
     for c in claims:
         require(isinstance(c, Guarantee), "claims", c, "every claim must be a mechanisms.base.Guarantee")
@@ -45,7 +51,9 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     Draws ``samples`` outputs per side, bounds ε from below at every requested δ and at
     every claim's δ (each bound at ``confidence``), computes the exact ε(δ) of the pair
     when the mechanism has ``output_distribution``, and checks each claim.  With
-    ``claims=None`` the claims are ``mechanism.guarantees(d, relation)``.  ``expected``
+    ``claims=None`` the claims are ``mechanism.pair_guarantees(d, d_prime, relation)`` when
+    the mechanism has it (claims whose free parameters depend on both datasets), else
+    ``mechanism.guarantees(d, relation)``.  ``expected``
     maps claim ids to expected verdicts (a known erratum is an expected ``violation``).
     """
     require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
@@ -60,7 +68,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         require(v in VERDICTS, f"expected[{cid!r}]", v, f"must be one of {', '.join(VERDICTS)}")
 
     start = time.perf_counter()
-    checked = _claims_for(mechanism, d, relation, claims)
+    checked = _claims_for(mechanism, d, d_prime, relation, claims)
     all_deltas = list(check_deltas(deltas))
     all_deltas += sorted({c.delta for c in checked if c.applicable} - set(all_deltas))
     est = runner.estimate(mechanism, d, d_prime, samples=samples, deltas=all_deltas, confidence=confidence,
@@ -73,10 +81,10 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                               None if white is None or not c.applicable else white[c.delta],
                               expected.get(c.claim_id)) for c in checked)
     name = getattr(mechanism, "name", type(mechanism).__name__)
-    params = _params(mechanism)
+    sup = mechanism.epsilon_sup_pi0(d, d_prime) if callable(getattr(mechanism, "epsilon_sup_pi0", None)) else None
     return AuditResult(mechanism=name, relation=relation, pair=pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
-                       scenario=scenario, params=params)
+                       scenario=scenario, params=_params(mechanism), epsilon_sup=sup)
 
 
 def _params(mechanism: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from audit import runner
 from audit.api import audit_mechanism
 from audit.results import SCHEMA_VERSION, dumps, write_atomic
 from audit.suite import MECHANISMS, SUITES, Scenario
+from audit.sweep import FAMILIES, slopes, sweep
 from mechanisms.base import Guarantee, InputError, RELATIONS
 from neighbors import Dataset, Pair
 from reports.text import summary_table
@@ -71,7 +72,7 @@ def _jobs(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.")
-    sub = parser.add_subparsers(dest="command", metavar="{run,list}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep}", parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, or one mechanism")
     run.add_argument("--suite", default="default", choices=sorted(SUITES), help="built-in suite (default: default)")
     run.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
@@ -91,7 +92,25 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--delta", type=float, default=0.0, help="delta of the --epsilon claim (default: 0)")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="show the built-in mechanisms and suites")
+    sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
+    sw.add_argument("family", choices=sorted(FAMILIES), help="mechanism family")
+    sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
+    sw.add_argument("--samples", type=_int_at_least(100), default=200_000, help="samples per side and size")
+    sw.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
+    sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound")
+    sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
+    sw.add_argument("--out", type=Path, help="write DIR/sweep.json")
     return parser
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: sizes must be integers >= 2")
+    return sizes
 
 
 def _load_attr(spec: str, flag: str) -> Any:
@@ -232,6 +251,26 @@ def _list() -> int:
     return EXIT_OK
 
 
+def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    records = sweep(args.family, args.n, samples=args.samples, seed=args.seed, confidence=args.confidence,
+                    n_jobs=args.jobs)
+    rows = [("n", "claim", "kind", "eps_claim", "eps_exact", "eps_lower", "verdict")]
+    rows += [(str(r["n"]), r["claim_id"], r["claim_kind"], f"{r['epsilon_claim']:.4g}", f"{r['epsilon_exact']:.4g}",
+              f"{r['epsilon_lower']:.4g}", r["verdict"]) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
+    fitted = slopes(records)
+    text += "\n\nlog-log slopes against n (the paper's rate is -1):\n" + "\n".join(
+        f"  {cid}: eps_claim {s['epsilon_claim']:+.3f}, eps_exact {s['epsilon_exact']:+.3f}" for cid, s in fitted.items())
+    print(text)
+    if args.out:
+        write_atomic(args.out / "sweep.json", dumps({
+            "schema": SCHEMA_VERSION, "dpaudit_version": audit.__version__, "command": ["python", "-m", "audit", *argv],
+            "family": args.family, "n": args.n, "samples": args.samples, "seed": args.seed,
+            "confidence": args.confidence, "records": records, "slopes": fitted}))
+    return EXIT_OK
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -240,6 +279,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run(args, argv)
         if args.command == "list":
             return _list()
+        if args.command == "sweep":
+            return _sweep(args, argv)
         build_parser().print_help()
         return EXIT_USAGE
     except (UsageError, InputError, runner.MechanismError) as exc:

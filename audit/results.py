@@ -107,6 +107,7 @@ class AuditResult:
     seconds: float
     scenario: str = ""
     params: dict[str, Any] = field(default_factory=dict)
+    epsilon_sup: float | None = None  # sup of the pure loss over reference policies (KL mechanisms)
 
     @property
     def estimates(self) -> tuple[Bound, ...]:
@@ -146,7 +147,7 @@ class AuditResult:
         """One flat record per claim (one with no claim fields when there is none)."""
         head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
                 "pair": self.pair, "samples": self.samples, "confidence": self.confidence,
-                "seed": self.seed, "seconds": self.seconds}
+                "seed": self.seed, "seconds": self.seconds, "epsilon_sup": jsonable(self.epsilon_sup)}
         if not self.claims:
             b = self.estimates[0]
             return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "delta": b.delta,
@@ -159,7 +160,7 @@ class AuditResult:
     def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
                 "pair": self.pair, "params": self.params, "epsilon_lower": self.epsilon_lower,
-                "epsilon_exact": jsonable(self.epsilon_exact),
+                "epsilon_exact": jsonable(self.epsilon_exact), "epsilon_sup": jsonable(self.epsilon_sup),
                 "exact": None if self.exact is None else [{"delta": d, "epsilon": jsonable(e)}
                                                           for d, e in self.exact.items()],
                 "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,

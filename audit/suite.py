@@ -18,12 +18,16 @@ from audit.exact import pure_epsilon
 from mechanisms.classic import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse, ReportNoisyMax
 from mechanisms.faulty import ExponentialMechanismWithoutFactor2
 from mechanisms.kl_bandits import KLBandit
+from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
+from mechanisms.kl_linear import KLLinearBandit
+from mechanisms.kl_rlhf import KLRLHF
 from neighbors import Dataset, Pair, add_remove, swap
-from neighbors.search import worst_pair
-from neighbors.synthetic import bandit_candidates, bandit_log, vote_record, votes
+from neighbors.search import feature_directions, search_feature_pairs, worst_pair
+from neighbors.synthetic import (bandit_candidates, bandit_log, comparisons, linear_log, unit_vectors, vote_record,
+                                 votes)
 
 MECHANISMS: dict[str, type] = {cls.name: cls for cls in (
-    RandomizedResponse, Laplace, Gaussian, ExponentialMechanism, ReportNoisyMax, KLBandit,
+    RandomizedResponse, Laplace, Gaussian, ExponentialMechanism, ReportNoisyMax, KLBandit, KLLinearBandit, KLRLHF,
     ExponentialMechanismWithoutFactor2)}
 
 
@@ -49,7 +53,82 @@ def _kl_search(mechanism: KLBandit, relation: str) -> Pair:
     base = _kl_log()
     cands = bandit_candidates(mechanism.n_actions, mechanism.reward_range)
     pairs = add_remove(base, cands) if relation == "add-remove" else swap(base, cands)
-    return worst_pair(mechanism, pairs, pure_epsilon)[0]
+    return worst_pair(mechanism, pairs, pure_epsilon).pair
+
+
+def _linear_random() -> tuple[KLLinearBandit, Pair]:
+    """A random linear-bandit log (d = 2, n = 30) and its worst add/remove pair by feature search."""
+    rng = np.random.default_rng(7)
+    log = linear_log(unit_vectors(30, 2, rng), np.round(rng.uniform(0, 1, 30), 3))
+    feats = unit_vectors(4, 2, np.random.default_rng(8))
+    probe = KLLinearBandit(feats, ridge=2.0, beta0=0.2, eta=0.1)
+    sigma, theta = probe.statistics(log)
+    lam_min = float(np.linalg.eigvalsh(sigma)[0])
+    k1 = float(np.ceil(100 * len(log) / (2 * (lam_min - 1))) / 100)  # the smallest k1 meeting Cor. 2's coverage
+    mech = KLLinearBandit(feats, ridge=2.0, beta0=0.2, eta=0.1, k1=k1)
+    found = search_feature_pairs(mech, log, "add-remove", lambda v, r: {"phi": v.tolist(), "reward": r}, (0.0, 1.0),
+                                 feature_directions(sigma, theta, np.random.default_rng(9)), pure_epsilon,
+                                 np.random.default_rng(10), refine_steps=100)
+    return mech, found.pair
+
+
+def _linear_a33(lambda0: float) -> Scenario:
+    log = linear_log(np.ones((99, 1)), [1.0] * 10 + [0.0] * 89)
+    mech = KLLinearBandit(((1.0,), (0.0,)), ridge=1.0, beta0=1.0, eta=5e-4, lambda0=lambda0)
+    return Scenario(f"kl-linear-a33-{lambda0:g}", mech, Pair(log, log.remove(0), "remove a reward-1 point (phi = 1)"),
+                    {"kl-linear/thm2-pure": "pass", "kl-linear/thm2-approx": "violation"},
+                    about=f"spec A.3.3, lambda0 = {lambda0:g}: 99 points phi = 1, ten with reward 1; exact delta 0.50")
+
+
+def _rlhf_approx(lambda0: float) -> Scenario:
+    log = comparisons(np.full((100, 1), 2.0), [1] * 57 + [0] * 43)
+    probe = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3)
+    u = probe.utility(log) / probe.eta
+    p1 = float(1 / (1 + np.exp(u[0] - u[1])))  # pi0 that makes pi(a1; D) = 1/2
+    mech = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3, pi0=(p1, 1 - p1), lambda0=lambda0)
+    return Scenario(f"kl-rlhf-approx-{lambda0:g}", mech, Pair(log, log.flip(0), "flip one label 1 -> 0 (57 -> 56)",
+                                                               "label-flip"),
+                    {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-approx": "violation",
+                     "kl-rlhf/thm3-label-corrected": "pass"},
+                    about=f"spec A.4.2 approximate label DP, lambda0 = {lambda0:g}: exact delta about 0.5")
+
+
+def kl_paper_scenarios() -> list[Scenario]:
+    """The fixtures of claims.md for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
+    kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
+    mab_pair = _kl_search(kl, "add-remove")
+    empty = linear_log(np.zeros((0, 1)), [])
+    tight = KLLinearBandit(((1.0,), (-1.0,)), ridge=100.0, beta0=0.0, eta=0.02, pi0=(1e-3, 1 - 1e-3))
+    lin_mech, lin_pair = _linear_random()
+    canon10 = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
+    canon11 = comparisons(np.full((11, 1), 2.0), [1] * 5 + [0] * 6)
+    plus_minus = ((1.0,), (-1.0,))
+    label_expect = {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-corrected": "pass"}
+    return [
+        Scenario("kl-linear-tight", tight, Pair(empty, empty.add({"phi": [1.0], "reward": 1.0}), "add (phi = 1, r = R) to the empty log"),
+                 {"kl-linear/thm2-pure": "pass"},
+                 about="spec A.3.2 tight family: n = 0 -> 1, lambda = 100, beta0 = 0 (exact/claim about 0.98)"),
+        Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},
+                 about="random linear log (d = 2, n = 30), worst add/remove pair by feature search"),
+        _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4),
+        Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
+                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
+                 about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25)"),
+        Scenario("kl-rlhf-label-tight", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, pi0=(0.999, 0.001)),
+                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
+                 about="canonical family with pi0 on argmin du: the corrected label bound is tight"),
+        Scenario("kl-rlhf-addremove", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, pi0=(1e-3, 1 - 1e-3)),
+                 Pair(canon11, canon11.remove(10), "D = n = 10, k = 5 plus (z = 2, y = 0); D' removes it"),
+                 {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-corrected": "pass"},
+                 about="spec A.4.2 canonical family, add (z = 2, y = 0), eta = 0.1"),
+        _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625),
+        Scenario("kl-repeated-T", RepeatedSampling(kl, 10), mab_pair,
+                 {"kl/repeated-T": "pass", "kl/repeated-T-advanced": "pass"},
+                 about="T = 10 draws from the MAB fixture's worst pair: exact T-fold loss vs composition"),
+        Scenario("kl-inexact", InexactPolicy(kl, iterations=3, step=1.0), mab_pair,
+                 {"kl/inexact": "pass", "kl/inexact-corrected": "pass"},
+                 about="3 mirror-ascent steps toward the MAB policy: (eps + 2 eps_hat, e^eps_hat delta)"),
+    ]
 
 
 def default_suite() -> list[Scenario]:
@@ -58,7 +137,7 @@ def default_suite() -> list[Scenario]:
     value = Dataset({"value": [0.5, 0.25]})
     ballots = votes([6, 5, 5, 2])
     expmech = ExponentialMechanism(1.0)
-    exp_pair = worst_pair(expmech, add_remove(ballots, [vote_record(j, 4) for j in range(4)]), pure_epsilon)[0]
+    exp_pair = worst_pair(expmech, add_remove(ballots, [vote_record(j, 4) for j in range(4)]), pure_epsilon).pair
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
     row3 = bandit_log([[1.0], [0.067345] * 3000])
     row1 = bandit_log([[], [0.0] * 1_000_000])
@@ -83,6 +162,7 @@ def default_suite() -> list[Scenario]:
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
                  samples_factor=5, about="spec A.2.4 row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
+        *kl_paper_scenarios(),
     ]
 
 

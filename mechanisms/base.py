@@ -101,8 +101,10 @@ class Mechanism(Protocol):
 
     ``sample`` returns ``size`` independent outputs: shape ``(size,)`` for discrete or
     scalar outputs, ``(size, k)`` for vectors.  Optional white-box methods:
-    ``output_distribution(data) -> probabilities over outputs 0..k-1`` and
-    ``guarantees(data, relation) -> list[Guarantee]``.
+    ``output_distribution(data) -> probabilities over outputs 0..k-1``,
+    ``guarantees(data, relation) -> list[Guarantee]``, and
+    ``pair_guarantees(d, d_prime, relation)`` for claims whose free parameters depend on
+    both datasets of the pair (e.g. the smallest admissible B of the KL paper's RLHF bounds).
     """
 
     name: str

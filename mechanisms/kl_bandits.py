@@ -22,16 +22,15 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from mechanisms.base import (Guarantee, InputError, check_nonnegative, check_positive,
-                             check_probability_vector, log_softmax, per_dataset, require,
-                             sample_categorical)
+from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, require
+from mechanisms.kl_policy import KLPolicy
 from neighbors.dataset import Dataset
 
 THM1 = "KL paper, Theorem 1, eq. (9)"
 
 
 @dataclass(frozen=True)
-class KLBandit:
+class KLBandit(KLPolicy):
     """The policy of eq. (8) over ``n_actions`` arms, on a log with columns ``action``, ``reward``.
 
     ``n0`` (the N0 of Theorem 1's approximate part and of the corrected statement) and ``k``
@@ -53,8 +52,7 @@ class KLBandit:
         check_positive("eta", self.eta)
         check_nonnegative("beta0", self.beta0)
         check_positive("reward_range (R)", self.reward_range)
-        if self.pi0 is not None:
-            object.__setattr__(self, "pi0", tuple(check_probability_vector("pi0", self.pi0, self.n_actions)))
+        self._check_pi0()
         if self.n0 is not None:
             require(isinstance(self.n0, (int, float)) and math.isfinite(self.n0) and self.n0 >= 1, "n0",
                     self.n0, "must be a finite number >= 1")
@@ -62,11 +60,8 @@ class KLBandit:
             check_positive("k", self.k)
 
     # --- the mechanism ------------------------------------------------------------------
-    def log_pi0(self) -> np.ndarray:
-        if self.pi0 is None:
-            return np.full(self.n_actions, -math.log(self.n_actions))
-        with np.errstate(divide="ignore"):
-            return np.log(np.asarray(self.pi0))
+    def _n_outputs(self) -> int:
+        return self.n_actions
 
     def counts(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
         """N(a; D) and S(a; D) = Σ_{i: a_i = a} r_i, after validating the log."""
@@ -85,22 +80,17 @@ class KLBandit:
         return n, s
 
     def utility(self, data: Dataset) -> np.ndarray:
-        """u(a; D) = r̄(a; D) − β0 N(a; D)^{-1/2}; −∞ for arms with no data."""
+        """u(a; D) = r̄(a; D) − β0 N(a; D)^{-1/2}; −∞ for arms with no data.
+
+        An empty log has u ≡ 0, i.e. π̃ = π0 (the convention of spec A.2.1).
+        """
         n, s = self.counts(data)
+        if len(data) == 0:
+            return np.zeros(self.n_actions)
         u = np.full(self.n_actions, -np.inf)
         seen = n > 0
         u[seen] = s[seen] / n[seen] - self.beta0 / np.sqrt(n[seen])
         return u
-
-    @per_dataset
-    def output_distribution(self, data: Dataset) -> np.ndarray:
-        """π̃(·; D) of eq. (8), computed in log space."""
-        if len(data) == 0:
-            return np.exp(self.log_pi0())
-        return np.exp(log_softmax(self.log_pi0() + self.utility(data) / self.eta))
-
-    def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        return sample_categorical(self.output_distribution(data), size, rng)
 
     # --- the paper's claims ------------------------------------------------------------
     def epsilon0(self, data: Dataset) -> float | None:

@@ -42,3 +42,19 @@ def votes(counts: Sequence[int]) -> Dataset:
 
 def vote_record(option: int, k: int) -> dict:
     return {"score": (2.0 * np.eye(k)[option] - 1.0).tolist()}
+
+
+def unit_vectors(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` uniformly random unit vectors in R^d."""
+    r = rng.normal(size=(n, d))
+    return r / np.linalg.norm(r, axis=1, keepdims=True)
+
+
+def linear_log(phi, rewards) -> Dataset:
+    """A linear-bandit log: features ``phi`` (n, d), rewards (n,)."""
+    return Dataset({"phi": np.asarray(phi, dtype=float), "reward": np.asarray(rewards, dtype=float)})
+
+
+def comparisons(z, labels) -> Dataset:
+    """RLHF comparisons: feature differences ``z`` (n, d) and 0/1 labels."""
+    return Dataset({"z": np.asarray(z, dtype=float), "label": np.asarray(labels, dtype=np.int64)})

@@ -34,13 +34,15 @@ def outcome(record: dict[str, Any]) -> str:
 
 
 def summary_table(records: Sequence[dict[str, Any]]) -> str:
-    """One line per record: scenario, claim, δ, ε_claim, ε_lower, ε_exact, verdicts, outcome."""
-    head = ("scenario", "claim", "delta", "eps_claim", "eps_lower", "eps_exact", "verdict", "exact", "outcome")
+    """One line per record: scenario, claim, δ, ε_claim, ε_lower, ε_exact, the supremum of the
+    pure loss over reference policies (pure claims of KL mechanisms), verdicts, outcome."""
+    head = ("scenario", "claim", "delta", "eps_claim", "eps_lower", "eps_exact", "eps_sup", "verdict", "exact",
+            "outcome")
     rows = [head]
     for r in records:
         rows.append((r["scenario"] or r["mechanism"], r["claim_id"] or "-", _num(r["delta"]),
                      _num(r["epsilon_claim"]), _num(r["epsilon_lower"]), _num(r["epsilon_exact"]),
-                     r["verdict"], r.get("exact_verdict") or "-", outcome(r)))
+                     _num(r.get("epsilon_sup") if r["delta"] == 0 else None), r["verdict"], r.get("exact_verdict") or "-", outcome(r)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

@@ -38,6 +38,31 @@ def test_default_suite_exits_0_and_pins_every_expected_verdict(default_run):
     assert "known erratum — caught" in (out / "summary.txt").read_text()
 
 
+def test_default_suite_pins_the_kl_paper_fixtures(default_run):
+    _, results, _ = default_run
+    got = {(r["scenario"], r["claim_id"]): r for r in results["records"]}
+    assert got[("kl-rlhf-label", "kl-rlhf/thm3-label")]["verdict"] == "violation"
+    assert got[("kl-rlhf-label", "kl-rlhf/thm3-label")]["epsilon_lower"] >= 3.0
+    assert got[("kl-rlhf-addremove", "kl-rlhf/thm4-addremove")]["verdict"] == "violation"
+    for scenario, cid in [("kl-rlhf-label-tight", "kl-rlhf/thm3-label-corrected"),
+                          ("kl-rlhf-addremove", "kl-rlhf/thm4-addremove-corrected")]:
+        rec = got[(scenario, cid)]
+        assert rec["verdict"] == "pass" and rec["epsilon_exact"] / rec["epsilon_claim"] >= 0.9
+    tight = got[("kl-linear-tight", "kl-linear/thm2-pure")]
+    assert tight["verdict"] == "pass" and tight["epsilon_exact"] / tight["epsilon_claim"] >= 0.98
+    for lam0 in ("160000", "40000", "10000"):
+        assert got[(f"kl-linear-a33-{lam0}", "kl-linear/thm2-approx")]["verdict"] == "violation"
+        assert got[(f"kl-linear-a33-{lam0}", "kl-linear/thm2-pure")]["verdict"] == "pass"
+    for lam0 in ("10000", "2500", "625"):
+        assert got[(f"kl-rlhf-approx-{lam0}", "kl-rlhf/thm3-label-approx")]["verdict"] == "violation"
+    assert got[("kl-linear-random", "kl-linear/thm2-pure")]["verdict"] == "pass"
+    assert got[("kl-linear-random", "kl-linear/cor2-pure")]["verdict"] == "pass"
+    for cid in ("kl/repeated-T", "kl/repeated-T-advanced"):
+        assert got[("kl-repeated-T", cid)]["verdict"] == "pass"
+    for cid in ("kl/inexact", "kl/inexact-corrected"):
+        assert got[("kl-inexact", cid)]["verdict"] == "pass"
+
+
 def test_results_records_carry_the_schema_fields(default_run):
     _, results, _ = default_run
     required = {"mechanism", "relation", "pair", "claim_id", "claim_kind", "claim_source", "delta",

@@ -64,7 +64,8 @@ def test_eq9_and_its_exact_supremum():
     assert mech.epsilon0(d) == pytest.approx((4 / 3 + 0.5 / 3 ** 1.5) / 0.25)
     star = (1 / n_min + 0.5 * (1 / math.sqrt(3) - 1 / 2)) / 0.25
     assert mech.epsilon_star(d) == pytest.approx(star)
-    pair, loss = worst_pair(mech, add_remove(d, bandit_candidates(3)), pure_epsilon)
+    found = worst_pair(mech, add_remove(d, bandit_candidates(3)), pure_epsilon)
+    pair, loss = found.pair, found.loss
     assert "remove record 0" in pair.description  # the reward-R point of the least-covered arm
     assert 0.999 * star <= loss <= star * (1 + 1e-9)
 

@@ -1,0 +1,152 @@
+"""The pessimistic KL-regularized linear contextual bandit (KL paper, §4.2, eq. (10)).
+
+At a fixed query context whose actions have features φ_a (rows of ``features``, ‖φ_a‖ ≤ 1),
+
+    Σ_D = λI + Σ_i φ_i φ_iᵀ,  θ_D = Σ_D⁻¹ Σ_i r_i φ_i,
+    u(a; D) = θ_Dᵀ φ_a − β0 ‖φ_a‖_{Σ_D⁻¹},   π̃(a | x; D) ∝ π0(a | x) exp(u(a; D)/η).
+
+Claims, evaluated on D (λ_min = λ_min(Σ_D), n = |D|):
+
+* ``kl-linear/thm2-pure``  Theorem 2: ε0 = (2(1 + √(nd/(λ_min−1))) R/√(λ_min−1) + β0/(λ_min−1))/(η√λ_min),
+  when λ_min > 1 (VALID, asymptotically tight: spec A.3.2);
+* ``kl-linear/thm2-approx`` its approximate part for a user λ0 (VIOLATED: spec A.3.3);
+* ``kl-linear/cor2-pure``  Corollary 2 for a user k1, when λ_min ≥ 1 + n/(k1 d) (VALID).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, require
+from mechanisms.kl_policy import KLPolicy
+from neighbors.dataset import Dataset
+
+_NORM_TOL = 1e-9
+
+
+def check_features(field: str, features, max_norm: float) -> np.ndarray:
+    """A (rows, d) matrix of finite features with every row norm ≤ ``max_norm``."""
+    arr = np.asarray(features, dtype=float)
+    require(arr.ndim == 2 and arr.shape[0] >= 1 and arr.shape[1] >= 1, field, arr.shape,
+            "must be a (rows, d) matrix")
+    require(bool(np.all(np.isfinite(arr))), field, "non-finite entries", "every entry must be finite")
+    norms = np.linalg.norm(arr, axis=1)
+    if np.any(norms > max_norm * (1 + _NORM_TOL)):
+        raise InputError(f"{field} row {int(np.argmax(norms))} has norm {norms.max():.6g}: "
+                         f"rows must have norm <= {max_norm}")
+    return arr
+
+
+def elliptical_norms(features: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """‖φ_a‖_{Σ⁻¹} for each row φ_a."""
+    solved = np.linalg.solve(sigma, features.T)
+    return np.sqrt(np.maximum(np.einsum("ij,ji->i", features, solved), 0.0))
+
+
+@dataclass(frozen=True)
+class KLLinearBandit(KLPolicy):
+    """Eq. (10) on a log with columns ``phi`` (n, d) and ``reward`` (n,) in [0, R]."""
+
+    features: tuple[tuple[float, ...], ...]
+    ridge: float
+    beta0: float
+    eta: float
+    reward_range: float = 1.0
+    pi0: tuple[float, ...] | None = None
+    lambda0: float | None = None
+    k1: float | None = None
+    name: ClassVar[str] = "kl-linear-bandit"
+
+    def __post_init__(self) -> None:
+        feats = check_features("features", self.features, 1.0)
+        object.__setattr__(self, "features", tuple(map(tuple, feats.tolist())))
+        require(len(feats) >= 2, "features", feats.shape, "need at least 2 actions")
+        check_positive("ridge (lambda)", self.ridge)
+        check_nonnegative("beta0", self.beta0)
+        check_positive("eta", self.eta)
+        check_positive("reward_range (R)", self.reward_range)
+        if self.lambda0 is not None:
+            check_positive("lambda0", self.lambda0)
+        if self.k1 is not None:
+            check_positive("k1", self.k1)
+        self._check_pi0()
+
+    def _n_outputs(self) -> int:
+        return len(self.features)
+
+    @property
+    def phi(self) -> np.ndarray:
+        return np.asarray(self.features, dtype=float)
+
+    def statistics(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """Σ_D and θ_D after validating the log."""
+        require(isinstance(data, Dataset), "kl-linear data", type(data).__name__, "must be a neighbors.Dataset")
+        d = self.phi.shape[1]
+        phi = data["phi"].reshape(len(data), -1) if len(data) else np.zeros((0, d))
+        require(phi.shape[1] == d, "column 'phi'", phi.shape, f"must have d = {d} columns")
+        check_features("column 'phi'", phi, 1.0) if len(phi) else None
+        rewards = data["reward"].astype(float)
+        if len(rewards) and (rewards.min() < 0 or rewards.max() > self.reward_range):
+            raise InputError(f"column 'reward' has values in [{rewards.min()}, {rewards.max()}]: "
+                             f"rewards must lie in [0, R] = [0, {self.reward_range}]")
+        sigma = self.ridge * np.eye(d) + phi.T @ phi
+        theta = np.linalg.solve(sigma, phi.T @ rewards)
+        return sigma, theta
+
+    def utility(self, data: Dataset) -> np.ndarray:
+        sigma, theta = self.statistics(data)
+        return self.phi @ theta - self.beta0 * elliptical_norms(self.phi, sigma)
+
+    def utility_of(self, data: Dataset, phi: np.ndarray) -> np.ndarray:
+        """u(φ; D) for arbitrary feature rows φ (used for the supremum over action sets)."""
+        sigma, theta = self.statistics(data)
+        return phi @ theta - self.beta0 * elliptical_norms(phi, sigma)
+
+    # --- the paper's claims ------------------------------------------------------------
+    def _coverage(self, data: Dataset) -> tuple[float, int, int]:
+        sigma, _ = self.statistics(data)
+        return float(np.linalg.eigvalsh(sigma)[0]), len(data), self.phi.shape[1]
+
+    def _thm2_core(self, lam_min: float, n: int, d: int) -> float:
+        return (2 * (1 + math.sqrt(n * d / (lam_min - 1))) * self.reward_range / math.sqrt(lam_min - 1)
+                + self.beta0 / (lam_min - 1))
+
+    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+        if relation != "add-remove":
+            return []
+        lam_min, n, d = self._coverage(data)
+        src = "KL paper, Theorem 2"
+        if lam_min <= 1:
+            why = f"lambda_min(Sigma_D) = {lam_min:.6g} <= 1: Theorem 2 requires lambda_min > 1"
+            out = [Guarantee.not_applicable(why, source=src, claim_id="kl-linear/thm2-pure")]
+            if self.lambda0 is not None:
+                out.append(Guarantee.not_applicable(why, source=src + ", approximate part",
+                                                    claim_id="kl-linear/thm2-approx"))
+        else:
+            core = self._thm2_core(lam_min, n, d)
+            out = [Guarantee(core / (self.eta * math.sqrt(lam_min)), 0.0, relation, src, "kl-linear/thm2-pure")]
+            if self.lambda0 is not None:
+                eps = core / (self.eta * math.sqrt(self.lambda0))
+                sigma, _ = self.statistics(data)
+                gamma_min = float(elliptical_norms(self.phi, sigma).min())
+                log_delta = (math.log(len(self.features)) + eps
+                             + self.beta0 / self.eta * (gamma_min - 1 / math.sqrt(self.lambda0)))
+                out.append(Guarantee(eps, 1.0 if log_delta >= 0 else math.exp(log_delta), relation,
+                                     f"{src}, approximate part (lambda0 = {self.lambda0:g})", "kl-linear/thm2-approx"))
+        if self.k1 is not None:
+            out.append(self._corollary2(lam_min, n, d))
+        return out
+
+    def _corollary2(self, lam_min: float, n: int, d: int) -> Guarantee:
+        src = f"KL paper, Corollary 2, pure part (k1 = {self.k1:g})"
+        if n == 0 or lam_min < 1 + n / (self.k1 * d):
+            need = "n >= 1" if n == 0 else f"lambda_min >= 1 + n/(k1 d) = {1 + n / (self.k1 * d):.6g}"
+            return Guarantee.not_applicable(f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 2 needs {need}",
+                                            source=src, claim_id="kl-linear/cor2-pure")
+        k1, R = self.k1, self.reward_range
+        eps = k1 * d / (n * self.eta) * (2 * R * (1 + math.sqrt(k1) * d) + self.beta0 * math.sqrt(k1 * d / n))
+        return Guarantee(eps, 0.0, "add-remove", src, "kl-linear/cor2-pure")

@@ -1,0 +1,220 @@
+"""KL-regularized RLHF with the Bradley–Terry MLE (KL paper, §4.3, eq. (11); spec A.4).
+
+Records are comparisons (z_i, y_i) with z_i = φ(x_i, a¹_i) − φ(x_i, a²_i), ‖z_i‖ ≤ 2, and
+y_i = 1 iff a¹ ≻ a².  With the standard logistic s (the paper's σ is a typo: spec A.4.1),
+
+    θ_MLE(D) = argmax_θ Σ_i [y_i log s(θᵀz_i) + (1 − y_i) log s(−θᵀz_i)]   (over ℝ^d, by Newton),
+    Σ_D = λI + Σ_i z_i z_iᵀ,   u(a) = θ_MLEᵀ φ_a − β0 ‖φ_a‖_{Σ_D⁻¹},   π̃ ∝ π0 exp(u/η).
+
+The MLE exists iff the data are not (quasi-)completely separated; otherwise the mechanism is
+undefined and its claims are ``not-applicable`` with the reason (no silent clipping).
+
+Claims (B = the smallest admissible bound on ‖θ_MLE‖ over the pair, unless given;
+λ_min = λ_min(Σ_D); m = λ_min − λ; γ_B = 1/(2 + e^{2B} + e^{−2B})):
+
+* ``kl-rlhf/thm3-label``  Theorem 3 / Cor. 3, label DP: ε0′ = (2 + 2e^{2B})/(η m)   (VIOLATED, ×3.2–4)
+* ``kl-rlhf/thm3-label-approx`` its approximate part for a user λ0 > λ                (VIOLATED)
+* ``kl-rlhf/thm4-addremove`` Theorem 4, add/remove:
+  ε0 = ((1 + e^{2B})√λ_min/m + 2β0/(λ_min − 1))/(η√λ_min)                          (VIOLATED)
+* ``kl-rlhf/thm3-label-corrected`` A.4.3: (2/(η γ_B)) min(1, 2/√m)/√m                 (VALID, tight)
+* ``kl-rlhf/thm4-addremove-corrected`` A.4.3:
+  (2(1 + e^{2B}) min(1, 2/√m)/√m + β0/√λ_min ((1 − p_D)^{−1/2} − 1))/η,
+  p_D = min(4/λ_min, 4/(4 + λ))                                                       (VALID, tight)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.special import expit, log_expit
+
+from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, per_dataset, require
+from mechanisms.kl_linear import check_features, elliptical_norms
+from mechanisms.kl_policy import KLPolicy
+from neighbors.dataset import Dataset
+
+
+class MLEUndefined(InputError):
+    """The Bradley–Terry MLE does not exist on this dataset (separation)."""
+
+
+def separation(z: np.ndarray, y: np.ndarray) -> str | None:
+    """Why no unique MLE exists, or None.
+
+    The MLE exists and is unique iff Σ z zᵀ ≻ 0 and no θ ≠ 0 has (2y_i − 1)θᵀz_i ≥ 0 for
+    all i (spec A.4.1).  Given full rank, such a θ makes Σ_i (2y_i − 1)θᵀz_i > 0, so an LP
+    over the box ‖θ‖_∞ ≤ 1 decides it.
+    """
+    if len(z) == 0:
+        return "the dataset is empty"
+    if np.linalg.matrix_rank(z) < z.shape[1]:
+        return f"the comparisons span only {np.linalg.matrix_rank(z)} of {z.shape[1]} dimensions"
+    signed = (2 * y - 1)[:, None] * z
+    res = linprog(-signed.sum(axis=0), A_ub=-signed, b_ub=np.zeros(len(z)), bounds=[(-1, 1)] * z.shape[1],
+                  method="highs")
+    if res.status == 0 and -res.fun > 1e-9 * max(1.0, np.abs(signed).sum()):
+        kind = "complete" if np.all(signed @ res.x > 1e-12) else "quasi-complete"
+        return f"the labels are {kind}ly separated (theta = {np.round(res.x, 6).tolist()})"
+    return None
+
+
+def bradley_terry_mle(z: np.ndarray, y: np.ndarray, tol: float = 1e-13, max_iter: int = 100) -> np.ndarray:
+    """θ_MLE by damped Newton steps to machine precision; raises :class:`MLEUndefined` on separation."""
+    why = separation(z, y)
+    if why is not None:
+        raise MLEUndefined(f"the Bradley-Terry MLE does not exist: {why}")
+    theta = np.zeros(z.shape[1])
+    signed = (2 * y - 1)[:, None] * z
+
+    def nll(t):
+        return -float(log_expit(signed @ t).sum())
+
+    for _ in range(max_iter):
+        s = expit(z @ theta)
+        grad = z.T @ (s - y)
+        if np.linalg.norm(grad) <= tol * max(1.0, len(z)):
+            return theta
+        hess = (z * (s * (1 - s))[:, None]).T @ z
+        step = np.linalg.solve(hess, grad)
+        t, f0 = 1.0, nll(theta)
+        while nll(theta - t * step) > f0 - 1e-4 * t * float(grad @ step) and t > 1e-12:
+            t *= 0.5
+        theta = theta - t * step
+    if np.linalg.norm(z.T @ (expit(z @ theta) - y)) > 1e-8 * max(1.0, len(z)):
+        raise MLEUndefined("Newton's method did not converge for the Bradley-Terry MLE")
+    return theta
+
+
+@dataclass(frozen=True)
+class KLRLHF(KLPolicy):
+    """Eq. (11) on comparisons with columns ``z`` (n, d) and ``label`` (n,) in {0, 1}.
+
+    ``features`` are the query context's action features φ_a (‖φ_a‖ ≤ 1).  ``bound_b`` is
+    the B of Theorems 3–4; None takes the smallest admissible value for the audited pair,
+    max(‖θ_MLE(D)‖, ‖θ_MLE(D′)‖) (spec A.4.1).
+    """
+
+    features: tuple[tuple[float, ...], ...]
+    ridge: float
+    beta0: float
+    eta: float
+    pi0: tuple[float, ...] | None = None
+    bound_b: float | None = None
+    lambda0: float | None = None
+    name: ClassVar[str] = "kl-rlhf"
+
+    def __post_init__(self) -> None:
+        feats = check_features("features", self.features, 1.0)
+        require(len(feats) >= 2, "features", feats.shape, "need at least 2 actions")
+        object.__setattr__(self, "features", tuple(map(tuple, feats.tolist())))
+        check_positive("ridge (lambda)", self.ridge)
+        check_nonnegative("beta0", self.beta0)
+        check_positive("eta", self.eta)
+        if self.bound_b is not None:
+            check_nonnegative("bound_b (B)", self.bound_b)
+        if self.lambda0 is not None:
+            require(isinstance(self.lambda0, (int, float)) and self.lambda0 > self.ridge, "lambda0",
+                    self.lambda0, f"must be > lambda = {self.ridge}")
+        self._check_pi0()
+
+    def _n_outputs(self) -> int:
+        return len(self.features)
+
+    @property
+    def phi(self) -> np.ndarray:
+        return np.asarray(self.features, dtype=float)
+
+    def comparisons(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        require(isinstance(data, Dataset), "kl-rlhf data", type(data).__name__, "must be a neighbors.Dataset")
+        d = self.phi.shape[1]
+        z = data["z"].reshape(len(data), -1).astype(float) if len(data) else np.zeros((0, d))
+        require(z.shape[1] == d, "column 'z'", z.shape, f"must have d = {d} columns")
+        if len(z):
+            check_features("column 'z'", z, 2.0)
+        y = data["label"]
+        require(bool(np.isin(y, (0, 1)).all()), "column 'label'", np.unique(y).tolist(), "labels must be 0 or 1")
+        return z, y.astype(float)
+
+    @per_dataset
+    def fit(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """(θ_MLE(D), Σ_D), computed once per dataset."""
+        z, y = self.comparisons(data)
+        theta = bradley_terry_mle(z, y)
+        return theta, self.ridge * np.eye(z.shape[1]) + z.T @ z
+
+    def utility(self, data: Dataset) -> np.ndarray:
+        theta, sigma = self.fit(data)
+        return self.phi @ theta - self.beta0 * elliptical_norms(self.phi, sigma)
+
+    def utility_of(self, data: Dataset, phi: np.ndarray) -> np.ndarray:
+        theta, sigma = self.fit(data)
+        return phi @ theta - self.beta0 * elliptical_norms(phi, sigma)
+
+    # --- the paper's claims ------------------------------------------------------------
+    def smallest_b(self, data: Dataset, data_prime: Dataset) -> float:
+        return max(float(np.linalg.norm(self.fit(data)[0])), float(np.linalg.norm(self.fit(data_prime)[0])))
+
+    def pair_guarantees(self, data: Dataset, data_prime: Dataset, relation: str) -> list[Guarantee]:
+        """The claims on D with B = the smallest admissible value for (D, D′) unless ``bound_b`` is set."""
+        try:
+            b = self.bound_b if self.bound_b is not None else self.smallest_b(data, data_prime)
+        except MLEUndefined as exc:
+            return self._not_applicable(relation, str(exc))
+        return self._claims(data, relation, b)
+
+    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+        """The claims on D; B = ``bound_b``, or ‖θ_MLE(D)‖ when unset (a pair needs pair_guarantees)."""
+        try:
+            b = self.bound_b if self.bound_b is not None else float(np.linalg.norm(self.fit(data)[0]))
+        except MLEUndefined as exc:
+            return self._not_applicable(relation, str(exc))
+        return self._claims(data, relation, b)
+
+    def _ids(self, relation: str) -> list[tuple[str, str, str]]:
+        if relation == "label-flip":
+            out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)"),
+                   ("kl-rlhf/thm3-label-corrected", "corrected", "spec A.4.3, corrected label bound")]
+            if self.lambda0 is not None:
+                out.insert(1, ("kl-rlhf/thm3-label-approx", "printed",
+                               f"KL paper, Theorem 3, approximate part (lambda0 = {self.lambda0:g})"))
+            return out
+        if relation == "add-remove":
+            return [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)"),
+                    ("kl-rlhf/thm4-addremove-corrected", "corrected", "spec A.4.3, corrected add/remove bound")]
+        return []
+
+    def _not_applicable(self, relation: str, why: str) -> list[Guarantee]:
+        return [Guarantee.not_applicable(why, relation=relation, source=src, claim_id=cid, kind=kind)
+                for cid, kind, src in self._ids(relation)]
+
+    def _claims(self, data: Dataset, relation: str, b: float) -> list[Guarantee]:
+        _, sigma = self.fit(data)
+        lam_min = float(np.linalg.eigvalsh(sigma)[0])
+        m = lam_min - self.ridge
+        eta, beta0, ids = self.eta, self.beta0, self._ids(relation)
+        if m <= 0 or (relation == "add-remove" and lam_min <= 1):
+            return self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: the bound needs "
+                                        f"lambda_min > {'max(1, lambda)' if relation == 'add-remove' else 'lambda'}")
+        lev = min(1.0, 2 / math.sqrt(m)) / math.sqrt(m)
+        gamma_b = 1 / (2 + math.exp(2 * b) + math.exp(-2 * b))
+        values: dict[str, tuple[float, float]] = {
+            "kl-rlhf/thm3-label": ((2 + 2 * math.exp(2 * b)) / (eta * m), 0.0),
+            "kl-rlhf/thm3-label-corrected": (2 / (eta * gamma_b) * lev, 0.0),
+            "kl-rlhf/thm4-addremove": (((1 + math.exp(2 * b)) * math.sqrt(lam_min) / m
+                                        + 2 * beta0 / (lam_min - 1)) / (eta * math.sqrt(lam_min)), 0.0),
+        }
+        p_d = min(4 / lam_min, 4 / (4 + self.ridge))
+        values["kl-rlhf/thm4-addremove-corrected"] = (
+            (2 * (1 + math.exp(2 * b)) * lev + beta0 / math.sqrt(lam_min) * (1 / math.sqrt(1 - p_d) - 1)) / eta, 0.0)
+        if self.lambda0 is not None:
+            eps = (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(self.lambda0) * m)
+            gamma_min = float(elliptical_norms(self.phi, sigma).min())
+            log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(self.lambda0))
+            values["kl-rlhf/thm3-label-approx"] = (eps, 1.0 if log_delta >= 0 else math.exp(log_delta))
+        note = f"B = {b:.6g}"
+        return [Guarantee(values[cid][0], values[cid][1], relation, src, cid, kind=kind, note=note)
+                for cid, kind, src in ids]
