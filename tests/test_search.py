@@ -52,3 +52,19 @@ def test_pairs_where_the_mechanism_is_undefined_are_skipped_and_counted():
     result = worst_pair(mech, [Pair(data, data.remove(0), "separates"), Pair(data, data.add(record(np.ones(1), 0)), "ok")],
                         pure_epsilon)
     assert result.skipped == 1 and result.evaluated == 1 and result.pair.description == "ok"
+
+
+def test_swap_search_replaces_a_record_and_keeps_the_size():
+    from mechanisms.kl_linear import KLLinearBandit
+    from neighbors.synthetic import linear_log
+    rng = np.random.default_rng(2)
+    log = linear_log(unit_vectors(8, 2, rng), rng.uniform(0, 1, 8))
+    mech = KLLinearBandit(tuple(map(tuple, unit_vectors(3, 2, rng))), ridge=2.0, beta0=0.2, eta=0.1)
+    sigma, theta = mech.statistics(log)
+    found = search_feature_pairs(mech, log, "swap", lambda v, r: {"phi": v.tolist(), "reward": r}, (0.0, 1.0),
+                                 feature_directions(sigma, theta, rng), pure_epsilon, rng, refine_steps=50)
+    assert len(found.pair.d_prime) == len(log) and found.pair.relation == "swap"
+    assert found.evaluated == 8 * 2 * (2 * 2 + 2 + 16)  # records x rewards x (± eigenvectors, ± theta, random)
+    dense = [Pair(log, log.replace(i, {"phi": v.tolist(), "reward": r}), "", "swap")
+             for i in range(8) for r in (0.0, 1.0) for v in unit_vectors(100, 2, np.random.default_rng(3))]
+    assert found.loss >= 0.95 * worst_pair(mech, dense, pure_epsilon).loss
