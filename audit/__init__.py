@@ -8,7 +8,8 @@ Public entry points::
 """
 
 from audit.api import audit_mechanism
-from audit.estimate import Bound, Estimate, Event, audit_samples
+from audit.estimate import Bound, Estimate, audit_samples
+from audit.events import Event
 from audit.results import AuditResult, ClaimCheck
 from mechanisms.base import Guarantee, InputError
 

@@ -44,7 +44,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                     n_jobs: int = 1, relation: str = "add-remove",
                     claims: Iterable[Guarantee] | None = None,
                     expected: Mapping[str, str] | None = None, pair: str = "",
-                    discrete: bool | None = None, progress: bool = False,
+                    discrete: bool | None = None, events: str | Sequence[str] = "auto", progress: bool = False,
                     key: tuple[int, ...] = (), scenario: str = "") -> AuditResult:
     """Audit ``mechanism`` on the neighbouring datasets ``d`` and ``d_prime``.
 
@@ -72,7 +72,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     all_deltas = list(check_deltas(deltas))
     all_deltas += sorted({c.delta for c in checked if c.applicable} - set(all_deltas))
     est = runner.estimate(mechanism, d, d_prime, samples=samples, deltas=all_deltas, confidence=confidence,
-                          seed=seed, n_jobs=n_jobs, key=key, discrete=discrete, progress=progress)
+                          seed=seed, n_jobs=n_jobs, key=key, discrete=discrete, events=events,
+                          progress=progress)
     white = None
     if callable(getattr(mechanism, "output_distribution", None)):
         p, q = mechanism.output_distribution(d), mechanism.output_distribution(d_prime)

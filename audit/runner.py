@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 
-from audit.estimate import Estimate, Event, bound_from_counts, check_outputs, select_events
+from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
+from audit.events import Event, select_events
 from mechanisms.base import InputError
 
 CHUNK = 1 << 18
@@ -70,8 +71,8 @@ def _parallel(n_jobs: int, tasks: list, progress: bool, label: str) -> list:
 
 def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, deltas: Sequence[float],
              confidence: float, seed: int, n_jobs: int = 1, key: tuple[int, ...] = (),
-             discrete: bool | None = None, selection_fraction: float = 0.1,
-             progress: bool = False) -> Estimate:
+             discrete: bool | None = None, events: str | Sequence[str] = "auto",
+             selection_fraction: float = 0.2, progress: bool = False) -> Estimate:
     """ε lower bounds at each δ from ``samples`` draws per side (selection + estimation)."""
     n_sel = max(1, int(samples * selection_fraction))
     n_est = samples - n_sel
@@ -83,13 +84,13 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, deltas: Sequ
     x, y = np.concatenate(drawn[:half]), np.concatenate(drawn[half:])
     if x.shape[1:] != y.shape[1:]:
         raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
-    events = select_events(x, y, deltas, (n_est, n_est), confidence, discrete)
+    chosen = select_events(x, y, deltas, (n_est, n_est), confidence, resolve_views(discrete, events), seed)
     del x, y, drawn
-    tasks = [(_count_chunk, (mechanism, sides[s], size, seed, key, s, c, events))
+    tasks = [(_count_chunk, (mechanism, sides[s], size, seed, key, s, c, chosen))
              for s in (0, 1) for c, size in enumerate(_chunk_sizes(n_est))]
     counts = _parallel(n_jobs, tasks, progress, getattr(mechanism, "name", "sampling"))
     half = len(tasks) // 2
     k_d, k_dp = np.sum(counts[:half], axis=0), np.sum(counts[half:], axis=0)
     bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_est, k_dp[i], n_est, confidence)
-                   for i, (ev, delta) in enumerate(zip(events, deltas)))
+                   for i, (ev, delta) in enumerate(zip(chosen, deltas)))
     return Estimate(bounds, confidence, samples, n_sel)
