@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import time
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -45,7 +47,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                     claims: Iterable[Guarantee] | None = None,
                     expected: Mapping[str, str] | None = None, pair: str = "",
                     discrete: bool | None = None, events: str | Sequence[str] = "auto", progress: bool = False,
-                    key: tuple[int, ...] = (), scenario: str = "") -> AuditResult:
+                    sequential: bool = False, key: tuple[int, ...] = (), scenario: str = "") -> AuditResult:
     """Audit ``mechanism`` on the neighbouring datasets ``d`` and ``d_prime``.
 
     Draws ``samples`` outputs per side, bounds ε from below at every requested δ and at
@@ -55,6 +57,12 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     the mechanism has it (claims whose free parameters depend on both datasets), else
     ``mechanism.guarantees(d, relation)``.  ``expected``
     maps claim ids to expected verdicts (a known erratum is an expected ``violation``).
+
+    Several applicable claims with one ``claim_id`` form a curve (ε(δ) points): each point
+    is tested at confidence 1 − (1 − ``confidence``)/K, so a violation anywhere on the curve
+    is certified at ``confidence`` (Bonferroni).  ``events`` forces a view of the outputs
+    (``rows``, ``threshold``, ``histogram``).  With ``sequential`` the run stops as soon as a
+    violation is certified or none can be reached (:data:`audit.runner.RULE`).
     """
     require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
             "must have a sample(data, size, rng) method")
@@ -69,18 +77,29 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
 
     start = time.perf_counter()
     checked = _claims_for(mechanism, d, d_prime, relation, claims)
-    all_deltas = list(check_deltas(deltas))
-    all_deltas += sorted({c.delta for c in checked if c.applicable} - set(all_deltas))
-    est = runner.estimate(mechanism, d, d_prime, samples=samples, deltas=all_deltas, confidence=confidence,
-                          seed=seed, n_jobs=n_jobs, key=key, discrete=discrete, events=events,
-                          progress=progress)
+    levels = [(delta, confidence) for delta in check_deltas(deltas)]
+    curve_size = Counter(c.claim_id for c in checked if c.applicable)
+    claim_level, targets = [], {}
+    for c in checked:
+        if not c.applicable:
+            claim_level.append(None)
+            continue
+        level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
+        if level not in levels:
+            levels.append(level)
+        index = levels.index(level)
+        claim_level.append(index)
+        targets[index] = min(targets.get(index, math.inf), c.epsilon)
+    est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, n_jobs=n_jobs,
+                          key=key, discrete=discrete, events=events, progress=progress,
+                          sequential=sequential, targets=targets)
     white = None
     if callable(getattr(mechanism, "output_distribution", None)):
         p, q = mechanism.output_distribution(d), mechanism.output_distribution(d_prime)
-        white = {delta: exact.epsilon_for_delta(p, q, delta) for delta in all_deltas}
-    checks = tuple(ClaimCheck(c, est.at(c.delta) if c.applicable else None,
-                              None if white is None or not c.applicable else white[c.delta],
-                              expected.get(c.claim_id)) for c in checked)
+        white = {delta: exact.epsilon_for_delta(p, q, delta) for delta in {lv[0] for lv in levels}}
+    checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
+                              None if white is None or i is None else white[c.delta],
+                              expected.get(c.claim_id)) for c, i in zip(checked, claim_level))
     name = getattr(mechanism, "name", type(mechanism).__name__)
     sup = mechanism.epsilon_sup_pi0(d, d_prime) if callable(getattr(mechanism, "epsilon_sup_pi0", None)) else None
     return AuditResult(mechanism=name, relation=relation, pair=pair, estimate=est, exact=white,

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from audit.events import VIEWS, Event, clopper_pearson, epsilon_from_bounds, select_events
+from audit.events import VIEWS, Event, clopper_pearson, count_members, epsilon_from_bounds, select_events
+from audit.tradeoff import TradeoffPoint, tradeoff_points
 from mechanisms.base import InputError, require
 
 
@@ -39,10 +40,22 @@ class Bound:
     q_upper: float  # Clopper–Pearson upper bound of P[S] under the other side
     confidence: float
 
+    def witness(self) -> str:
+        """The event and its counts in words, including evidence of infinite ε."""
+        k = dict(zip(("D", "D'"), ((self.counts[0], self.counts[1]), (self.counts[2], self.counts[3]))))
+        (kf, nf), (ko, no) = k[self.event.favours], k[self.event.other]
+        text = (f"S = {self.event.describe()}: {kf}/{nf} under {self.event.favours}, {ko}/{no} under "
+                f"{self.event.other}; P[S] >= {self.p_lower:.3g} and <= {self.q_upper:.3g} respectively "
+                f"(Clopper-Pearson, confidence {self.confidence:g})")
+        if ko == 0 and kf > 0:
+            text += (f". S was never observed under {self.event.other} in {no} samples: the true epsilon may be "
+                     f"infinite, and {self.epsilon_lower:.4g} is the most {no} samples can certify")
+        return text
+
     def to_dict(self) -> dict[str, Any]:
         k1, n1, k2, n2 = self.counts
         return {"delta": self.delta, "epsilon_lower": self.epsilon_lower,
-                "event": self.event.to_dict(),
+                "event": self.event.to_dict(), "witness": self.witness(),
                 "counts": {"D": [k1, n1], "D'": [k2, n2]},
                 "p_lower": self.p_lower, "q_upper": self.q_upper, "confidence": self.confidence}
 
@@ -53,15 +66,20 @@ class Estimate:
 
     bounds: tuple[Bound, ...]
     confidence: float
-    samples: int           # per side, selection + estimation
+    samples: int           # per side, selection + estimation (fewer than the budget if stopped early)
     selection_samples: int  # per side
+    sequential: str | None = None  # the stopping rule and where it stopped, for sequential runs
+    tradeoff: tuple[TradeoffPoint, ...] = ()  # empirical (FPR, FNR) points with simultaneous bounds
 
     @property
     def epsilon_lower(self) -> float:
         """The bound at the first δ."""
         return self.bounds[0].epsilon_lower
 
-    def at(self, delta: float) -> Bound:
+    def at(self, delta: float, index: int | None = None) -> Bound:
+        """The bound at ``delta`` (or the ``index``-th bound)."""
+        if index is not None:
+            return self.bounds[index]
         for b in self.bounds:
             if b.delta == delta:
                 return b
@@ -69,7 +87,8 @@ class Estimate:
 
     def to_dict(self) -> dict[str, Any]:
         return {"epsilon_lower": self.epsilon_lower, "confidence": self.confidence,
-                "samples": self.samples, "selection_samples": self.selection_samples,
+                "samples": self.samples, "selection_samples": self.selection_samples, "sequential": self.sequential,
+                "tradeoff": [p.to_dict() for p in self.tradeoff],
                 "bounds": [b.to_dict() for b in self.bounds]}
 
 
@@ -88,7 +107,7 @@ def check_outputs(outputs: Any, size: int | None = None, where: str = "sample") 
     return arr
 
 
-def bound_from_counts(event: Event, delta: float, k_d: int, n_d: int, k_dp: int, n_dp: int,
+def bound_from_counts(event: Event, delta: float, k_d: float, n_d: int, k_dp: float, n_dp: int,
                       confidence: float) -> Bound:
     """The Clopper–Pearson ε lower bound for ``event`` from estimation counts."""
     alpha = (1.0 - confidence) / 2.0
@@ -147,10 +166,11 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     sx, sy = max(1, int(len(x) * selection_fraction)), max(1, int(len(y) * selection_fraction))
     require(len(x) - sx >= 1 and len(y) - sy >= 1, "samples", (len(x), len(y)),
             "need at least 2 samples per side")
-    chosen = select_events(x[:sx], y[:sy], deltas, (len(x) - sx, len(y) - sy), confidence,
-                           resolve_views(discrete, events), seed)
-    bounds = []
-    for ev, d in zip(chosen, deltas):
-        bounds.append(bound_from_counts(ev, d, int(ev.contains(x[sx:]).sum()), len(x) - sx,
-                                        int(ev.contains(y[sy:]).sum()), len(y) - sy, confidence))
-    return Estimate(tuple(bounds), confidence, min(len(x), len(y)), min(sx, sy))
+    chosen, family = select_events(x[:sx], y[:sy], deltas, (len(x) - sx, len(y) - sy), confidence,
+                                   resolve_views(discrete, events), seed, tradeoff_points=24)
+    kx, ky = count_members(x[sx:], chosen + family), count_members(y[sy:], chosen + family)
+    nx, ny = len(x) - sx, len(y) - sy
+    bounds = tuple(bound_from_counts(ev, d, kx[i], nx, ky[i], ny, confidence)
+                   for i, (ev, d) in enumerate(zip(chosen, deltas)))
+    curve = tradeoff_points(family, kx[len(chosen):], nx, ky[len(chosen):], ny, confidence)
+    return Estimate(bounds, confidence, min(len(x), len(y)), min(sx, sy), tradeoff=curve)

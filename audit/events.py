@@ -410,23 +410,57 @@ def _statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> list:
 
 
 def choose(families: Sequence[_Counts], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
-           alpha: float) -> Event:
+           alpha: float) -> tuple[Event, _Counts, int]:
     """The best event over every candidate of every view, for one δ (``n_sel``: the sizes the
-    candidates were counted on)."""
-    best: tuple[float, Event] | None = None
+    candidates were counted on), with its family and index there."""
+    best: tuple[float, _Counts, int] | None = None
     for fam in families:
         fav = fam.fav
         score, j = best_candidate(fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]),
                                   (n_est[fav], n_est[1 - fav]), delta, alpha)
         if best is None or score > best[0]:
-            best = (score, fam.make(j))
-    return best[1]
+            best = (score, fam, j)
+    return best[1].make(best[2]), best[1], best[2]
+
+
+def nested_family(fam: _Counts, best: int, points: int) -> list[Event]:
+    """``points`` nested events of one view family (thresholds, or likelihood-ratio prefixes),
+    spread over its range and including the chosen one: the empirical trade-off curve."""
+    idx = np.unique(np.concatenate([np.linspace(0, len(fam.k_fav) - 1, points).astype(int), [best]]))
+    return [fam.make(int(j)) for j in idx]
+
+
+def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
+    """How many outputs fall in each event, computing each shared statistic once."""
+    cache: dict[int, np.ndarray] = {}
+
+    def once(key: int, compute) -> np.ndarray:
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
+    # Set events count through a per-chunk histogram of their cells, so a nested family of
+    # events costs one pass over the chunk, not one per event.
+    out = np.empty(len(events), dtype=np.int64)
+    for i, ev in enumerate(events):
+        if ev.view == "rows":
+            values, counts = once(-1, lambda: np.unique(keys(outputs), return_counts=True))
+            out[i] = int(counts[np.isin(values, ev.members)].sum())
+            continue
+        s = once(id(ev.statistic), lambda ev=ev: ev.statistic(outputs))
+        if ev.view == "histogram":
+            cells = once(id(ev.bins), lambda ev=ev, s=s: np.bincount(ev.bins(s), minlength=ev.bins.n_codes))
+            out[i] = int(cells[ev.members].sum())
+        else:
+            out[i] = int((s >= ev.threshold).sum() if ev.upper else (s <= ev.threshold).sum())
+    return out
 
 
 def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
-                  confidence: float | Sequence[float], views: Sequence[str] = VIEWS, seed: int = 0
-                  ) -> list[Event]:
-    """One event per δ, chosen on the selection samples ``x`` (under D) and ``y`` (under D′).
+                  confidence: float | Sequence[float], views: Sequence[str] = VIEWS, seed: int = 0,
+                  tradeoff_points: int = 0) -> tuple[list[Event], list[Event]]:
+    """One event per δ, chosen on the selection samples ``x`` (under D) and ``y`` (under D′),
+    and (with ``tradeoff_points``) a nested family of the first δ's view for the trade-off curve.
 
     ``confidence`` may be one value or one per δ (a curve claim tested at Bonferroni levels).
     """
@@ -436,4 +470,6 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
         require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
     families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
-    return [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences)]
+    picks = [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences)]
+    family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
+    return [p[0] for p in picks], family

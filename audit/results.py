@@ -125,6 +125,11 @@ class AuditResult:
         return self.exact[self.estimates[0].delta]
 
     @property
+    def sequential(self) -> str | None:
+        """The stopping rule and where the run stopped, for sequential audits."""
+        return self.estimate.sequential
+
+    @property
     def samples(self) -> int:
         return self.estimate.samples
 
@@ -147,7 +152,8 @@ class AuditResult:
         """One flat record per claim (one with no claim fields when there is none)."""
         head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
                 "pair": self.pair, "samples": self.samples, "confidence": self.confidence,
-                "seed": self.seed, "seconds": self.seconds, "epsilon_sup": jsonable(self.epsilon_sup)}
+                "seed": self.seed, "seconds": self.seconds, "epsilon_sup": jsonable(self.epsilon_sup),
+                "sequential": self.sequential}
         if not self.claims:
             b = self.estimates[0]
             return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "delta": b.delta,

@@ -17,7 +17,10 @@ import numpy as np
 from joblib import Parallel, delayed
 
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
-from audit.events import Event, select_events
+from audit.events import Event, count_members, select_events
+from audit.tradeoff import tradeoff_points
+
+TRADEOFF_POINTS = 24
 from mechanisms.base import InputError
 
 CHUNK = 1 << 18
@@ -54,8 +57,7 @@ def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk) -> np.ndar
 
 
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event]) -> np.ndarray:
-    out = _draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk)
-    return np.array([int(ev.contains(out).sum()) for ev in events], dtype=np.int64)
+    return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk), events)
 
 
 def _parallel(n_jobs: int, tasks: list, progress: bool, label: str) -> list:
@@ -69,11 +71,26 @@ def _parallel(n_jobs: int, tasks: list, progress: bool, label: str) -> list:
     return list(results)
 
 
-def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, deltas: Sequence[float],
-             confidence: float, seed: int, n_jobs: int = 1, key: tuple[int, ...] = (),
-             discrete: bool | None = None, events: str | Sequence[str] = "auto",
-             selection_fraction: float = 0.2, progress: bool = False) -> Estimate:
-    """ε lower bounds at each δ from ``samples`` draws per side (selection + estimation)."""
+LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
+SPENDING = (0.125, 0.125, 0.25, 0.5)      # share of alpha spent at each look (sums to 1)
+RULE = ("alpha-spending over looks at 1/8, 1/4, 1/2 and all of the budget with alpha x (1/8, 1/8, 1/4, 1/2) "
+        "(Bonferroni across looks: the stopped bound holds with the stated confidence)")
+
+
+def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequence[tuple[float, float]],
+             seed: int, n_jobs: int = 1, key: tuple[int, ...] = (), discrete: bool | None = None,
+             events: str | Sequence[str] = "auto", selection_fraction: float = 0.2, progress: bool = False,
+             sequential: bool = False, targets: dict[int, float] | None = None) -> Estimate:
+    """ε lower bounds at each (δ, confidence) level from ``samples`` draws per side.
+
+    With ``sequential``, the estimation split is counted in looks (:data:`LOOKS`) and the run
+    stops at the first look where some level's bound exceeds its entry in ``targets`` (a
+    violation is certified) or where no target can be reached even if the current
+    frequencies held for the whole budget; each look's bounds use its share of α
+    (:data:`RULE`), so the reported bound keeps its confidence.
+    """
+    deltas = [lv[0] for lv in levels]
+    confidences = [lv[1] for lv in levels]
     n_sel = max(1, int(samples * selection_fraction))
     n_est = samples - n_sel
     sides = (d, d_prime)
@@ -84,13 +101,50 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, deltas: Sequ
     x, y = np.concatenate(drawn[:half]), np.concatenate(drawn[half:])
     if x.shape[1:] != y.shape[1:]:
         raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
-    chosen = select_events(x, y, deltas, (n_est, n_est), confidence, resolve_views(discrete, events), seed)
+    chosen, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events), seed,
+                                   tradeoff_points=TRADEOFF_POINTS)
+    counted = chosen + family
     del x, y, drawn
-    tasks = [(_count_chunk, (mechanism, sides[s], size, seed, key, s, c, chosen))
-             for s in (0, 1) for c, size in enumerate(_chunk_sizes(n_est))]
-    counts = _parallel(n_jobs, tasks, progress, getattr(mechanism, "name", "sampling"))
-    half = len(tasks) // 2
-    k_d, k_dp = np.sum(counts[:half], axis=0), np.sum(counts[half:], axis=0)
-    bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_est, k_dp[i], n_est, confidence)
-                   for i, (ev, delta) in enumerate(zip(chosen, deltas)))
-    return Estimate(bounds, confidence, samples, n_sel)
+    sizes = _chunk_sizes(n_est)
+    stops = sorted({max(1, int(np.ceil(len(sizes) * f))) for f in LOOKS}) if sequential and targets else [len(sizes)]
+    spend = dict(zip(stops, SPENDING[-len(stops):])) if len(stops) > 1 else {stops[-1]: 1.0}
+    if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
+        total = sum(spend.values())
+        spend = {k: v / total for k, v in spend.items()}
+    k_d = np.zeros(len(counted), dtype=np.int64)
+    k_dp = np.zeros(len(counted), dtype=np.int64)
+    done, note = 0, None
+    for look, stop in enumerate(stops):
+        tasks = [(_count_chunk, (mechanism, sides[s], sizes[c], seed, key, s, c, counted))
+                 for s in (0, 1) for c in range(done, stop)]
+        counts = _parallel(n_jobs, tasks, progress, getattr(mechanism, "name", "sampling"))
+        half = len(tasks) // 2
+        k_d += np.sum(counts[:half], axis=0)
+        k_dp += np.sum(counts[half:], axis=0)
+        done = stop
+        n_done = int(sum(sizes[:done]))
+        share = spend[stop]
+        bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
+                       for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences)))
+        if len(stops) > 1:
+            note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
+            if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
+                note += ": stopped, violation certified"
+                break
+            if stop < len(sizes) and _futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
+                note += ": stopped, no claim can be reached within the budget"
+                break
+    n_done = int(sum(sizes[:done]))
+    curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
+    return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve)
+
+
+def _futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:
+    """True when even the final look, with the current frequencies, would stay below every target."""
+    for i, target in targets.items():
+        k_d, n_d, k_dp, n_dp = bounds[i].counts
+        projected = bound_from_counts(bounds[i].event, bounds[i].delta, k_d / n_d * n_total, n_total,
+                                      k_dp / n_dp * n_total, n_total, final_confidence)
+        if projected.epsilon_lower > target:
+            return False
+    return True

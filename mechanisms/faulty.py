@@ -7,10 +7,11 @@ proves nothing when it passes a correct mechanism.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
-from mechanisms.classic import ExponentialMechanism
+from mechanisms.classic import ExponentialMechanism, Gaussian
 
 
 @dataclass(frozen=True)
@@ -24,3 +25,39 @@ class ExponentialMechanismWithoutFactor2(ExponentialMechanism):
 
     def _temperature(self) -> float:
         return self.sensitivity / self.epsilon
+
+
+@dataclass(frozen=True)
+class ClaimsWithDoubledEta:
+    """Samples from a KL-paper policy with its η but states the claims computed with 2η.
+
+    Every KL-paper bound scales like 1/η, so the stated ε is half of what the analysis
+    gives; on a fixture where that analysis is tight (the corrected RLHF bounds) the
+    audit must report a violation.
+    """
+
+    base: object
+    name: ClassVar[str] = "kl-policy-claiming-double-eta"
+
+    def output_distribution(self, data):
+        return self.base.output_distribution(data)
+
+    def sample(self, data, size, rng):
+        return self.base.sample(data, size, rng)
+
+    def pair_guarantees(self, data, data_prime, relation):
+        wrong = dataclasses.replace(self.base, eta=2 * self.base.eta)
+        if hasattr(wrong, "pair_guarantees"):
+            return wrong.pair_guarantees(data, data_prime, relation)
+        return wrong.guarantees(data, relation)
+
+
+@dataclass(frozen=True)
+class GaussianOnHalfSensitivity(Gaussian):
+    """The classical Gaussian mechanism calibrated as if the sensitivity were Δ/2, claiming (ε, δ)."""
+
+    name: ClassVar[str] = "gaussian-on-half-sensitivity"
+
+    @property
+    def sigma(self) -> float:
+        return super().sigma / 2

@@ -1,0 +1,67 @@
+"""The empirical f-DP trade-off: (FPR, FNR) of tests that tell D from D′, with confidence.
+
+A test that answers "the output came from F" on an event S favouring F has false-positive
+rate α = P_other(S) and false-negative rate β = 1 − P_F(S).  An (ε, δ)-DP mechanism forces
+every such test above the claimed curve (Dong, Roth & Su 2022, f-DP, Prop. 2.5):
+
+    β ≥ f_{ε,δ}(α) = max(0, 1 − δ − e^ε α, e^{−ε}(1 − δ − α)).
+
+Points come from nested events of one view, fixed on the selection split; their boxes
+[α_lo, α_hi] × [β_lo, β_hi] hold simultaneously with the stated confidence (one-sided
+Clopper–Pearson, Bonferroni over the 4 bounds of every point).  A box entirely below the
+claimed curve is a violation witness.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from audit.events import Event, clopper_pearson
+
+
+@dataclass(frozen=True)
+class TradeoffPoint:
+    """One test's (FPR, FNR) with simultaneous bounds."""
+
+    fpr: float
+    fpr_lower: float
+    fpr_upper: float
+    fnr: float
+    fnr_lower: float
+    fnr_upper: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: float(v) for k, v in self.__dict__.items()}
+
+
+def claimed_fnr(fpr: np.ndarray | float, epsilon: float, delta: float) -> np.ndarray:
+    """The smallest FNR an (ε, δ)-DP mechanism allows at each FPR."""
+    a = np.asarray(fpr, dtype=float)
+    e = math.exp(min(epsilon, 700.0))
+    return np.maximum.reduce([np.zeros_like(a), 1 - delta - e * a, (1 - delta - a) / e])
+
+
+def tradeoff_points(events: Sequence[Event], k_d: np.ndarray, n_d: int, k_dp: np.ndarray, n_dp: int,
+                    confidence: float) -> tuple[TradeoffPoint, ...]:
+    """(FPR, FNR) points of ``events`` from their estimation counts, sorted by FPR."""
+    if not events or n_d == 0 or n_dp == 0:
+        return ()
+    alpha = (1 - confidence) / (4 * len(events))
+    on_d = np.array([ev.favours == "D" for ev in events])
+    k_d, k_dp = np.asarray(k_d, dtype=float), np.asarray(k_dp, dtype=float)
+    kf, nf = np.where(on_d, k_d, k_dp), np.where(on_d, n_d, n_dp)
+    ko, no = np.where(on_d, k_dp, k_d), np.where(on_d, n_dp, n_d)
+    f_lo, f_hi = clopper_pearson(ko, no, alpha)
+    p_lo, p_hi = clopper_pearson(kf, nf, alpha)
+    points = [TradeoffPoint(*map(float, row)) for row in zip(ko / no, f_lo, f_hi, 1 - kf / nf, 1 - p_hi, 1 - p_lo)]
+    return tuple(sorted(points, key=lambda p: p.fpr))
+
+
+def violates(points: Sequence[TradeoffPoint], epsilon: float, delta: float) -> bool:
+    """True when some box lies entirely below the claimed curve (its upper corner is below)."""
+    return any(p.fnr_upper < claimed_fnr(p.fpr_upper, epsilon, delta) for p in points)

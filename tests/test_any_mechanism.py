@@ -1,0 +1,62 @@
+"""Auditing mechanisms the papers never produce: validity (at most 5 % of 200 seeded audits
+above the true ε, at confidence 0.95), huge and infinite ε, and an incorrect mechanism."""
+
+import math
+
+import pytest
+
+from audit import Guarantee, audit_mechanism
+from tests.zoo import Cauchy, Geometric, LaplaceOnCount, RRVectorWithAbort, ShiftedUniform
+
+
+@pytest.mark.parametrize("mechanism", [Geometric(0.5), Cauchy(0.5), RRVectorWithAbort(0.3)],
+                         ids=["discrete", "continuous-heavy-tailed", "vector-with-abort"])
+def test_validity_on_our_own_mechanisms(mechanism):
+    truth = mechanism.true_epsilon
+    above = sum(audit_mechanism(mechanism, 0, 1, samples=20_000, seed=s).epsilon_lower > truth
+                for s in range(200))
+    assert above <= 10
+
+
+@pytest.mark.parametrize("mechanism", [Geometric(0.5), Cauchy(0.5), RRVectorWithAbort(0.3)],
+                         ids=["discrete", "continuous-heavy-tailed", "vector-with-abort"])
+def test_power_twin_the_same_mechanisms_are_caught_claiming_half_their_epsilon(mechanism):
+    claim = [Guarantee(mechanism.true_epsilon / 2, 0.0, "add-remove", "test", "test/half")]
+    r = audit_mechanism(mechanism, 0, 1, samples=1_000_000, seed=0, claims=claim)
+    assert r.verdict == "violation"
+    assert r.epsilon_lower <= mechanism.true_epsilon
+
+
+def test_true_epsilon_10_is_certified_above_9():
+    from mechanisms.classic import RandomizedResponse
+    from neighbors import Dataset
+    d = Dataset({"bit": [0]})
+    r = audit_mechanism(RandomizedResponse(10.0), d, d.add({"bit": 1}), samples=1_000_000, seed=0)
+    assert 9.0 <= r.epsilon_lower <= 10.0
+    r = audit_mechanism(LaplaceOnCount(10.0), 0, 1, samples=1_000_000, seed=0)
+    assert 9.0 <= r.epsilon_lower <= 10.0
+
+
+def test_infinite_epsilon_is_a_finite_bound_set_by_the_sample_size():
+    claim = [Guarantee(5.0, 0.0, "add-remove", "test", "test/finite-claim")]
+    r = audit_mechanism(ShiftedUniform(), 0, 1, samples=1_000_000, seed=0, claims=claim)
+    assert r.verdict == "violation" and r.epsilon_lower > 5.0
+    b = r.estimates[0]
+    assert b.counts[2] == 0 or b.counts[0] == 0  # seen under one side, never under the other
+    assert math.isfinite(r.epsilon_lower)
+    assert "never" in b.witness()
+
+
+def test_an_incorrect_mechanism_with_twice_its_claimed_epsilon_is_a_violation():
+    claim = [Guarantee(0.1, 0.0, "add-remove", "test", "test/understated")]
+    r = audit_mechanism(LaplaceOnCount(0.2), 0, 1, samples=1_000_000, seed=0, claims=claim)
+    assert r.verdict == "violation" and 0.1 < r.epsilon_lower <= 0.2
+    r = audit_mechanism(Geometric(0.2), 0, 1, samples=1_000_000, seed=0, claims=claim)
+    assert r.verdict == "violation"
+
+
+def test_the_user_can_force_the_view():
+    r = audit_mechanism(RRVectorWithAbort(0.3), 0, 1, samples=200_000, seed=0, events="threshold")
+    assert r.estimates[0].event.view == "threshold"
+    r = audit_mechanism(RRVectorWithAbort(0.3), 0, 1, samples=200_000, seed=0, discrete=True)
+    assert r.estimates[0].event.view == "rows"
