@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--relation", default="add-remove", choices=RELATIONS, help="neighbour relation of the pair")
     run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
     run.add_argument("--delta", type=float, default=0.0, help="delta of the --epsilon claim (default: 0)")
+    run.add_argument("--events", default="auto", choices=("auto", "rows", "threshold", "histogram"),
+                     help="force one view of the outputs for event selection (default: auto, every view)")
+    run.add_argument("--sequential", action="store_true",
+                     help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="show the built-in mechanisms and suites")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
@@ -209,12 +213,12 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=args.samples * sc.samples_factor,
             confidence=args.confidence, seed=args.seed, n_jobs=args.jobs, relation=sc.pair.relation,
             claims=_claims(args, sc), expected=sc.expected, pair=sc.pair.description, progress=progress,
-            key=(index,), scenario=sc.name))
+            events=args.events, sequential=args.sequential, key=(index,), scenario=sc.name))
     records = [rec for r in results for rec in r.records()]
     table = summary_table(records)
     ok = all(r.as_expected for r in results)
     wall = time.perf_counter() - clock
-    footer = (f"\n{len(records)} checks in {len(results)} scenarios, {args.samples} samples per side, "
+    footer = (f"\n{len(records)} checks in {len(results)} scenarios, budget {args.samples} samples per side, "
               f"confidence {args.confidence}, seed {args.seed}, {wall:.1f} s: "
               f"{'every verdict as expected' if ok else 'SOME VERDICTS NOT AS EXPECTED'}\n")
     sys.stdout.write(table + footer)

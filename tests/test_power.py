@@ -25,3 +25,29 @@ def test_twin_the_correct_exponential_mechanism_passes():
     r = audit_mechanism(ExponentialMechanism(1.0), D, D_PRIME, samples=1_000_000, seed=0)
     assert r.verdict == "pass" and r.claims[0].exact_verdict == "pass"
     assert 0.9 <= r.epsilon_lower <= r.epsilon_exact <= 1.0
+
+
+def test_a_kl_policy_claiming_twice_its_eta_is_caught_where_the_analysis_is_tight():
+    import numpy as np
+
+    from mechanisms.faulty import ClaimsWithDoubledEta
+    from mechanisms.kl_rlhf import KLRLHF
+    from neighbors.synthetic import comparisons
+    d = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
+    honest = KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.1, pi0=(0.999, 0.001))
+    r = audit_mechanism(ClaimsWithDoubledEta(honest), d, d.flip(0), samples=1_000_000, seed=0, relation="label-flip")
+    assert {c.claim.claim_id: c.verdict for c in r.claims}["kl-rlhf/thm3-label-corrected"] == "violation"
+    twin = audit_mechanism(honest, d, d.flip(0), samples=1_000_000, seed=0, relation="label-flip")
+    assert {c.claim.claim_id: c.verdict for c in twin.claims}["kl-rlhf/thm3-label-corrected"] == "pass"
+
+
+def test_a_gaussian_calibrated_on_half_the_sensitivity_is_caught():
+    from mechanisms.classic import Gaussian
+    from mechanisms.faulty import GaussianOnHalfSensitivity
+    from neighbors import Dataset
+    v = Dataset({"value": [0.5]})
+    broken = audit_mechanism(GaussianOnHalfSensitivity(0.9, 1e-5), v, v.add({"value": 1.0}), samples=1_000_000,
+                             seed=0)
+    assert broken.verdict == "violation"
+    honest = audit_mechanism(Gaussian(0.9, 1e-5), v, v.add({"value": 1.0}), samples=1_000_000, seed=0)
+    assert honest.verdict == "pass"

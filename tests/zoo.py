@@ -90,3 +90,26 @@ class LaplaceOnCount:
 
     def sample(self, data, size, rng):
         return float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+
+
+@dataclass(frozen=True)
+class AbortOrLaplace:
+    """Returns −1.0 ("aborted") with probability abort(q), else q + Lap(1/ε): an atom inside
+    real outputs.  With abort probabilities a0, a1 for q = 0, 1 the exact ε is
+    max(ε, |log(a1/a0)|, |log((1−a1)/(1−a0))| + ε)."""
+
+    epsilon: float
+    abort_at_0: float = 0.3
+    abort_at_1: float = 0.3
+    name: str = "abort-or-laplace"
+
+    @property
+    def true_epsilon(self):
+        a0, a1 = self.abort_at_0, self.abort_at_1
+        return max(abs(math.log(a1 / a0)), abs(math.log((1 - a1) / (1 - a0))) + self.epsilon)
+
+    def sample(self, data, size, rng):
+        a = self.abort_at_1 if int(data) else self.abort_at_0
+        out = float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+        out[rng.random(size) < a] = -1.0
+        return out
