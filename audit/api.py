@@ -12,6 +12,7 @@ import numpy as np
 
 from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
+from audit.execution import Execution
 from audit.results import VERDICTS, AuditResult, ClaimCheck
 from mechanisms.base import RELATIONS, Guarantee, require
 
@@ -47,7 +48,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                     claims: Iterable[Guarantee] | None = None,
                     expected: Mapping[str, str] | None = None, pair: str = "",
                     discrete: bool | None = None, events: str | Sequence[str] = "auto", progress: bool = False,
-                    sequential: bool = False, key: tuple[int, ...] = (), scenario: str = "") -> AuditResult:
+                    sequential: bool = False, execution: Execution | None = None, key: tuple[int, ...] = (),
+                    scenario: str = "") -> AuditResult:
     """Audit ``mechanism`` on the neighbouring datasets ``d`` and ``d_prime``.
 
     Draws ``samples`` outputs per side, bounds ε from below at every requested δ and at
@@ -63,6 +65,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     is certified at ``confidence`` (Bonferroni).  ``events`` forces a view of the outputs
     (``rows``, ``threshold``, ``histogram``).  With ``sequential`` the run stops as soon as a
     violation is certified or none can be reached (:data:`audit.runner.RULE`).
+    ``execution`` (backend, checkpoint, progress mode) overrides ``n_jobs`` and ``progress``.
     """
     require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
             "must have a sample(data, size, rng) method")
@@ -90,9 +93,9 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         index = levels.index(level)
         claim_level.append(index)
         targets[index] = min(targets.get(index, math.inf), c.epsilon)
-    est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, n_jobs=n_jobs,
-                          key=key, discrete=discrete, events=events, progress=progress,
-                          sequential=sequential, targets=targets)
+    execution = execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
+    est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
+                          key=key, discrete=discrete, events=events, sequential=sequential, targets=targets)
     white = None
     if callable(getattr(mechanism, "output_distribution", None)):
         p, q = mechanism.output_distribution(d), mechanism.output_distribution(d_prime)
@@ -104,10 +107,10 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     sup = mechanism.epsilon_sup_pi0(d, d_prime) if callable(getattr(mechanism, "epsilon_sup_pi0", None)) else None
     return AuditResult(mechanism=name, relation=relation, pair=pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
-                       scenario=scenario, params=_params(mechanism), epsilon_sup=sup)
+                       scenario=scenario, params=mechanism_params(mechanism), epsilon_sup=sup)
 
 
-def _params(mechanism: Any) -> dict[str, Any]:
+def mechanism_params(mechanism: Any) -> dict[str, Any]:
     fields = getattr(mechanism, "__dataclass_fields__", {})
     out = {}
     for name in fields:

@@ -7,6 +7,7 @@ Exit status: 0 when every verdict is as expected and no unexpected violation app
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import math
@@ -21,7 +22,10 @@ import numpy as np
 
 import audit
 from audit import runner
-from audit.api import audit_mechanism
+from audit import config
+from audit.api import audit_mechanism, mechanism_params
+from audit.config import Plan, RunSettings
+from audit.execution import Checkpoint, Execution, connect_dask
 from audit.results import SCHEMA_VERSION, dumps, write_atomic
 from audit.suite import MECHANISMS, SUITES, Scenario
 from audit.sweep import FAMILIES, slopes, sweep
@@ -73,13 +77,19 @@ def _jobs(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.")
     sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep}", parser_class=_Parser)
-    run = sub.add_parser("run", help="audit the built-in suite, or one mechanism")
+    run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
+    run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
     run.add_argument("--suite", default="default", choices=sorted(SUITES), help="built-in suite (default: default)")
-    run.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
-                     help="samples per side and scenario (default: 1000000)")
-    run.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
-    run.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
-    run.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores (default: 1)")
+    run.add_argument("--samples", type=_int_at_least(100), default=None,
+                     help="samples per side and scenario (default: 1000000, or the config's)")
+    run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
+    run.add_argument("--confidence", type=_confidence, default=None, help="confidence of each bound (default: 0.95)")
+    run.add_argument("--jobs", type=_jobs, default=None, help="parallel workers, -1 for all cores (default: 1)")
+    run.add_argument("--backend", choices=("local", "dask"), default=None,
+                     help="where chunks run: local processes or a Dask cluster (default: local)")
+    run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "
+                     "(default with --backend dask: a local cluster of --jobs workers)")
+    run.add_argument("--resume", type=Path, metavar="DIR", help="continue the run whose --out was DIR")
     run.add_argument("--out", type=Path, help="write DIR/results.json and DIR/summary.txt")
     run.add_argument("--mechanism", help="a built-in mechanism name (see `list`) or pkg.module:attr")
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
@@ -90,9 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--relation", default="add-remove", choices=RELATIONS, help="neighbour relation of the pair")
     run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
     run.add_argument("--delta", type=float, default=0.0, help="delta of the --epsilon claim (default: 0)")
-    run.add_argument("--events", default="auto", choices=("auto", "rows", "threshold", "histogram"),
+    run.add_argument("--events", default=None, choices=("auto", "rows", "threshold", "histogram"),
                      help="force one view of the outputs for event selection (default: auto, every view)")
-    run.add_argument("--sequential", action="store_true",
+    run.add_argument("--sequential", action="store_true", default=None,
                      help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="show the built-in mechanisms and suites")
@@ -197,41 +207,98 @@ def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | N
     return [Guarantee(args.epsilon, args.delta, scenario.pair.relation, "command line", "user/claim")]
 
 
-def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    started = time.time()
-    clock = time.perf_counter()
-    if args.mechanism:
-        scenarios = [_user_scenario(args)]
+def _plan(args: argparse.Namespace) -> Plan:
+    """The scenarios and settings of this run: a config file, one mechanism, or a built-in suite;
+    flags given on the command line override the config's [run] values."""
+    if args.config:
+        if args.mechanism or args.pair or args.data or args.param or args.epsilon is not None:
+            raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, --epsilon")
+        plan = config.load(args.config)
+    elif args.mechanism:
+        sc = _user_scenario(args)
+        plan = Plan(RunSettings(), [sc], [_claims(args, sc)])
     else:
         if args.pair or args.data or args.param or args.epsilon is not None:
             raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
         scenarios = SUITES[args.suite]()
-    progress = not args.quiet and sys.stderr.isatty()
-    results = []
-    for index, sc in enumerate(scenarios):
-        results.append(audit_mechanism(
-            sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=args.samples * sc.samples_factor,
-            confidence=args.confidence, seed=args.seed, n_jobs=args.jobs, relation=sc.pair.relation,
-            claims=_claims(args, sc), expected=sc.expected, pair=sc.pair.description, progress=progress,
-            events=args.events, sequential=args.sequential, key=(index,), scenario=sc.name))
+        plan = Plan(RunSettings(), scenarios, [None] * len(scenarios))
+    overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
+                                   "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
+                                   "events": args.events, "sequential": args.sequential}.items() if v is not None}
+    return dataclasses.replace(plan, settings=dataclasses.replace(plan.settings, **overrides))
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    started = time.time()
+    clock = time.perf_counter()
+    if args.resume:
+        argv = _resume_argv(args.resume)
+        args = build_parser().parse_args(argv)
+        args.out = args.out or args.resume
+    plan = _plan(args)
+    st = plan.settings
+    checkpoint = None
+    if args.out:
+        write_atomic(args.out / "run.json", dumps({"schema": SCHEMA_VERSION, "argv": list(argv)}))
+        write_atomic(args.out / "config.resolved.json", dumps(_resolved(plan, argv)))
+        checkpoint = Checkpoint(args.out / "checkpoint.jsonl")
+    mode = "off" if args.quiet else ("bar" if sys.stderr.isatty() else "log")
+    client = None
+    if st.backend == "dask":
+        modules = tuple({type(sc.mechanism).__module__ for sc in plan.scenarios})
+        client = connect_dask(st.scheduler, st.jobs if st.jobs > 0 else 2, modules)
+    execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode)
+    try:
+        results = []
+        for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims)):
+            results.append(audit_mechanism(
+                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=st.samples * sc.samples_factor, deltas=st.deltas,
+                confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                expected=sc.expected, pair=sc.pair.description, events=st.events, sequential=st.sequential,
+                execution=execution, key=(index,), scenario=sc.name))
+    finally:
+        if client is not None:
+            client.close()
     records = [rec for r in results for rec in r.records()]
     table = summary_table(records)
     ok = all(r.as_expected for r in results)
     wall = time.perf_counter() - clock
-    footer = (f"\n{len(records)} checks in {len(results)} scenarios, budget {args.samples} samples per side, "
-              f"confidence {args.confidence}, seed {args.seed}, {wall:.1f} s: "
+    footer = (f"\n{len(records)} checks in {len(results)} scenarios, budget {st.samples} samples per side, "
+              f"confidence {st.confidence}, seed {st.seed}, {wall:.1f} s: "
               f"{'every verdict as expected' if ok else 'SOME VERDICTS NOT AS EXPECTED'}\n")
     sys.stdout.write(table + footer)
     if args.out:
         payload = {"schema": SCHEMA_VERSION, "dpaudit_version": audit.__version__,
-                   "command": ["python", "-m", "audit", *argv], "suite": None if args.mechanism else args.suite,
-                   "seed": args.seed, "samples": args.samples, "confidence": args.confidence, "jobs": args.jobs,
-                   "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": wall,
-                   "as_expected": ok, "environment": _environment(),
+                   "command": ["python", "-m", "audit", *argv], "suite": None if (args.mechanism or args.config) else args.suite,
+                   "seed": st.seed, "samples": st.samples, "confidence": st.confidence, "jobs": st.jobs,
+                   "backend": st.backend, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                   "seconds": wall, "as_expected": ok, "environment": _environment(),
                    "records": records, "scenarios": [r.to_dict() for r in results]}
         write_atomic(args.out / "results.json", dumps(payload))
         write_atomic(args.out / "summary.txt", table + footer)
     return EXIT_OK if ok else EXIT_FAIL
+
+
+def _resume_argv(folder: Path) -> list[str]:
+    try:
+        saved = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        argv = saved["argv"]
+        if saved.get("schema") != SCHEMA_VERSION or not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            raise ValueError("unexpected content")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"--resume {folder}: no resumable run there (run.json: {exc})") from None
+    if "--resume" in argv:
+        raise UsageError(f"--resume {folder}: run.json names another resume")
+    return argv
+
+
+def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
+    return {"argv": list(argv), "settings": dataclasses.asdict(plan.settings),
+            "scenarios": [{"name": sc.name, "mechanism": getattr(sc.mechanism, "name", type(sc.mechanism).__name__),
+                           "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation, "pair": sc.pair.description,
+                           "expected": dict(sc.expected), "samples_factor": sc.samples_factor}
+                          for sc in plan.scenarios],
+            "config": plan.source or None}
 
 
 def _environment() -> dict[str, str]:

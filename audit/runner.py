@@ -9,15 +9,14 @@ chunk, so memory is bounded whatever the sample budget.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed
 
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from audit.events import Event, count_members, select_events
+from audit.execution import Execution, Progress, events_fingerprint
 from audit.tradeoff import tradeoff_points
 
 TRADEOFF_POINTS = 24
@@ -60,17 +59,6 @@ def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence
     return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk), events)
 
 
-def _parallel(n_jobs: int, tasks: list, progress: bool, label: str) -> list:
-    if n_jobs == 1:
-        results = (fn(*args) for fn, args in tasks)
-    else:
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(fn)(*args) for fn, args in tasks)
-    if progress:
-        from tqdm import tqdm
-        results = tqdm(results, total=len(tasks), desc=label, unit="chunk", leave=False, file=sys.stderr)
-    return list(results)
-
-
 LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
 SPENDING = (0.125, 0.125, 0.25, 0.5)      # share of alpha spent at each look (sums to 1)
 RULE = ("alpha-spending over looks at 1/8, 1/4, 1/2 and all of the budget with alpha x (1/8, 1/8, 1/4, 1/2) "
@@ -78,8 +66,8 @@ RULE = ("alpha-spending over looks at 1/8, 1/4, 1/2 and all of the budget with a
 
 
 def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequence[tuple[float, float]],
-             seed: int, n_jobs: int = 1, key: tuple[int, ...] = (), discrete: bool | None = None,
-             events: str | Sequence[str] = "auto", selection_fraction: float = 0.2, progress: bool = False,
+             seed: int, execution: Execution | None = None, key: tuple[int, ...] = (),
+             discrete: bool | None = None, events: str | Sequence[str] = "auto", selection_fraction: float = 0.2,
              sequential: bool = False, targets: dict[int, float] | None = None) -> Estimate:
     """ε lower bounds at each (δ, confidence) level from ``samples`` draws per side.
 
@@ -87,16 +75,18 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     stops at the first look where some level's bound exceeds its entry in ``targets`` (a
     violation is certified) or where no target can be reached even if the current
     frequencies held for the whole budget; each look's bounds use its share of α
-    (:data:`RULE`), so the reported bound keeps its confidence.
+    (:data:`RULE`), so the reported bound keeps its confidence.  ``execution`` says where
+    chunks run and holds the checkpoint; chunks already in the checkpoint are not redrawn.
     """
+    execution = execution or Execution()
     deltas = [lv[0] for lv in levels]
     confidences = [lv[1] for lv in levels]
     n_sel = max(1, int(samples * selection_fraction))
     n_est = samples - n_sel
     sides = (d, d_prime)
-    tasks = [(_draw_chunk, (mechanism, sides[s], size, seed, key, SELECTION, s, c))
+    tasks = [(mechanism, sides[s], size, seed, key, SELECTION, s, c)
              for s in (0, 1) for c, size in enumerate(_chunk_sizes(n_sel))]
-    drawn = _parallel(n_jobs, tasks, False, "selection")
+    drawn = list(execution.map(_draw_chunk, tasks))
     half = len(tasks) // 2
     x, y = np.concatenate(drawn[:half]), np.concatenate(drawn[half:])
     if x.shape[1:] != y.shape[1:]:
@@ -111,16 +101,37 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
         total = sum(spend.values())
         spend = {k: v / total for k, v in spend.items()}
-    k_d = np.zeros(len(counted), dtype=np.int64)
-    k_dp = np.zeros(len(counted), dtype=np.int64)
+    k = np.zeros((2, len(counted)), dtype=np.int64)
+    drawn_per_side = np.zeros(2, dtype=np.int64)
+    fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
+    name = getattr(mechanism, "name", type(mechanism).__name__)
+    progress = Progress(execution.progress, 2 * n_est, name, execution.log_every)
+
+    def running_epsilon() -> float:
+        n = int(drawn_per_side.min())
+        return bound_from_counts(chosen[0], deltas[0], k[0, 0], max(n, 1), k[1, 0], max(n, 1),
+                                 confidences[0]).epsilon_lower if n else 0.0
+
     done, note = 0, None
     for look, stop in enumerate(stops):
-        tasks = [(_count_chunk, (mechanism, sides[s], sizes[c], seed, key, s, c, counted))
-                 for s in (0, 1) for c in range(done, stop)]
-        counts = _parallel(n_jobs, tasks, progress, getattr(mechanism, "name", "sampling"))
-        half = len(tasks) // 2
-        k_d += np.sum(counts[:half], axis=0)
-        k_dp += np.sum(counts[half:], axis=0)
+        todo = []
+        for s in (0, 1):
+            for c in range(done, stop):
+                saved = execution.checkpoint.get(key, fingerprint, s, c) if execution.checkpoint else None
+                if saved is None:
+                    todo.append((s, c))
+                else:
+                    k[s] += saved
+                    drawn_per_side[s] += sizes[c]
+        results = execution.map(_count_chunk, [(mechanism, sides[s], sizes[c], seed, key, s, c, counted)
+                                               for s, c in todo])
+        for (s, c), counts in zip(todo, results):
+            k[s] += counts
+            drawn_per_side[s] += sizes[c]
+            if execution.checkpoint:
+                execution.checkpoint.add(key, fingerprint, s, c, counts)
+            progress.update(sizes[c], int(drawn_per_side.sum()), running_epsilon)
+        k_d, k_dp = k[0], k[1]
         done = stop
         n_done = int(sum(sizes[:done]))
         share = spend[stop]
@@ -134,6 +145,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             if stop < len(sizes) and _futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
                 note += ": stopped, no claim can be reached within the budget"
                 break
+    progress.close()
     n_done = int(sum(sizes[:done]))
     curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
     return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve)

@@ -97,7 +97,7 @@ def kl_paper_scenarios() -> list[Scenario]:
     """The fixtures of claims.md for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
     mab_pair = _kl_search(kl, "add-remove")
-    empty = linear_log(np.zeros((0, 1)), [])
+    empty = linear_log([], [], d=1)
     tight = KLLinearBandit(((1.0,), (-1.0,)), ridge=100.0, beta0=0.0, eta=0.02, pi0=(1e-3, 1 - 1e-3))
     lin_mech, lin_pair = _linear_random()
     canon10 = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)

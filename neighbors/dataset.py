@@ -87,6 +87,13 @@ class Dataset:
     def _check_record(self, record: Mapping[str, Any]) -> None:
         require(set(record) == set(self.columns), "record", dict(record),
                 f"must have exactly the columns {sorted(self.columns)}")
+        for k, v in self.columns.items():
+            shape = np.shape(record[k])
+            require(shape == v.shape[1:], f"record[{k!r}]", record[k],
+                    f"must have shape {v.shape[1:]} like the column's entries")
+            value = np.asarray(record[k])
+            require(value.dtype.kind in "biuf" and bool(np.all(np.isfinite(value))), f"record[{k!r}]", record[k],
+                    "must be finite numbers")
 
     def add(self, record: Mapping[str, Any]) -> "Dataset":
         """D ∪ {record}."""

@@ -50,9 +50,13 @@ def unit_vectors(n: int, d: int, rng: np.random.Generator) -> np.ndarray:
     return r / np.linalg.norm(r, axis=1, keepdims=True)
 
 
-def linear_log(phi, rewards) -> Dataset:
-    """A linear-bandit log: features ``phi`` (n, d), rewards (n,)."""
-    return Dataset({"phi": np.asarray(phi, dtype=float), "reward": np.asarray(rewards, dtype=float)})
+def linear_log(phi, rewards, d: int | None = None) -> Dataset:
+    """A linear-bandit log: features ``phi`` (n, d), rewards (n,); ``d`` fixes the dimension of an empty log."""
+    phi = np.asarray(phi, dtype=float)
+    if phi.size == 0 and phi.ndim < 2:  # a bare [] does not say its dimension
+        require(d is not None and d >= 1, "d", d, "an empty log needs its feature dimension d >= 1")
+        phi = phi.reshape(0, d)
+    return Dataset({"phi": phi, "reward": np.asarray(rewards, dtype=float)})
 
 
 def comparisons(z, labels) -> Dataset:

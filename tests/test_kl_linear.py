@@ -11,7 +11,7 @@ from mechanisms.base import InputError
 from mechanisms.kl_linear import KLLinearBandit
 from neighbors.synthetic import linear_log
 
-EMPTY = linear_log(np.zeros((0, 1)), [])
+EMPTY = linear_log([], [], d=1)
 ONE = EMPTY.add({"phi": [1.0], "reward": 1.0})
 A33 = linear_log(np.ones((99, 1)), [1.0] * 10 + [0.0] * 89)
 
