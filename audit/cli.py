@@ -22,16 +22,16 @@ import numpy as np
 
 import audit
 from audit import runner
-from audit import config
+from audit import bench, config
 from audit.api import audit_mechanism, mechanism_params
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, Execution, connect_dask
-from audit.results import SCHEMA_VERSION, dumps, write_atomic
+from audit.results import SCHEMA_VERSION, dumps, load_results, write_atomic
 from audit.suite import MECHANISMS, SUITES, Scenario
 from audit.sweep import FAMILIES, slopes, sweep
 from mechanisms.base import Guarantee, InputError, RELATIONS
 from neighbors import Dataset, Pair
-from reports.text import summary_table
+from reports.text import outcome, summary_table
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -76,7 +76,7 @@ def _jobs(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.")
-    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,summary,bench}", parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
     run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
     run.add_argument("--suite", default="default", choices=sorted(SUITES), help="built-in suite (default: default)")
@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="show the built-in mechanisms and suites")
+    bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
+    bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
+    bn.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON file to write (default bench.json)")
+    sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
+    sm.add_argument("results", type=Path, help="a results.json written by run --out")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
     sw.add_argument("family", choices=sorted(FAMILIES), help="mechanism family")
     sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
@@ -352,6 +357,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list()
         if args.command == "sweep":
             return _sweep(args, argv)
+        if args.command == "bench":
+            report = bench.run(samples=args.samples)
+            sys.stdout.write(bench.table(report))
+            write_atomic(args.out, dumps(report))
+            return EXIT_OK
+        if args.command == "summary":
+            payload = load_results(args.results)
+            sys.stdout.write(summary_table(payload["records"]))
+            return EXIT_OK if all(outcome(r) in ("ok", "known erratum — caught") for r in payload["records"]) else EXIT_FAIL
         build_parser().print_help()
         return EXIT_USAGE
     except (UsageError, InputError, runner.MechanismError) as exc:

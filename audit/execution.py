@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import json
+import logging
 import os
 import sys
 import time
@@ -47,9 +48,14 @@ class Checkpoint:
                     continue  # a line torn by a kill, or edited by hand: recount that chunk
         self.path.parent.mkdir(parents=True, exist_ok=True)
 
-    def get(self, key: tuple, events: str, side: int, chunk: int) -> np.ndarray | None:
+    def get(self, key: tuple, events: str, side: int, chunk: int, n_events: int, size: int) -> np.ndarray | None:
+        """The saved counts of a chunk, or None (also when they cannot be right: then it is recounted)."""
         found = self.done.get((tuple(key), events, side, chunk))
-        return None if found is None else np.asarray(found, dtype=np.int64)
+        if not isinstance(found, list) or len(found) != n_events:
+            return None
+        if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= size for c in found):
+            return None
+        return np.asarray(found, dtype=np.int64)
 
     def add(self, key: tuple, events: str, side: int, chunk: int, counts: np.ndarray) -> None:
         line = json.dumps({"key": list(key), "events": events, "side": side, "chunk": chunk,
@@ -104,12 +110,13 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
     try:
         if scheduler is None:
             cluster = LocalCluster(n_workers=max(1, n_workers), threads_per_worker=1, processes=True,
-                                   host="127.0.0.1", dashboard_address=None)
+                                   host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
             client = Client(cluster, timeout=30)
         else:
             client = Client(scheduler, timeout=10)
-    except OSError as exc:
-        raise InputError(f"scheduler = {scheduler!r}: cannot connect ({exc})") from None
+    except (OSError, RuntimeError, TimeoutError) as exc:
+        where = "a local cluster" if scheduler is None else f"scheduler = {scheduler!r}"
+        raise InputError(f"{where}: cannot start or connect ({type(exc).__name__}: {exc})") from None
     wanted = ("audit", "mechanisms", "neighbors", *modules)
     try:
         answers = client.run(_probe_imports, wanted)

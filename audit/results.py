@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from audit.estimate import Bound, Estimate
-from mechanisms.base import Guarantee
+from mechanisms.base import Guarantee, InputError
 
 VERDICTS = ("pass", "violation", "not-applicable")
 SCHEMA_VERSION = 1
@@ -193,3 +193,61 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
 def dumps(payload: Any) -> str:
     """Strict JSON (no NaN or Infinity tokens)."""
     return json.dumps(payload, indent=2, allow_nan=False) + "\n"
+
+
+_RECORD_FIELDS = {"scenario": str, "mechanism": str, "relation": str, "pair": str, "verdict": str,
+                  "samples": int, "confidence": float, "seed": int, "seconds": float}
+
+
+def _number_or_inf(value: Any) -> float | None:
+    if value is None:
+        return None
+    if value in ("inf", "-inf"):
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{value!r} is not a number")
+    return float(value)
+
+
+def load_results(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a ``results.json`` and check it can be trusted: schema version, field types,
+    finite numbers, and verdicts that agree with their own numbers (a record edited by hand
+    to turn a violation into a pass is refused)."""
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot be read ({exc})") from None
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION:
+        found = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
+        raise InputError(f"{path}: schema = {found!r} is not supported: this dpaudit reads schema {SCHEMA_VERSION}")
+    records = payload.get("records")
+    if not isinstance(records, list):
+        raise InputError(f"{path}: 'records' must be a list")
+    for i, rec in enumerate(records):
+        where = f"{path}: records[{i}]"
+        if not isinstance(rec, dict):
+            raise InputError(f"{where} must be an object")
+        for name, kind in _RECORD_FIELDS.items():
+            value = rec.get(name)
+            ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
+            if not ok or isinstance(value, bool):
+                raise InputError(f"{where}.{name} = {value!r} is invalid: must be a {kind.__name__}")
+        if rec["verdict"] not in VERDICTS:
+            raise InputError(f"{where}.verdict = {rec['verdict']!r} is invalid: must be one of {', '.join(VERDICTS)}")
+        try:
+            claim = _number_or_inf(rec.get("epsilon_claim"))
+            lower = _number_or_inf(rec.get("epsilon_lower"))
+            _number_or_inf(rec.get("epsilon_exact"))
+            _number_or_inf(rec.get("delta"))
+        except ValueError as exc:
+            raise InputError(f"{where}: {exc}") from None
+        if rec["verdict"] != "not-applicable" and (claim is None or lower is None):
+            raise InputError(f"{where}: a {rec['verdict']} verdict needs epsilon_claim and epsilon_lower")
+        if rec["verdict"] == "violation" and not lower > claim:
+            raise InputError(f"{where}: verdict 'violation' contradicts epsilon_lower {lower} <= epsilon_claim {claim}")
+        if rec["verdict"] == "pass" and lower > claim:
+            raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
+    return payload

@@ -117,7 +117,8 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         todo = []
         for s in (0, 1):
             for c in range(done, stop):
-                saved = execution.checkpoint.get(key, fingerprint, s, c) if execution.checkpoint else None
+                saved = (execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
+                         if execution.checkpoint else None)
                 if saved is None:
                     todo.append((s, c))
                 else:

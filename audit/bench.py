@@ -1,0 +1,97 @@
+"""``python -m audit bench``: throughput and tightness, measured in one run.
+
+Throughput: samples per second (both sides) through ``audit_mechanism`` end to end —
+selection, every view, streamed counting, bounds — for each built-in mechanism family, and
+the same figure for a plain-numpy reference that only draws the same output distribution
+and counts one fixed event, the least work any sampling auditor must do.  Their ratio is
+the price of everything dpaudit adds.  Tightness: ε_lower/ε_true on randomized response and
+the Laplace mechanism at the budgets of the acceptance tests.
+"""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from audit.api import audit_mechanism
+from mechanisms.classic import Laplace, RandomizedResponse
+from mechanisms.kl_bandits import KLBandit
+from mechanisms.kl_linear import KLLinearBandit
+from mechanisms.kl_rlhf import KLRLHF
+from neighbors import Dataset
+from neighbors.synthetic import bandit_log, comparisons, linear_log
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def _families() -> list[tuple[str, Any, Any, Any, Callable[[np.random.Generator, int], int]]]:
+    bit = Dataset({"bit": [0]})
+    value = Dataset({"value": [0.5]})
+    mab = KLBandit(3, eta=0.25, beta0=0.5, pi0=(0.02, 0.49, 0.49))
+    log = bandit_log([[1.0, 0.0, 0.0, 0.0], [0.5] * 20, [0.3] * 30])
+    lin = KLLinearBandit(((1.0,), (-1.0,)), ridge=100.0, beta0=0.0, eta=0.02, pi0=(1e-3, 1 - 1e-3))
+    empty = linear_log([], [], d=1)
+    rlhf = KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.1)
+    canon = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
+
+    def categorical(p: np.ndarray) -> Callable[[np.random.Generator, int], int]:
+        return lambda rng, n: int(np.count_nonzero(rng.choice(len(p), n, p=p) == 0))
+
+    rr = RandomizedResponse(1.0)
+    return [
+        ("randomized response", rr, bit, bit.add({"bit": 1}), categorical(rr.output_distribution(bit))),
+        ("laplace", Laplace(1.0), value, value.add({"value": 1.0}),
+         lambda rng, n: int(np.count_nonzero(0.5 + rng.laplace(0, 1, n) >= 1.0))),
+        ("kl-bandit", mab, log, log.remove(0), categorical(mab.output_distribution(log))),
+        ("kl-linear", lin, empty, empty.add({"phi": [1.0], "reward": 1.0}), categorical(lin.output_distribution(empty))),
+        ("kl-rlhf", rlhf, canon, canon.flip(0), categorical(rlhf.output_distribution(canon))),
+    ]
+
+
+def run(samples: int = 2_000_000, seed: int = 0) -> dict[str, Any]:
+    """Throughput rows per family and the tightness figures."""
+    rows = []
+    for name, mech, d, dp, reference in _families():
+        audit_mechanism(mech, d, dp, samples=20_000, seed=seed)  # warm caches and imports
+        result, ours = _timed(lambda: audit_mechanism(mech, d, dp, samples=samples, seed=seed))
+        rng = np.random.default_rng(seed)
+        _, plain = _timed(lambda: [reference(rng, samples) for _ in range(2)])
+        rows.append({"family": name, "samples_per_side": samples, "ours_seconds": ours, "plain_seconds": plain,
+                     "ours_per_second": 2 * samples / ours, "plain_per_second": 2 * samples / plain,
+                     "ratio_ours_to_plain": plain / ours, "epsilon_lower": result.epsilon_lower})
+    bit = Dataset({"bit": [0]})
+    value = Dataset({"value": [0.5]})
+    tight = []
+    for label, mech, d, dp, n, truth in [
+        ("randomized response eps=1", RandomizedResponse(1.0), bit, bit.add({"bit": 1}), 1_000_000, 1.0),
+        ("laplace eps=1", Laplace(1.0), value, value.add({"value": 1.0}), 1_000_000, 1.0),
+        ("laplace eps=0.1", Laplace(0.1), value, value.add({"value": 1.0}), 10_000_000, 0.1),
+    ]:
+        r, secs = _timed(lambda: audit_mechanism(mech, d, dp, samples=n, seed=seed))
+        tight.append({"audit": label, "samples_per_side": n, "epsilon_true": truth, "epsilon_lower": r.epsilon_lower,
+                      "tightness": r.epsilon_lower / truth, "seconds": secs})
+    return {"throughput": rows, "tightness": tight,
+            "machine": {"python": platform.python_version(), "numpy": np.__version__,
+                        "processor": platform.processor() or platform.machine()}}
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = ["throughput (samples per second, both sides; plain = draw the same distribution and count one event)",
+             f"{'family':22s} {'ours/s':>12s} {'plain/s':>12s} {'ours/plain':>11s} {'eps_lower':>10s}"]
+    for r in report["throughput"]:
+        lines.append(f"{r['family']:22s} {r['ours_per_second']:12.3g} {r['plain_per_second']:12.3g} "
+                     f"{r['ratio_ours_to_plain']:11.3f} {r['epsilon_lower']:10.4f}")
+    lines += ["", "tightness (eps_lower / eps_true, seed 0, confidence 0.95)",
+              f"{'audit':28s} {'samples':>10s} {'eps_lower':>10s} {'tightness':>10s} {'seconds':>8s}"]
+    for t in report["tightness"]:
+        lines.append(f"{t['audit']:28s} {t['samples_per_side']:10d} {t['epsilon_lower']:10.5f} "
+                     f"{t['tightness']:10.4f} {t['seconds']:8.2f}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""Checkpoints and resume after SIGKILL, the Dask backend, progress in logs, the bench."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from audit import audit_mechanism
+from audit.cli import main
+from audit.execution import Execution
+from tests.zoo import LaplaceOnCount
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+SLOW = ["run", "--mechanism", "tests.plugins.slow:slow", "--pair", "tests.plugins.user_mechanisms:pair",
+        "--epsilon", "1.0", "--samples", "3000000", "--seed", "5", "--quiet"]
+NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "verdict", "event")
+
+
+def records(folder):
+    return [{k: r[k] for k in NUMBERS} for r in json.loads((folder / "results.json").read_text())["records"]]
+
+
+def test_a_killed_run_resumes_to_exactly_the_uninterrupted_numbers(tmp_path):
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    subprocess.run([sys.executable, "-m", "audit", *SLOW, "--out", str(whole)], cwd=ROOT, env=ENV, check=False,
+                   capture_output=True, timeout=300)
+    proc = subprocess.Popen([sys.executable, "-m", "audit", *SLOW, "--out", str(killed)], cwd=ROOT, env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoint = killed / "checkpoint.jsonl"
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if checkpoint.exists() and len(checkpoint.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.02)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    saved = len(checkpoint.read_text().splitlines())
+    assert not (killed / "results.json").exists() and 6 <= saved < 20  # killed mid-way
+    done = subprocess.run([sys.executable, "-m", "audit", "run", "--resume", str(killed)], cwd=ROOT, env=ENV,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert records(killed) == records(whole)
+    lines = [json.loads(line) for line in checkpoint.read_text().splitlines()]
+    chunks = [(r["side"], r["chunk"]) for r in lines]
+    assert len(chunks) == len(set(chunks)) == 20  # every chunk counted once: none lost, none twice
+    est = json.loads((killed / "results.json").read_text())["scenarios"][0]["estimate"]["bounds"][0]["counts"]
+    whole_est = json.loads((whole / "results.json").read_text())["scenarios"][0]["estimate"]["bounds"][0]["counts"]
+    assert est == whole_est
+
+
+def test_a_torn_or_edited_checkpoint_line_is_recounted(tmp_path):
+    out = tmp_path / "run"
+    args = ["run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",
+            "tests.plugins.user_mechanisms:pair", "--epsilon", "1", "--samples", "2000000", "--quiet"]
+    assert main([*args, "--out", str(out)]) == 0
+    first = records(out)
+    lines = (out / "checkpoint.jsonl").read_text().splitlines()
+    edited = json.loads(lines[0])
+    edited["counts"] = [10**9] * len(edited["counts"])  # impossible counts
+    (out / "checkpoint.jsonl").write_text("\n".join([json.dumps(edited)] + lines[1:-1] + [lines[-1][:7]]) + "\n")
+    assert main(["run", "--resume", str(out)]) == 0
+    assert records(out) == first
+
+
+def test_resume_without_a_run_exits_2(tmp_path, capsys):
+    assert main(["run", "--resume", str(tmp_path)]) == 2
+    assert "no resumable run" in capsys.readouterr().err
+
+
+def test_progress_lines_in_a_log(capsys):
+    audit_mechanism(LaplaceOnCount(1.0), 0, 1, samples=2_000_000, seed=0,
+                    execution=Execution(progress="log", log_every=0.0))
+    err = capsys.readouterr().err
+    assert "[dpaudit] laplace-count:" in err and "samples" in err and "current eps_lower" in err
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    pytest.importorskip("distributed")
+    from audit.execution import connect_dask
+    client = connect_dask(None, 2)
+    yield client
+    client.close()
+
+
+def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
+    mech = LaplaceOnCount(0.5)
+    local = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3)
+    remote = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3, execution=Execution(backend="dask"))
+    assert [b.to_dict() for b in local.estimates] == [b.to_dict() for b in remote.estimates]
+
+
+def test_dask_workers_that_cannot_import_fail_fast():
+    pytest.importorskip("distributed")
+    from audit.execution import connect_dask
+    from mechanisms.base import InputError
+    start = time.time()
+    with pytest.raises(InputError, match="no_such_module_for_dpaudit"):
+        connect_dask(None, 1, modules=("no_such_module_for_dpaudit",))
+    assert time.time() - start < 60
+
+
+def test_cli_dask_backend_matches_jobs_1(tmp_path):
+    pytest.importorskip("distributed")
+    args = ["run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",
+            "tests.plugins.user_mechanisms:pair", "--epsilon", "1", "--samples", "600000", "--quiet"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    assert main([*args, "--backend", "dask", "--jobs", "2", "--out", str(tmp_path / "b")]) == 0
+    assert records(tmp_path / "a") == records(tmp_path / "b")
+
+
+def test_bench_writes_its_table_and_json(tmp_path, capsys):
+    assert main(["bench", "--samples", "20000", "--out", str(tmp_path / "bench.json")]) == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert {r["family"] for r in report["throughput"]} >= {"laplace", "kl-rlhf"}
+    assert all(r["ratio_ours_to_plain"] > 0 for r in report["throughput"])
+    assert "ours/plain" in capsys.readouterr().out
