@@ -96,10 +96,12 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     execution = execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
     est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
                           key=key, discrete=discrete, events=events, sequential=sequential, targets=targets)
-    white = None
+    white, dists = None, None
     if callable(getattr(mechanism, "output_distribution", None)):
         p, q = mechanism.output_distribution(d), mechanism.output_distribution(d_prime)
         white = {delta: exact.epsilon_for_delta(p, q, delta) for delta in {lv[0] for lv in levels}}
+        if len(p) <= 256:
+            dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id)) for c, i in zip(checked, claim_level))
@@ -107,7 +109,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     sup = mechanism.epsilon_sup_pi0(d, d_prime) if callable(getattr(mechanism, "epsilon_sup_pi0", None)) else None
     return AuditResult(mechanism=name, relation=relation, pair=pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
-                       scenario=scenario, params=mechanism_params(mechanism), epsilon_sup=sup)
+                       scenario=scenario, params=mechanism_params(mechanism), epsilon_sup=sup, distributions=dists)
 
 
 def mechanism_params(mechanism: Any) -> dict[str, Any]:

@@ -22,11 +22,12 @@ import numpy as np
 
 import audit
 from audit import runner
+import reports
 from audit import bench, config
 from audit.api import audit_mechanism, mechanism_params
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, Execution, connect_dask
-from audit.results import SCHEMA_VERSION, dumps, load_results, write_atomic
+from audit.results import SCHEMA_VERSION, dumps, load_results, load_sweep, write_atomic
 from audit.suite import MECHANISMS, SUITES, Scenario
 from audit.sweep import FAMILIES, slopes, sweep
 from mechanisms.base import Guarantee, InputError, RELATIONS
@@ -76,7 +77,8 @@ def _jobs(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.")
-    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,summary,bench}", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench}",
+                                parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
     run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
     run.add_argument("--suite", default="default", choices=sorted(SUITES), help="built-in suite (default: default)")
@@ -106,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("list", help="show the built-in mechanisms and suites")
+    rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
+    rp.add_argument("results", type=Path, nargs="+", help="a results.json, optionally followed by sweep.json files")
+    rp.add_argument("-o", "--output", type=Path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON file to write (default bench.json)")
@@ -253,6 +258,17 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         modules = tuple({type(sc.mechanism).__module__ for sc in plan.scenarios})
         client = connect_dask(st.scheduler, st.jobs if st.jobs > 0 else 2, modules)
     execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode)
+    def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
+        records = [rec for r in results for rec in r.records()]
+        return {"schema": SCHEMA_VERSION, "dpaudit_version": audit.__version__,
+                "command": ["python", "-m", "audit", *argv],
+                "suite": None if (args.mechanism or args.config) else args.suite,
+                "seed": st.seed, "samples": st.samples, "confidence": st.confidence, "jobs": st.jobs,
+                "backend": st.backend, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+                "seconds": wall, "complete": complete, "scenarios_planned": len(plan.scenarios),
+                "as_expected": all(r.as_expected for r in results), "environment": _environment(),
+                "records": records, "scenarios": [r.to_dict() for r in results]}
+
     try:
         results = []
         for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims)):
@@ -261,26 +277,23 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
                 expected=sc.expected, pair=sc.pair.description, events=st.events, sequential=st.sequential,
                 execution=execution, key=(index,), scenario=sc.name))
+            if args.out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
+                write_atomic(args.out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     finally:
         if client is not None:
             client.close()
-    records = [rec for r in results for rec in r.records()]
-    table = summary_table(records)
-    ok = all(r.as_expected for r in results)
-    wall = time.perf_counter() - clock
-    footer = (f"\n{len(records)} checks in {len(results)} scenarios, budget {st.samples} samples per side, "
-              f"confidence {st.confidence}, seed {st.seed}, {wall:.1f} s: "
+    final = payload(results, True, time.perf_counter() - clock)
+    table = summary_table(final["records"])
+    ok = final["as_expected"]
+    footer = (f"\n{len(final['records'])} checks in {len(results)} scenarios, budget {st.samples} samples per side, "
+              f"confidence {st.confidence}, seed {st.seed}, {final['seconds']:.1f} s: "
               f"{'every verdict as expected' if ok else 'SOME VERDICTS NOT AS EXPECTED'}\n")
     sys.stdout.write(table + footer)
     if args.out:
-        payload = {"schema": SCHEMA_VERSION, "dpaudit_version": audit.__version__,
-                   "command": ["python", "-m", "audit", *argv], "suite": None if (args.mechanism or args.config) else args.suite,
-                   "seed": st.seed, "samples": st.samples, "confidence": st.confidence, "jobs": st.jobs,
-                   "backend": st.backend, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-                   "seconds": wall, "as_expected": ok, "environment": _environment(),
-                   "records": records, "scenarios": [r.to_dict() for r in results]}
-        write_atomic(args.out / "results.json", dumps(payload))
+        write_atomic(args.out / "results.json", dumps(final))
         write_atomic(args.out / "summary.txt", table + footer)
+        # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
+        reports.write_pdf(json.loads(dumps(final)), args.out / "report.pdf")
     return EXIT_OK if ok else EXIT_FAIL
 
 
@@ -357,6 +370,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list()
         if args.command == "sweep":
             return _sweep(args, argv)
+        if args.command == "report":
+            payload = load_results(args.results[0])
+            sweeps = [load_sweep(p) for p in args.results[1:]]
+            reports.write_pdf(payload, args.output, sweeps)
+            complete = payload.get("complete", True)
+            print(f"wrote {args.output}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
+            return EXIT_OK
         if args.command == "bench":
             report = bench.run(samples=args.samples)
             sys.stdout.write(bench.table(report))

@@ -70,6 +70,8 @@ class Estimate:
     selection_samples: int  # per side
     sequential: str | None = None  # the stopping rule and where it stopped, for sequential runs
     tradeoff: tuple[TradeoffPoint, ...] = ()  # empirical (FPR, FNR) points with simultaneous bounds
+    convergence: tuple[tuple[int, float], ...] = ()  # (estimation samples per side, eps_lower at the first delta)
+    display: dict[str, Any] | None = None  # the selection split summarised for reports
 
     @property
     def epsilon_lower(self) -> float:
@@ -89,6 +91,7 @@ class Estimate:
         return {"epsilon_lower": self.epsilon_lower, "confidence": self.confidence,
                 "samples": self.samples, "selection_samples": self.selection_samples, "sequential": self.sequential,
                 "tradeoff": [p.to_dict() for p in self.tradeoff],
+                "convergence": [list(c) for c in self.convergence], "display": self.display,
                 "bounds": [b.to_dict() for b in self.bounds]}
 
 

@@ -473,3 +473,28 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     picks = [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences)]
     family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
     return [p[0] for p in picks], family
+
+
+def describe_outputs(x: np.ndarray, y: np.ndarray, event: Event, bins: int = 40, top: int = 12) -> dict[str, Any]:
+    """What the selection split looked like, for reports: the most frequent outputs (rows view)
+    or a histogram of the chosen statistic, under D and D′."""
+    if event.view == "rows":
+        kx, ky = keys(x), keys(y)
+        values, inverse = np.unique(np.concatenate([kx, ky]), return_inverse=True)
+        cx = np.bincount(inverse[: len(kx)], minlength=len(values))
+        cy = np.bincount(inverse[len(kx):], minlength=len(values))
+        order = np.argsort(-(cx + cy), kind="stable")[:top]
+        return {"kind": "outputs", "values": [str(v) for v in _values_list(values[order])],
+                "D": cx[order].tolist(), "D'": cy[order].tolist(), "n": [len(x), len(y)],
+                "in_event": np.isin(values[order], event.members).tolist()}
+    sx, sy = event.statistic(x), event.statistic(y)
+    pooled = np.concatenate([sx, sy])
+    lo, hi = np.quantile(pooled, [0.001, 0.999])
+    if not hi > lo:
+        lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
+    edges = np.linspace(lo, hi, bins + 1)
+    return {"kind": "histogram", "statistic": event.statistic.name, "edges": edges.tolist(),
+            "D": np.histogram(sx, edges)[0].tolist(),
+            "D'": np.histogram(sy, edges)[0].tolist(), "n": [len(x), len(y)],
+            "threshold": event.threshold if event.view == "threshold" else None,
+            "upper": event.upper if event.view == "threshold" else None}

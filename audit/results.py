@@ -108,6 +108,7 @@ class AuditResult:
     scenario: str = ""
     params: dict[str, Any] = field(default_factory=dict)
     epsilon_sup: float | None = None  # sup of the pure loss over reference policies (KL mechanisms)
+    distributions: tuple[list[float], list[float]] | None = None  # exact P[M(D)], P[M(D')] for small finite outputs
 
     @property
     def estimates(self) -> tuple[Bound, ...]:
@@ -169,6 +170,8 @@ class AuditResult:
                 "epsilon_exact": jsonable(self.epsilon_exact), "epsilon_sup": jsonable(self.epsilon_sup),
                 "exact": None if self.exact is None else [{"delta": d, "epsilon": jsonable(e)}
                                                           for d, e in self.exact.items()],
+                "distributions": None if self.distributions is None else {"D": self.distributions[0],
+                                                                          "D'": self.distributions[1]},
                 "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
                 "seed": self.seed, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
                 "claims": [c.to_dict() for c in self.claims]}
@@ -179,6 +182,9 @@ def write_atomic(path: str | os.PathLike, text: str) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise whoever reads the results
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -226,6 +232,12 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
     records = payload.get("records")
     if not isinstance(records, list):
         raise InputError(f"{path}: 'records' must be a list")
+    scenarios = payload.get("scenarios")
+    if not isinstance(scenarios, list) or not all(isinstance(s, dict) and "estimate" in s for s in scenarios):
+        raise InputError(f"{path}: 'scenarios' must be a list of scenario results")
+    for key in ("seed", "samples", "confidence"):
+        if not isinstance(payload.get(key), (int, float)) or isinstance(payload.get(key), bool):
+            raise InputError(f"{path}: '{key}' = {payload.get(key)!r} is invalid: must be a number")
     for i, rec in enumerate(records):
         where = f"{path}: records[{i}]"
         if not isinstance(rec, dict):
@@ -250,4 +262,21 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
             raise InputError(f"{where}: verdict 'violation' contradicts epsilon_lower {lower} <= epsilon_claim {claim}")
         if rec["verdict"] == "pass" and lower > claim:
             raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
+    return payload
+
+
+def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
+    """Read a ``sweep.json`` written by ``python -m audit sweep --out``."""
+    path = Path(path)
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: cannot be read as JSON ({exc})") from None
+    if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION or "family" not in payload:
+        raise InputError(f"{path}: not a sweep.json of schema {SCHEMA_VERSION}")
+    for i, rec in enumerate(payload.get("records", [])):
+        for key in ("n", "epsilon_claim", "epsilon_exact", "epsilon_lower"):
+            value = rec.get(key) if isinstance(rec, dict) else None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"{path}: records[{i}].{key} = {value!r} is invalid: must be a finite number")
     return payload

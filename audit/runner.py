@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
-from audit.events import Event, count_members, select_events
+from audit.events import Event, count_members, describe_outputs, select_events
 from audit.execution import Execution, Progress, events_fingerprint
 from audit.tradeoff import tradeoff_points
 
@@ -93,6 +93,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
     chosen, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events), seed,
                                    tradeoff_points=TRADEOFF_POINTS)
+    display = describe_outputs(x, y, chosen[0])
     counted = chosen + family
     del x, y, drawn
     sizes = _chunk_sizes(n_est)
@@ -112,6 +113,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         return bound_from_counts(chosen[0], deltas[0], k[0, 0], max(n, 1), k[1, 0], max(n, 1),
                                  confidences[0]).epsilon_lower if n else 0.0
 
+    first = np.zeros((2, len(sizes)), dtype=np.int64)  # per chunk, the first event's counts: convergence
     done, note = 0, None
     for look, stop in enumerate(stops):
         todo = []
@@ -123,11 +125,13 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                     todo.append((s, c))
                 else:
                     k[s] += saved
+                    first[s, c] = saved[0]
                     drawn_per_side[s] += sizes[c]
         results = execution.map(_count_chunk, [(mechanism, sides[s], sizes[c], seed, key, s, c, counted)
                                                for s, c in todo])
         for (s, c), counts in zip(todo, results):
             k[s] += counts
+            first[s, c] = counts[0]
             drawn_per_side[s] += sizes[c]
             if execution.checkpoint:
                 execution.checkpoint.add(key, fingerprint, s, c, counts)
@@ -149,7 +153,22 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     progress.close()
     n_done = int(sum(sizes[:done]))
     curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
-    return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve)
+    return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve,
+                    convergence=_convergence(chosen[0], deltas[0], confidences[0], first[:, :done], sizes[:done]),
+                    display=display)
+
+
+def _convergence(event: Event, delta: float, confidence: float, per_chunk: np.ndarray, sizes: list[int]
+                 ) -> tuple[tuple[int, float], ...]:
+    """ε_lower of the first level after 1, 2, 4, ... chunks and at the end (samples per side, bound).
+
+    Each point is a valid bound on its own; the series shows convergence, not a sequential test."""
+    if not sizes:
+        return ()
+    ends = sorted({*(2 ** i for i in range(int(np.log2(len(sizes))) + 1)), len(sizes)})
+    cum, n = np.cumsum(per_chunk, axis=1), np.cumsum(sizes)
+    return tuple((int(n[m - 1]), bound_from_counts(event, delta, cum[0, m - 1], int(n[m - 1]), cum[1, m - 1],
+                                                   int(n[m - 1]), confidence).epsilon_lower) for m in ends)
 
 
 def _futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:

@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def _num(value: Any) -> str:
+def fmt(value: Any) -> str:
+    """How every report prints a number (tables, PDF and tests share it)."""
     if value is None:
         return "-"
     if isinstance(value, str):
@@ -40,9 +41,9 @@ def summary_table(records: Sequence[dict[str, Any]]) -> str:
             "outcome")
     rows = [head]
     for r in records:
-        rows.append((r["scenario"] or r["mechanism"], r["claim_id"] or "-", _num(r["delta"]),
-                     _num(r["epsilon_claim"]), _num(r["epsilon_lower"]), _num(r["epsilon_exact"]),
-                     _num(r.get("epsilon_sup") if r["delta"] == 0 else None), r["verdict"], r.get("exact_verdict") or "-", outcome(r)))
+        rows.append((r["scenario"] or r["mechanism"], r["claim_id"] or "-", fmt(r["delta"]),
+                     fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
+                     fmt(r.get("epsilon_sup") if r["delta"] == 0 else None), r["verdict"], r.get("exact_verdict") or "-", outcome(r)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
