@@ -155,8 +155,13 @@ def _errata(pdf: PdfPages, payload: dict[str, Any]) -> None:
     blocks = []
     for r in wrong:
         fixes = [c for c in payload["records"] if c["scenario"] == r["scenario"] and c["claim_kind"] == "corrected"]
+        holding = [c for c in payload["records"] if c["scenario"] == r["scenario"] and c["verdict"] == "pass"
+                   and c["claim_kind"] != "corrected"]
         fix = "; ".join(f"{c['claim_id']}: ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])}), {c['verdict']} "
                         f"(eps_lower {fmt(c['epsilon_lower'])}, eps_exact {fmt(c['epsilon_exact'])})" for c in fixes)
+        if not fix and holding:
+            fix = "none shipped; claims that hold on this pair: " + "; ".join(
+                f"{c['claim_id']} ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])})" for c in holding)
         event = (r.get("event") or {}).get("witness", "")
         blocks.append(f"{r['claim_id']}  [{r['scenario']}]\n"
                       f"Printed statement: {r['claim_source']}: (epsilon, delta) = ({fmt(r['epsilon_claim'])}, "

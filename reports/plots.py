@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from reports.text import fmt
 
@@ -131,7 +132,9 @@ def convergence(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> N
         v = _finite(c["epsilon_claim"])
         if v is not None and c["delta"] == scenario["estimate"]["bounds"][0]["delta"]:
             ax.axhline(v, color="black", ls="--", lw=1, label=f"claim {c['claim_id']}")
-    ax.set_xscale("log")
+    if max(n) / min(n) >= 10:  # within one decade a log axis has no labelled tick
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short log ranges
     ax.set_xlabel("estimation samples per side", fontsize=8)
     ax.set_ylabel("epsilon", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -157,6 +160,12 @@ def tradeoff(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None
         ax.add_patch(_box(p))
     if pts:
         ax.plot([p["fpr"] for p in pts], [p["fnr"] for p in pts], ".", color=GREEN, ms=3, label="empirical tests")
+    largest = max((_finite(c["epsilon_claim"]) or 0 for c in claims), default=0)
+    if largest > 3:  # large-epsilon curves hug the axes: spread the corner out
+        ax.set_xscale("symlog", linthresh=1e-6)
+        ax.set_yscale("symlog", linthresh=1e-6)
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_xlabel("false-positive rate", fontsize=8)
@@ -190,8 +199,7 @@ def profile(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None:
         if finite.any():
             ax.plot(deltas[finite], curve[finite], color=BLUE, label="exact eps(delta)")
         else:
-            ax.text(0.02, 0.9, "exact eps(delta) is infinite for every delta shown", fontsize=6.5, color=BLUE,
-                    transform=ax.transAxes)
+            ax.plot([], [], color=BLUE, label="exact eps(delta): infinite at every delta shown")
     bounds = [b for b in scenario["estimate"]["bounds"] if b["delta"] > 0]
     if bounds:
         ax.plot([b["delta"] for b in bounds], [b["epsilon_lower"] for b in bounds], ">", color=GREEN,
