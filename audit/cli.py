@@ -231,7 +231,7 @@ def _plan(args: argparse.Namespace) -> Plan:
         if args.pair or args.data or args.param or args.epsilon is not None:
             raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
         scenarios = SUITES[args.suite]()
-        plan = Plan(RunSettings(), scenarios, [None] * len(scenarios))
+        plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
                                    "events": args.events, "sequential": args.sequential}.items() if v is not None}

@@ -21,12 +21,13 @@ from mechanisms.kl_bandits import KLBandit
 from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
 from mechanisms.kl_linear import KLLinearBandit
 from mechanisms.kl_rlhf import KLRLHF
+from mechanisms.private_po import DPNPG, DPPG, DPREBEL
 from neighbors import Dataset, Pair, add_remove, swap
 from neighbors.search import feature_directions, search_feature_pairs, worst_pair
 from neighbors.synthetic import (bandit_candidates, bandit_log, comparisons, linear_log, unit_vectors, vote_record,
                                  votes)
 
-MECHANISMS: dict[str, type] = {cls.name: cls for cls in (
+MECHANISMS: dict[str, type] = {cls.name: cls for cls in (DPPG, DPNPG, DPREBEL,
     RandomizedResponse, Laplace, Gaussian, ExponentialMechanism, ReportNoisyMax, KLBandit, KLLinearBandit, KLRLHF,
     ExponentialMechanismWithoutFactor2)}
 
@@ -41,6 +42,7 @@ class Scenario:
     expected: Mapping[str, str] = field(default_factory=dict)
     samples_factor: int = 1  # multiplies the run's sample budget (witnesses at large ε need more)
     about: str = ""
+    claims: list | None = None  # explicit claims (e.g. a tight reference) instead of the mechanism's own
 
 
 def _kl_log() -> Dataset:
@@ -163,7 +165,49 @@ def default_suite() -> list[Scenario]:
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
                  samples_factor=5, about="spec A.2.4 row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
         *kl_paper_scenarios(),
+        *po_scenarios(),
     ]
 
 
-SUITES = {"default": default_suite}
+def po_scenarios() -> list[Scenario]:
+    """The fixtures of claims.md for po/* (spec part C), with the tight Gaussian curve beside DP-PG's claims."""
+    from audit import po_fixtures as po
+    from neighbors.relations import Pair as _Pair
+    from neighbors.search import worst_pair as _worst
+
+    out = []
+    for name, conv, expect in (("po-dp-pg-reward", "reward", "violation"), ("po-dp-pg-advantage", "advantage", "pass")):
+        mech, pair = po.dppg(conv), po.population(2, 1, 0)
+        out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=10,
+                            about=f"DP-PG, claimed (4, 1e-5), {conv} convention (spec C.2)",
+                            claims=po.tight_claims(mech, pair.d)))
+    mech, pair = po.dppg("advantage", T=5, output="transcript"), po.population(2, 5, 2)
+    out.append(Scenario("po-meta-one-pass", mech, pair, {"po/dp-pg": "pass", "po/meta": "pass", "po/dp-pg-tight": "pass"},
+                        samples_factor=2, about="meta-algorithm, T = 5, one user changed in round 3: one round's loss",
+                        claims=po.tight_claims(mech, pair.d)))
+    mech, pair = po.dppg("advantage", T=5, schedule="repeat"), po.population(2, 1, 0)
+    out.append(Scenario("po-meta-repeat", mech, pair, {"po/dp-pg": "violation", "po/meta": "violation",
+                                                       "po/dp-pg-tight": "pass"}, samples_factor=6,
+                        about="users repeat in all 5 rounds: the rounds compose and the one-pass claim fails",
+                        claims=po.tight_claims(mech, pair.d)))
+    base = po.batch()
+    for name, mech, expect in (("po-dp-npg", po.npg(), "pass"), ("po-dp-npg-unenforced", po.npg(False), "violation"),
+                               ("po-dp-rebel", po.rebel(), "pass")):
+        pairs = [_Pair(base, base.replace(i, c), f"replace user {i} by {c}", "user-level")
+                 for i in range(len(base)) for c in po.user_candidates()]
+        pair = _worst(mech, pairs, pure_epsilon).pair
+        cid = "po/dp-rebel" if name == "po-dp-rebel" else "po/dp-npg"
+        out.append(Scenario(name, mech, pair, {cid: expect}, about=f"{mech.name} on one round's batch, worst user swap"))
+    return out
+
+
+def full_suite() -> list[Scenario]:
+    """The default suite plus fixtures that need 10^8 samples per side."""
+    from audit import po_fixtures as po
+    mech, pair = po.dppg("reward", epsilon=1.0), po.population(2, 1, 0)
+    return [*default_suite(), Scenario(
+        "po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "violation", "po/dp-pg-tight": "pass"}, samples_factor=100,
+        about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098 (spec C.2)", claims=po.tight_claims(mech, pair.d))]
+
+
+SUITES = {"default": default_suite, "full": full_suite}

@@ -15,10 +15,8 @@ NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict"
 
 
 @pytest.fixture(scope="module")
-def default_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("run")
-    code = main(["run", "--out", str(out), "--quiet"])
-    return code, json.loads((out / "results.json").read_text()), out
+def default_run(default_suite_run):
+    return default_suite_run
 
 
 def test_default_suite_exits_0_and_pins_every_expected_verdict(default_run):
@@ -63,6 +61,28 @@ def test_default_suite_pins_the_kl_paper_fixtures(default_run):
         assert got[("kl-inexact", cid)]["verdict"] == "pass"
 
 
+def test_default_suite_pins_the_policy_optimisation_fixtures(default_run):
+    _, results, _ = default_run
+    got = {(r["scenario"], r["claim_id"]): r for r in results["records"]}
+    reward, advantage = got[("po-dp-pg-reward", "po/dp-pg")], got[("po-dp-pg-advantage", "po/dp-pg")]
+    assert reward["verdict"] == "violation" and reward["samples"] <= 10_000_000
+    assert advantage["verdict"] == "pass"
+    for scenario in ("po-dp-pg-reward", "po-dp-pg-advantage", "po-meta-one-pass", "po-meta-repeat"):
+        tight = got[(scenario, "po/dp-pg-tight")]
+        assert tight["verdict"] == "pass" and tight["epsilon_lower"] <= tight["epsilon_claim"]
+    one_pass, one_round = got[("po-meta-one-pass", "po/dp-pg-tight")], got[("po-dp-pg-advantage", "po/dp-pg-tight")]
+    assert one_pass["epsilon_claim"] == one_round["epsilon_claim"]  # one pass: the transcript loses one round's epsilon
+    assert got[("po-meta-one-pass", "po/meta")]["verdict"] == "pass"
+    assert got[("po-meta-repeat", "po/meta")]["verdict"] == "violation"  # repeated users compose
+    assert got[("po-meta-repeat", "po/dp-pg-tight")]["epsilon_claim"] > one_round["epsilon_claim"] * 2
+    assert got[("po-dp-npg", "po/dp-npg")]["verdict"] == "pass"
+    assert got[("po-dp-npg-unenforced", "po/dp-npg")]["verdict"] == "violation"
+    assert got[("po-dp-rebel", "po/dp-rebel")]["verdict"] == "pass"
+    for cid, scenario in (("po/dp-npg", "po-dp-npg"), ("po/dp-rebel", "po-dp-rebel")):
+        rec = got[(scenario, cid)]
+        assert rec["epsilon_lower"] <= rec["epsilon_exact"] <= rec["epsilon_claim"]
+
+
 def test_results_records_carry_the_schema_fields(default_run):
     _, results, _ = default_run
     required = {"mechanism", "relation", "pair", "claim_id", "claim_kind", "claim_source", "delta",
@@ -81,13 +101,14 @@ def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
 
 
 def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path):
-    runs = []
+    """The whole default suite at a smaller budget (verdicts may then differ from the default's)."""
+    runs, codes = [], []
     for jobs in ("1", "2"):
         out = tmp_path / jobs
-        assert main(["run", "--seed", "7", "--jobs", jobs, "--out", str(out), "--quiet"]) == 0
+        codes.append(main(["run", "--seed", "7", "--samples", "200000", "--jobs", jobs, "--out", str(out), "--quiet"]))
         records = json.loads((out / "results.json").read_text())["records"]
         runs.append([{k: r[k] for k in NUMBERS} for r in records])
-    assert runs[0] == runs[1]
+    assert codes[0] == codes[1] and runs[0] == runs[1]
 
 
 def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path):

@@ -22,9 +22,9 @@ ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
 
 
 @pytest.fixture(scope="module")
-def default_report(tmp_path_factory):
-    out = tmp_path_factory.mktemp("report")
-    assert main(["run", "--out", str(out), "--quiet"]) == 0
+def default_report(default_suite_run):
+    code, _, out = default_suite_run
+    assert code == 0
     return out
 
 
