@@ -22,33 +22,11 @@ from typing import ClassVar
 import numpy as np
 
 from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, require
-from mechanisms.kl_policy import KLPolicy
+from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from neighbors.dataset import Dataset
 
-_NORM_TOL = 1e-9
-
-
-def check_features(field: str, features, max_norm: float) -> np.ndarray:
-    """A (rows, d) matrix of finite features with every row norm ≤ ``max_norm``."""
-    arr = np.asarray(features, dtype=float)
-    require(arr.ndim == 2 and arr.shape[0] >= 1 and arr.shape[1] >= 1, field, arr.shape,
-            "must be a (rows, d) matrix")
-    require(bool(np.all(np.isfinite(arr))), field, "non-finite entries", "every entry must be finite")
-    norms = np.linalg.norm(arr, axis=1)
-    if np.any(norms > max_norm * (1 + _NORM_TOL)):
-        raise InputError(f"{field} row {int(np.argmax(norms))} has norm {norms.max():.6g}: "
-                         f"rows must have norm <= {max_norm}")
-    return arr
-
-
-def elliptical_norms(features: np.ndarray, sigma: np.ndarray) -> np.ndarray:
-    """‖φ_a‖_{Σ⁻¹} for each row φ_a."""
-    solved = np.linalg.solve(sigma, features.T)
-    return np.sqrt(np.maximum(np.einsum("ij,ji->i", features, solved), 0.0))
-
-
 @dataclass(frozen=True)
-class KLLinearBandit(KLPolicy):
+class KLLinearBandit(FeaturePolicy):
     """Eq. (10) on a log with columns ``phi`` (n, d) and ``reward`` (n,) in [0, R]."""
 
     features: tuple[tuple[float, ...], ...]
@@ -75,20 +53,11 @@ class KLLinearBandit(KLPolicy):
             check_positive("k1", self.k1)
         self._check_pi0()
 
-    def _n_outputs(self) -> int:
-        return len(self.features)
-
-    @property
-    def phi(self) -> np.ndarray:
-        return np.asarray(self.features, dtype=float)
-
     def statistics(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
         """Σ_D and θ_D after validating the log."""
         require(isinstance(data, Dataset), "kl-linear data", type(data).__name__, "must be a neighbors.Dataset")
-        d = self.phi.shape[1]
-        phi = data["phi"].reshape(len(data), -1) if len(data) else np.zeros((0, d))
-        require(phi.shape[1] == d, "column 'phi'", phi.shape, f"must have d = {d} columns")
-        check_features("column 'phi'", phi, 1.0) if len(phi) else None
+        phi = self.feature_column(data, "phi", 1.0)
+        d = phi.shape[1]
         rewards = data["reward"].astype(float)
         if len(rewards) and (rewards.min() < 0 or rewards.max() > self.reward_range):
             raise InputError(f"column 'reward' has values in [{rewards.min()}, {rewards.max()}]: "
@@ -97,14 +66,10 @@ class KLLinearBandit(KLPolicy):
         theta = np.linalg.solve(sigma, phi.T @ rewards)
         return sigma, theta
 
-    def utility(self, data: Dataset) -> np.ndarray:
+    def fit(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
+        """(θ_D, Σ_D)."""
         sigma, theta = self.statistics(data)
-        return self.phi @ theta - self.beta0 * elliptical_norms(self.phi, sigma)
-
-    def utility_of(self, data: Dataset, phi: np.ndarray) -> np.ndarray:
-        """u(φ; D) for arbitrary feature rows φ (used for the supremum over action sets)."""
-        sigma, theta = self.statistics(data)
-        return phi @ theta - self.beta0 * elliptical_norms(phi, sigma)
+        return theta, sigma
 
     # --- the paper's claims ------------------------------------------------------------
     def _coverage(self, data: Dataset) -> tuple[float, int, int]:

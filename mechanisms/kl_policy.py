@@ -17,7 +17,30 @@ import math
 
 import numpy as np
 
-from mechanisms.base import check_probability_vector, log_softmax, per_dataset, sample_categorical
+from mechanisms.base import (InputError, check_probability_vector, log_softmax, per_dataset, require,
+                             sample_categorical)
+
+
+_NORM_TOL = 1e-9
+
+
+def check_features(field: str, features, max_norm: float) -> np.ndarray:
+    """A (rows, d) matrix of finite features with every row norm ≤ ``max_norm``."""
+    arr = np.asarray(features, dtype=float)
+    require(arr.ndim == 2 and arr.shape[0] >= 1 and arr.shape[1] >= 1, field, arr.shape,
+            "must be a (rows, d) matrix")
+    require(bool(np.all(np.isfinite(arr))), field, "non-finite entries", "every entry must be finite")
+    norms = np.linalg.norm(arr, axis=1)
+    if np.any(norms > max_norm * (1 + _NORM_TOL)):
+        raise InputError(f"{field} row {int(np.argmax(norms))} has norm {norms.max():.6g}: "
+                         f"rows must have norm <= {max_norm}")
+    return arr
+
+
+def elliptical_norms(features: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """‖φ_a‖_{Σ⁻¹} for each row φ_a."""
+    solved = np.linalg.solve(sigma, features.T)
+    return np.sqrt(np.maximum(np.einsum("ij,ji->i", features, solved), 0.0))
 
 
 class KLPolicy:
@@ -58,3 +81,35 @@ class KLPolicy:
             return 0.0
         du = v[finite_u] - u[finite_u]
         return float((du.max() - du.min()) / self.eta)
+
+
+class FeaturePolicy(KLPolicy):
+    """KL policies over action features φ_a (rows of ``features``) with
+    u(φ; D) = θ_Dᵀφ − β0 ‖φ‖_{Σ_D⁻¹} (eqs. (10) and (11)); subclasses define ``fit(data) -> (θ_D, Σ_D)``."""
+
+    def _n_outputs(self) -> int:
+        return len(self.features)
+
+    @property
+    def phi(self) -> np.ndarray:
+        return np.asarray(self.features, dtype=float)
+
+    def fit(self, data) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def feature_column(self, data, column: str, max_norm: float) -> np.ndarray:
+        """The (n, d) feature column of ``data``, validated against the action features' d and ``max_norm``."""
+        d = self.phi.shape[1]
+        values = data[column].reshape(len(data), -1).astype(float) if len(data) else np.zeros((0, d))
+        require(values.shape[1] == d, f"column {column!r}", values.shape, f"must have d = {d} columns")
+        if len(values):
+            check_features(f"column {column!r}", values, max_norm)
+        return values
+
+    def utility_of(self, data, phi: np.ndarray) -> np.ndarray:
+        """u(φ; D) for arbitrary feature rows φ (also used for the supremum over action sets)."""
+        theta, sigma = self.fit(data)
+        return phi @ theta - self.beta0 * elliptical_norms(phi, sigma)
+
+    def utility(self, data) -> np.ndarray:
+        return self.utility_of(data, self.phi)

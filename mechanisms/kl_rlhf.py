@@ -33,8 +33,7 @@ from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
 from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, per_dataset, require
-from mechanisms.kl_linear import check_features, elliptical_norms
-from mechanisms.kl_policy import KLPolicy
+from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from neighbors.dataset import Dataset
 
 
@@ -90,7 +89,7 @@ def bradley_terry_mle(z: np.ndarray, y: np.ndarray, tol: float = 1e-13, max_iter
 
 
 @dataclass(frozen=True)
-class KLRLHF(KLPolicy):
+class KLRLHF(FeaturePolicy):
     """Eq. (11) on comparisons with columns ``z`` (n, d) and ``label`` (n,) in {0, 1}.
 
     ``features`` are the query context's action features φ_a (‖φ_a‖ ≤ 1).  ``bound_b`` is
@@ -121,20 +120,9 @@ class KLRLHF(KLPolicy):
                     self.lambda0, f"must be > lambda = {self.ridge}")
         self._check_pi0()
 
-    def _n_outputs(self) -> int:
-        return len(self.features)
-
-    @property
-    def phi(self) -> np.ndarray:
-        return np.asarray(self.features, dtype=float)
-
     def comparisons(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
         require(isinstance(data, Dataset), "kl-rlhf data", type(data).__name__, "must be a neighbors.Dataset")
-        d = self.phi.shape[1]
-        z = data["z"].reshape(len(data), -1).astype(float) if len(data) else np.zeros((0, d))
-        require(z.shape[1] == d, "column 'z'", z.shape, f"must have d = {d} columns")
-        if len(z):
-            check_features("column 'z'", z, 2.0)
+        z = self.feature_column(data, "z", 2.0)
         y = data["label"]
         require(bool(np.isin(y, (0, 1)).all()), "column 'label'", np.unique(y).tolist(), "labels must be 0 or 1")
         return z, y.astype(float)
@@ -146,13 +134,6 @@ class KLRLHF(KLPolicy):
         theta = bradley_terry_mle(z, y)
         return theta, self.ridge * np.eye(z.shape[1]) + z.T @ z
 
-    def utility(self, data: Dataset) -> np.ndarray:
-        theta, sigma = self.fit(data)
-        return self.phi @ theta - self.beta0 * elliptical_norms(self.phi, sigma)
-
-    def utility_of(self, data: Dataset, phi: np.ndarray) -> np.ndarray:
-        theta, sigma = self.fit(data)
-        return phi @ theta - self.beta0 * elliptical_norms(phi, sigma)
 
     # --- the paper's claims ------------------------------------------------------------
     def smallest_b(self, data: Dataset, data_prime: Dataset) -> float:
