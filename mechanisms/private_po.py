@@ -229,8 +229,25 @@ def _batch(data: Dataset, env: PolicyEnv, bound: float) -> tuple[np.ndarray, np.
     return prompts, rewards, y, yp
 
 
+class CandidateExponentialMechanism:
+    """P(c) ∝ exp(−ε loss(c)/scale) over finitely many candidates, with one user-level claim.
+
+    Subclasses (frozen dataclasses with ``epsilon``) define ``loss(data)``, ``scale`` and
+    ``_claim(relation)``; the output distribution is exact, so the pair loss is too."""
+
+    @per_dataset
+    def output_distribution(self, data: Dataset) -> np.ndarray:
+        return np.exp(log_softmax(-self.epsilon * self.loss(data) / self.scale))
+
+    def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
+        return sample_categorical(self.output_distribution(data), size, rng)
+
+    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+        return [self._claim(relation)] if relation == "user-level" else []
+
+
 @dataclass(frozen=True)
-class DPNPG:
+class DPNPG(CandidateExponentialMechanism):
     """PrivLS (the exponential mechanism over ``candidates`` W) on one round's batch."""
 
     env: PolicyEnv
@@ -250,28 +267,26 @@ class DPNPG:
             raise InputError(f"candidates have norm up to {np.linalg.norm(w, axis=1).max():.4g}: spec C.3 needs "
                              f"sup |w . grad log pi| <= R, i.e. ||w|| <= R/G = {limit:.4g}")
 
-    @per_dataset
-    def output_distribution(self, data: Dataset) -> np.ndarray:
+    @property
+    def scale(self) -> float:
+        return 8 * self.reward_bound ** 2
+
+    def loss(self, data: Dataset) -> np.ndarray:
+        """L(w) = Σ_i (wᵀ∇log π(y_i|x_i) − Â_i)² for every candidate w."""
         prompts, rewards, y, yp = _batch(data, self.env, self.reward_bound)
         rows = np.arange(len(y))
         adv = np.clip(rewards[rows, y] - rewards[rows, yp], -self.reward_bound, self.reward_bound)
         pi = self.env.probs(self.env.start[None, :], prompts)
         grads = self.env.grad_log(pi, prompts, y[None, :])[:, 0, :].T    # (m, d)
-        loss = ((grads @ np.asarray(self.candidates).T - adv[:, None]) ** 2).sum(axis=0)
-        return np.exp(log_softmax(-self.epsilon * loss / (8 * self.reward_bound ** 2)))
+        return ((grads @ np.asarray(self.candidates).T - adv[:, None]) ** 2).sum(axis=0)
 
-    def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        return sample_categorical(self.output_distribution(data), size, rng)
-
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "user-level":
-            return []
-        return [Guarantee(self.epsilon, 0.0, relation, f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)",
-                          "po/dp-npg", note="" if self.enforce_condition else "condition of spec C.3 not enforced")]
+    def _claim(self, relation: str) -> Guarantee:
+        return Guarantee(self.epsilon, 0.0, relation, f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)",
+                         "po/dp-npg", note="" if self.enforce_condition else "condition of spec C.3 not enforced")
 
 
 @dataclass(frozen=True)
-class DPREBEL:
+class DPREBEL(CandidateExponentialMechanism):
     """The exponential mechanism over a finite Θ on the clipped REBEL regression loss (spec C.4)."""
 
     env: PolicyEnv
@@ -287,8 +302,12 @@ class DPREBEL:
         check_positive("clip (c)", self.clip)
         check_positive("rebel_eta", self.rebel_eta)
 
-    @per_dataset
-    def output_distribution(self, data: Dataset) -> np.ndarray:
+    @property
+    def scale(self) -> float:
+        return 2 * self.clip
+
+    def loss(self, data: Dataset) -> np.ndarray:
+        """F(θ) = Σ_i min(c, residual_i(θ)²) for every candidate θ."""
         prompts, rewards, y, yp = _batch(data, self.env, math.inf)
         thetas = np.asarray(self.candidates)
         logp = np.log(self.env.probs(thetas, prompts)).transpose(1, 2, 0)          # (Θ, m, K)
@@ -296,14 +315,8 @@ class DPREBEL:
         rows = np.arange(len(y))
         ratio = (logp[:, rows, y] - logp0[rows, y]) - (logp[:, rows, yp] - logp0[rows, yp])
         residual = ratio / self.rebel_eta - (rewards[rows, y] - rewards[rows, yp])[None, :]
-        loss = np.minimum(residual ** 2, self.clip).sum(axis=1)
-        return np.exp(log_softmax(-self.epsilon * loss / (2 * self.clip)))
+        return np.minimum(residual ** 2, self.clip).sum(axis=1)
 
-    def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        return sample_categorical(self.output_distribution(data), size, rng)
-
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "user-level":
-            return []
-        return [Guarantee(self.epsilon, 0.0, relation, "spec C.4, DP-REBEL as the exponential mechanism over a finite "
-                          "Theta with the clipped REBEL residual", "po/dp-rebel")]
+    def _claim(self, relation: str) -> Guarantee:
+        return Guarantee(self.epsilon, 0.0, relation, "spec C.4, DP-REBEL as the exponential mechanism over a finite "
+                         "Theta with the clipped REBEL residual", "po/dp-rebel")
