@@ -13,7 +13,7 @@ import numpy as np
 from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
 from audit.execution import Execution
-from audit.results import VERDICTS, AuditResult, ClaimCheck
+from audit.results import EXPECTATIONS, AuditResult, ClaimCheck
 from mechanisms.base import RELATIONS, Guarantee, require
 
 
@@ -58,7 +58,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     ``claims=None`` the claims are ``mechanism.pair_guarantees(d, d_prime, relation)`` when
     the mechanism has it (claims whose free parameters depend on both datasets), else
     ``mechanism.guarantees(d, relation)``.  ``expected``
-    maps claim ids to expected verdicts (a known erratum is an expected ``violation``).
+    maps claim ids to expected verdicts (a known erratum is an expected ``violation``;
+    ``exact-violation`` when only the white-box check can reach it).
 
     Several applicable claims with one ``claim_id`` form a curve (ε(δ) points): each point
     is tested at confidence 1 − (1 − ``confidence``)/K, so a violation anywhere on the curve
@@ -76,7 +77,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     confidence = check_confidence(confidence)
     expected = dict(expected or {})
     for cid, v in expected.items():
-        require(v in VERDICTS, f"expected[{cid!r}]", v, f"must be one of {', '.join(VERDICTS)}")
+        require(v in EXPECTATIONS, f"expected[{cid!r}]", v, f"must be one of {', '.join(EXPECTATIONS)}")
 
     start = time.perf_counter()
     checked = _claims_for(mechanism, d, d_prime, relation, claims)
@@ -102,6 +103,9 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         white = {delta: exact.epsilon_for_delta(p, q, delta) for delta in {lv[0] for lv in levels}}
         if len(p) <= 256:
             dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
+    elif callable(getattr(mechanism, "exact_epsilon", None)):
+        curve = {delta: mechanism.exact_epsilon(d, d_prime, delta) for delta in {lv[0] for lv in levels}}
+        white = None if any(v is None for v in curve.values()) else curve
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id)) for c, i in zip(checked, claim_level))

@@ -273,7 +273,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         results = []
         for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims)):
             results.append(audit_mechanism(
-                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=st.samples * sc.samples_factor, deltas=st.deltas,
+                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)), deltas=st.deltas,
                 confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
                 expected=sc.expected, pair=sc.pair.description, events=st.events, sequential=st.sequential,
                 execution=execution, key=(index,), scenario=sc.name))

@@ -61,7 +61,7 @@ GENERATORS = {"bandit_log": synthetic.bandit_log, "random_bandit_log": None, "co
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
                  "neighbour", "claim"}
-VERDICT_VALUES = ("pass", "violation", "not-applicable")
+VERDICT_VALUES = ("pass", "violation", "not-applicable", "exact-violation")
 
 
 @dataclass(frozen=True)
@@ -336,7 +336,7 @@ def load(path: str | Path) -> Plan:
         for cid, verdict in expected.items():
             if verdict not in VERDICT_VALUES:
                 _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(VERDICT_VALUES)}")
-        factor = _int(sc.get("samples_factor", 1), f"{p}.samples_factor", 1)
+        factor = _number(sc.get("samples_factor", 1), f"{p}.samples_factor", 1e-3, 1e4)
         scenarios.append(Scenario(name, mechanism, pair, expected, factor, str(sc.get("about", ""))))
         claims.append(_claims(sc.get("claim"), f"{p}.claim", relation))
     return Plan(settings, scenarios, claims, source={"config": str(path), **raw})

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from audit.events import VIEWS, Event, clopper_pearson, count_members, epsilon_from_bounds, select_events
-from audit.tradeoff import TradeoffPoint, tradeoff_points
+from audit.tradeoff import GDPEstimate, TradeoffPoint, gdp_estimate, tradeoff_points
 from mechanisms.base import InputError, require
 
 
@@ -78,6 +78,11 @@ class Estimate:
         """The bound at the first δ."""
         return self.bounds[0].epsilon_lower
 
+    @property
+    def gdp(self) -> GDPEstimate | None:
+        """μ-GDP fitted to the trade-off points — labelled: it assumes a Gaussian trade-off curve."""
+        return gdp_estimate(self.tradeoff)
+
     def at(self, delta: float, index: int | None = None) -> Bound:
         """The bound at ``delta`` (or the ``index``-th bound)."""
         if index is not None:
@@ -91,6 +96,7 @@ class Estimate:
         return {"epsilon_lower": self.epsilon_lower, "confidence": self.confidence,
                 "samples": self.samples, "selection_samples": self.selection_samples, "sequential": self.sequential,
                 "tradeoff": [p.to_dict() for p in self.tradeoff],
+                "gdp": None if self.gdp is None else self.gdp.to_dict(),
                 "convergence": [list(c) for c in self.convergence], "display": self.display,
                 "bounds": [b.to_dict() for b in self.bounds]}
 

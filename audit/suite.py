@@ -40,7 +40,8 @@ class Scenario:
     mechanism: Any
     pair: Pair
     expected: Mapping[str, str] = field(default_factory=dict)
-    samples_factor: int = 1  # multiplies the run's sample budget (witnesses at large ε need more)
+    samples_factor: float = 1  # multiplies the run's sample budget (witnesses at large ε need more; slow
+    # samplers whose claims are far from reach need less)
     about: str = ""
     claims: list | None = None  # explicit claims (e.g. a tight reference) instead of the mechanism's own
 
@@ -166,6 +167,7 @@ def default_suite() -> list[Scenario]:
                  samples_factor=5, about="spec A.2.4 row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
         *kl_paper_scenarios(),
         *po_scenarios(),
+        *align_scenarios(),
     ]
 
 
@@ -201,11 +203,18 @@ def po_scenarios() -> list[Scenario]:
     return out
 
 
+def align_scenarios() -> list[Scenario]:
+    """The fixtures of claims.md for align/* (spec part B)."""
+    from audit import align_fixtures
+    return align_fixtures.scenarios()
+
+
 def full_suite() -> list[Scenario]:
     """The default suite plus fixtures that need 10^8 samples per side."""
     from audit import po_fixtures as po
     mech, pair = po.dppg("reward", epsilon=1.0), po.population(2, 1, 0)
-    return [*default_suite(), Scenario(
+    from audit import align_fixtures
+    return [*default_suite(), *align_fixtures.full_scenarios(), Scenario(
         "po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "violation", "po/dp-pg-tight": "pass"}, samples_factor=100,
         about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098 (spec C.2)", claims=po.tight_claims(mech, pair.d))]
 

@@ -65,3 +65,46 @@ def tradeoff_points(events: Sequence[Event], k_d: np.ndarray, n_d: int, k_dp: np
 def violates(points: Sequence[TradeoffPoint], epsilon: float, delta: float) -> bool:
     """True when some box lies entirely below the claimed curve (its upper corner is below)."""
     return any(p.fnr_upper < claimed_fnr(p.fpr_upper, epsilon, delta) for p in points)
+
+
+@dataclass(frozen=True)
+class GDPEstimate:
+    """μ of a Gaussian trade-off curve G_μ(α) = Φ(Φ⁻¹(1 − α) − μ) fitted to the empirical tests.
+
+    ASSUMES the pair's trade-off curve is Gaussian (Dong, Roth & Su 2022, Def. 2.6) and that
+    the nested tests lie on it; the assumption-free result is ε_lower.  Each box gives
+    μ ∈ [Φ⁻¹(1 − α_hi) − Φ⁻¹(β_hi), Φ⁻¹(1 − α_lo) − Φ⁻¹(β_lo)]; the boxes hold simultaneously,
+    so ``lower`` (the largest left end) is a valid μ lower bound for any test family, and
+    [lower, upper] (the intersection) is the interval under the assumption.  ``mu`` is the
+    precision-weighted mean of the points' μ, clipped to it.  ``consistent`` is False when the
+    intervals do not intersect: the data reject a Gaussian trade-off."""
+
+    mu: float
+    lower: float
+    upper: float | None  # None when the data reject the assumption
+    consistent: bool
+    points: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mu": self.mu, "lower": self.lower, "upper": self.upper, "consistent": self.consistent,
+                "points": self.points, "assumption": "Gaussian trade-off curve (mu-GDP)"}
+
+
+def gdp_estimate(points: Sequence[TradeoffPoint]) -> GDPEstimate | None:
+    """Fit μ-GDP to trade-off points with simultaneous boxes (None without informative points)."""
+    from scipy.stats import norm
+
+    rows = [p for p in points if 0 < p.fpr < 1 and 0 < p.fnr < 1 and p.fpr_upper < 1 and p.fnr_upper < 1
+            and p.fpr_lower > 0 and p.fnr_lower > 0]
+    if not rows:
+        return None
+    a = np.array([[p.fpr, p.fpr_lower, p.fpr_upper, p.fnr, p.fnr_lower, p.fnr_upper] for p in rows])
+    mid = norm.isf(a[:, 0]) - norm.ppf(a[:, 3])
+    lo = norm.isf(a[:, 2]) - norm.ppf(a[:, 5])
+    hi = norm.isf(a[:, 1]) - norm.ppf(a[:, 4])
+    lower, upper = float(max(0.0, lo.max())), float(hi.min())
+    weight = 1.0 / np.maximum(hi - lo, 1e-12) ** 2
+    mu = float(np.sum(weight * mid) / np.sum(weight))
+    consistent = lower <= upper
+    return GDPEstimate(mu=float(min(max(mu, lower), upper)) if consistent else mu, lower=lower,
+                       upper=upper if consistent else None, consistent=consistent, points=len(rows))

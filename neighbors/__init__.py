@@ -4,6 +4,6 @@ This package never imports ``audit`` or ``reports``.
 """
 
 from neighbors.dataset import Dataset
-from neighbors.relations import Pair, add_remove, label_flip, neighbours, swap
+from neighbors.relations import Pair, add_remove, label_flip, neighbours, swap, zero_out
 
-__all__ = ["Dataset", "Pair", "add_remove", "label_flip", "neighbours", "swap"]
+__all__ = ["Dataset", "Pair", "add_remove", "label_flip", "neighbours", "swap", "zero_out"]

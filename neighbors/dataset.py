@@ -1,7 +1,7 @@
 """A dataset: named numpy columns with one row per record.
 
 Datasets are immutable; neighbouring datasets are built with :meth:`Dataset.add`,
-:meth:`Dataset.remove`, :meth:`Dataset.replace` and :meth:`Dataset.flip`.
+:meth:`Dataset.remove`, :meth:`Dataset.replace`, :meth:`Dataset.zero_out` and :meth:`Dataset.flip`.
 """
 
 from __future__ import annotations
@@ -116,6 +116,13 @@ class Dataset:
             new[i] = record[k]
             cols[k] = new
         return Dataset(cols)
+
+    def zero_out(self, i: int, columns: tuple[str, ...] | list[str]) -> "Dataset":
+        """D with record ``i``'s ``columns`` set to zero: its contribution removed, n kept (zero-out)."""
+        record = self.record(i)
+        for name in columns:
+            self[name]
+        return self.replace(i, {**record, **{c: np.zeros_like(self[c][i]).tolist() for c in columns}})
 
     def flip(self, i: int, column: str = "label") -> "Dataset":
         """D with the 0/1 ``column`` of record ``i`` flipped (a label-flip neighbour)."""

@@ -2,7 +2,9 @@
 
 * add/remove — D′ = D ∪ {z} or D′ = D ∖ {z} (both directions);
 * swap — D′ = D ∖ {z} ∪ {z′} (replace one record, |D′| = |D|);
-* label-flip — one record keeps its features and has y ↦ 1 − y (KL paper, Definition 3).
+* label-flip — one record keeps its features and has y ↦ 1 − y (KL paper, Definition 3);
+* zero-out — one record's features are set to 0 and n is kept (the relation of the alignment
+  paper's Lemma A.7 proof, spec §0).
 """
 
 from __future__ import annotations
@@ -61,12 +63,33 @@ def label_flip(base: Dataset, column: str = "label") -> Iterator[Pair]:
 
 
 def neighbours(relation: str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
-               label_column: str = "label") -> Iterator[Pair]:
-    """Pairs of ``base`` under ``relation`` (one of add-remove, swap, label-flip)."""
-    require(relation in ("add-remove", "swap", "label-flip"), "relation", relation,
-            "neighbours can be enumerated for add-remove, swap and label-flip")
+               label_column: str = "label", feature_columns: Iterable[str] = ()) -> Iterator[Pair]:
+    """Pairs of ``base`` under ``relation`` (add-remove, swap, label-flip, or zero-out of
+    ``feature_columns``)."""
+    require(relation in ("add-remove", "swap", "label-flip", "zero-out"), "relation", relation,
+            "neighbours can be enumerated for add-remove, swap, label-flip and zero-out")
+    if relation == "zero-out":
+        require(bool(tuple(feature_columns)), "feature_columns", feature_columns,
+                "zero-out needs the feature columns to zero")
+        return zero_out(base, feature_columns)
     if relation == "add-remove":
         return add_remove(base, candidates)
     if relation == "swap":
         return swap(base, candidates)
     return label_flip(base, label_column)
+
+
+def zero_out(base: Dataset, columns: Iterable[str]) -> Iterator[Pair]:
+    """Every zeroing of the feature ``columns`` of a distinct, not already zero, record of ``base``."""
+    columns = tuple(columns)
+    for i in base.unique_records():
+        rec = base.record(i)
+        if all(not any(_flat(rec[c])) for c in columns):
+            continue
+        yield Pair(base, base.zero_out(i, columns), f"zero out record {i} {_fmt(rec)}", "zero-out")
+
+
+def _flat(value: Any) -> list:
+    if isinstance(value, list):
+        return [x for v in value for x in _flat(v)]
+    return [value]

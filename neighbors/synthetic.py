@@ -62,3 +62,48 @@ def linear_log(phi, rewards, d: int | None = None) -> Dataset:
 def comparisons(z, labels) -> Dataset:
     """RLHF comparisons: feature differences ``z`` (n, d) and 0/1 labels."""
     return Dataset({"z": np.asarray(z, dtype=float), "label": np.asarray(labels, dtype=np.int64)})
+
+
+def preferences(x, y) -> Dataset:
+    """Pairwise preferences (alignment paper §4.1): differences x = φ(s, a₁) − φ(s, a₀) and labels y."""
+    return Dataset({"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=np.int64)})
+
+
+def rankings(phi) -> Dataset:
+    """K-wise rankings (§4.2): features (n, K, d), best-ranked response first."""
+    return Dataset({"phi": np.asarray(phi, dtype=float)})
+
+
+def trajectories(steps, y) -> Dataset:
+    """Trajectory comparisons (§5): per-step differences (n, H, d) and labels y."""
+    return Dataset({"steps": np.asarray(steps, dtype=float), "y": np.asarray(y, dtype=np.int64)})
+
+
+def ball(n: int, d: int, radius: float, rng: np.random.Generator) -> np.ndarray:
+    """``n`` points uniform in the d-ball of ``radius``."""
+    return unit_vectors(n, d, rng) * radius * rng.uniform(0, 1, (n, 1)) ** (1 / d)
+
+
+def preference_records(kind: str, n: int, d: int, rng: np.random.Generator, *, L: float = 1.0, K: int = 4,
+                       H: int = 3) -> Dataset:
+    """Random records of ``kind`` (pairwise, kwise, trajectory) within the norm bounds."""
+    require(kind in ("pairwise", "kwise", "trajectory"), "kind", kind, "must be pairwise, kwise or trajectory")
+    if kind == "pairwise":
+        return preferences(ball(n, d, 2 * L, rng), rng.integers(0, 2, n))
+    if kind == "kwise":
+        return rankings(ball(n * K, d, L, rng).reshape(n, K, d))
+    return trajectories(ball(n * H, d, 2 * L, rng).reshape(n, H, d), rng.integers(0, 2, n))
+
+
+def extreme_record(kind: str, direction: np.ndarray, *, L: float = 1.0, K: int = 4, H: int = 3,
+                   y: int = 1) -> dict:
+    """The record of spec B.2 whose covariance term has the largest Frobenius norm along ``direction``:
+    x = 2L·v (pairwise), every step 2L·v (trajectory), (v, …, v, −v, …, −v)·L split in half (K-wise)."""
+    v = np.asarray(direction, dtype=float)
+    v = v / np.linalg.norm(v)
+    if kind == "pairwise":
+        return {"x": (2 * L * v).tolist(), "y": y}
+    if kind == "trajectory":
+        return {"steps": np.tile(2 * L * v, (H, 1)).tolist(), "y": y}
+    signs = np.where(np.arange(K) < K // 2, 1.0, -1.0)
+    return {"phi": (L * signs[:, None] * v[None, :]).tolist()}

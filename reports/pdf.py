@@ -79,7 +79,7 @@ def _cover(pdf: PdfPages, payload: dict[str, Any]) -> None:
         _claims_table(fig, chunk, top)
         pdf.savefig(fig)
         plt.close(fig)
-    violations = [r for r in records if r["verdict"] == "violation"]
+    violations = [r for r in records if "violation" in (r["verdict"], r.get("exact_verdict"))]
     if violations:
         fig = _page(pdf, "What each violation means")
         text = "\n\n".join(_meaning(r) for r in violations)
@@ -113,11 +113,16 @@ def _claims_table(fig: plt.Figure, rows: list[dict[str, Any]], top: float) -> No
 
 
 def _meaning(r: dict[str, Any]) -> str:
-    known = " This is a known erratum of the source, caught as expected." if r.get("expected_verdict") == "violation" \
-        else " This violation was not expected."
-    return (f"{r['claim_id']} ({r['claim_source']}): on the pair '{r['pair']}' the audit certifies epsilon >= "
-            f"{fmt(r['epsilon_lower'])} at delta = {fmt(r['delta'])} with confidence {r['confidence']}, so the claimed "
-            f"epsilon = {fmt(r['epsilon_claim'])} is false for the {r['relation']} relation." + known)
+    known = (" This is a known erratum of the source, caught as expected."
+             if r.get("expected_verdict") in ("violation", "exact-violation") else " This violation was not expected.")
+    where = f"{r['claim_id']} ({r['claim_source']}): on the pair '{r['pair']}' "
+    false = f"so the claimed epsilon = {fmt(r['epsilon_claim'])} is false for the {r['relation']} relation."
+    if r["verdict"] != "violation":
+        return (where + f"the exact privacy loss (white box) is epsilon = {fmt(r['epsilon_exact'])} at delta = "
+                f"{fmt(r['delta'])}, {false} The empirical bound, {fmt(r['epsilon_lower'])}, does not reach it at "
+                f"this sample budget." + known)
+    return (where + f"the audit certifies epsilon >= {fmt(r['epsilon_lower'])} at delta = {fmt(r['delta'])} with "
+            f"confidence {r['confidence']}, " + false + known)
 
 
 def _scenario_page(pdf: PdfPages, scenario: dict[str, Any], records: list[dict[str, Any]]) -> None:

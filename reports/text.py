@@ -21,8 +21,10 @@ def outcome(record: dict[str, Any]) -> str:
     """What a record means for the run: ok, caught erratum, missed or unexpected violation."""
     verdict, expected = record["verdict"], record.get("expected_verdict")
     exact = record.get("exact_verdict")
-    if expected == "violation" and verdict == "violation":
+    if expected in ("violation", "exact-violation") and verdict == "violation":
         return "known erratum — caught"
+    if expected == "exact-violation":
+        return "known erratum — caught by the white box" if exact == "violation" else "MISSED expected violation"
     if expected == "violation":
         return "MISSED expected violation"
     if verdict == "violation" or exact == "violation":
