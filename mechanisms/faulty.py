@@ -8,9 +8,11 @@ proves nothing when it passes a correct mechanism.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
+from mechanisms.align_mle import PrivateMLE
 from mechanisms.classic import ExponentialMechanism, Gaussian
 
 
@@ -61,3 +63,15 @@ class GaussianOnHalfSensitivity(Gaussian):
     @property
     def sigma(self) -> float:
         return super().sigma / 2
+
+
+@dataclass(frozen=True)
+class PrivateMLEOnTenthNoise(PrivateMLE):
+    """Algorithm 1 whose objective noise is a tenth of the printed σ_b while it keeps the printed
+    claim (ε/2, δ/2): the kind of calibration bug an audit of Algorithm 1 must catch."""
+
+    name: ClassVar[str] = "align-mle-tenth-noise"
+
+    @functools.cached_property
+    def sigma_b(self) -> float:
+        return PrivateMLE.sigma_b.func(self) / 10

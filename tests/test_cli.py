@@ -190,3 +190,27 @@ def test_python_m_audit_run_defaults_exit_0():
 def test_list_shows_mechanisms_and_suite():
     proc = run_cli("list")
     assert proc.returncode == 0 and "kl-bandit" in proc.stdout and "kl-mab-a24-row3" in proc.stdout
+
+
+def test_default_suite_pins_the_alignment_fixtures(default_run):
+    _, results, out = default_run
+    got = {(r["scenario"], r["claim_id"]): r for r in results["records"]}
+    swap = got[("align-alg2-swap", "align/alg2-printed")]
+    assert swap["verdict"] == "violation" and swap["samples"] <= 10_000_000  # empirical alone, <= 1e7 per side
+    assert swap["epsilon_exact"] == pytest.approx(0.819, abs=1e-3)
+    for scenario, cid in (("align-alg2-zero-out", "align/alg2-printed"),
+                          ("align-trajectory-h1-cov", "align/trajectory")):
+        assert got[(scenario, cid)]["exact_verdict"] == "violation"
+        assert got[(scenario, cid)]["epsilon_exact"] == pytest.approx(0.566, abs=1e-3)
+    for scenario, cid in (("align-kwise-cov", "align/kwise"), ("align-trajectory-cov", "align/trajectory"),
+                          ("align-alg2-tight", "align/alg2-printed"), ("align-alg1-paper", "align/alg1-printed"),
+                          ("align-alg1-instantiated", "align/alg1-instantiated"),
+                          ("align-alg1-instantiated-swap", "align/alg1-instantiated"),
+                          ("align-release-pairwise", "align/thm41"), ("align-pessimistic", "align/thm41")):
+        assert got[(scenario, cid)]["verdict"] == "pass" and got[(scenario, cid)]["exact_verdict"] != "violation"
+    for (scenario, cid), rec in got.items():
+        if cid == "align/alg2-tight":
+            assert rec["verdict"] == "pass" and rec["epsilon_lower"] <= rec["epsilon_exact"]
+    one_d = got[("align-alg1-exact-1d", "align/alg1-chi")]
+    assert one_d["epsilon_lower"] <= one_d["epsilon_exact"] <= one_d["epsilon_claim"]
+    assert "caught by the white box" in (out / "summary.txt").read_text()
