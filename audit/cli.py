@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="samples per side and scenario (default: 1000000, or the config's)")
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
     run.add_argument("--confidence", type=_confidence, default=None, help="confidence of each bound (default: 0.95)")
-    run.add_argument("--jobs", type=_jobs, default=None, help="parallel workers, -1 for all cores (default: 1)")
+    run.add_argument("--jobs", type=_jobs, default=None, help="parallel workers, -1 for all cores (default: -1; results do not depend on it)")
     run.add_argument("--backend", choices=("local", "dask"), default=None,
                      help="where chunks run: local processes or a Dask cluster (default: local)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "

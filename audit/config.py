@@ -5,7 +5,7 @@
     seed = 0
     confidence = 0.95
     deltas = [0.0]
-    jobs = 1                     # workers, -1 for all cores
+    jobs = -1                    # workers, -1 for all cores (the default)
     backend = "local"            # local | dask
     scheduler = "tcp://host:8786"  # dask only; without it a local cluster is started
     events = "auto"              # auto | rows | threshold | histogram
@@ -70,7 +70,7 @@ class RunSettings:
     seed: int = 0
     confidence: float = 0.95
     deltas: tuple[float, ...] = (0.0,)
-    jobs: int = 1
+    jobs: int = -1
     backend: str = "local"
     scheduler: str | None = None
     events: str = "auto"

@@ -93,7 +93,7 @@ class Execution:
         if self.backend == "dask":
             with parallel_config(backend="dask"):
                 yield from Parallel(n_jobs=-1, return_as="generator")(delayed(fn)(*a) for a in arglists)
-        elif self.n_jobs == 1:
+        elif self.n_jobs == 1 or len(arglists) <= 1:  # one chunk: a worker pool only costs start-up
             yield from (fn(*a) for a in arglists)
         else:
             yield from Parallel(n_jobs=self.n_jobs, return_as="generator")(delayed(fn)(*a) for a in arglists)

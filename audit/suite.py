@@ -178,9 +178,11 @@ def po_scenarios() -> list[Scenario]:
     from neighbors.search import worst_pair as _worst
 
     out = []
-    for name, conv, expect in (("po-dp-pg-reward", "reward", "violation"), ("po-dp-pg-advantage", "advantage", "pass")):
+    # The violation needs 10^7 samples per side; the valid convention passes at any budget.
+    for name, conv, expect, factor in (("po-dp-pg-reward", "reward", "violation", 10),
+                                       ("po-dp-pg-advantage", "advantage", "pass", 2)):
         mech, pair = po.dppg(conv), po.population(2, 1, 0)
-        out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=10,
+        out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=factor,
                             about=f"DP-PG, claimed (4, 1e-5), {conv} convention (spec C.2)",
                             claims=po.tight_claims(mech, pair.d)))
     mech, pair = po.dppg("advantage", T=5, output="transcript"), po.population(2, 5, 2)
