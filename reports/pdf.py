@@ -125,6 +125,16 @@ def _meaning(r: dict[str, Any]) -> str:
             f"confidence {r['confidence']}, " + false + known)
 
 
+def _gdp_line(gdp: dict[str, Any] | None) -> str:
+    """The μ-GDP fit, labelled with its assumption (the assumption-free result is eps_lower)."""
+    if not gdp:
+        return ""
+    if not gdp["consistent"]:
+        return "\nmu-GDP: the trade-off points reject a Gaussian trade-off curve (no mu reported)."
+    return (f"\nmu-GDP fit, ASSUMING a Gaussian trade-off curve: mu = {fmt(gdp['mu'])} "
+            f"[{fmt(gdp['lower'])}, {fmt(gdp['upper'])}] from {gdp['points']} tests (eps_lower assumes nothing).")
+
+
 def _scenario_page(pdf: PdfPages, scenario: dict[str, Any], records: list[dict[str, Any]]) -> None:
     fig = _page(pdf, f"Scenario {scenario['scenario']}")
     params = ", ".join(f"{k}={v}" for k, v in scenario.get("params", {}).items() if k != "name")
@@ -133,7 +143,8 @@ def _scenario_page(pdf: PdfPages, scenario: dict[str, Any], records: list[dict[s
             f"Neighbouring pair: {scenario['pair']}.\n"
             f"{scenario['samples']} samples per side (selection {scenario['estimate']['selection_samples']}), "
             f"seed {scenario['seed']}, confidence {scenario['confidence']}, {fmt(scenario['seconds'])} s."
-            + (f"\nSequential: {scenario['estimate']['sequential']}" if scenario['estimate'].get('sequential') else ""))
+            + (f"\nSequential: {scenario['estimate']['sequential']}" if scenario['estimate'].get('sequential') else "")
+            + _gdp_line(scenario['estimate'].get('gdp')))
     fig.text(0.06, 0.935, _wrap(head, 120), fontsize=7.5, va="top", linespacing=1.4)
     with_profile = plots.has_profile(scenario, records)
     grid = fig.add_gridspec(4 if with_profile else 3, 2, left=0.1, right=0.95, top=0.84, bottom=0.06, hspace=0.55,

@@ -45,6 +45,13 @@ def test_every_claim_id_verdict_and_number_appears(default_report):
         assert word in text
 
 
+def test_gaussian_scenarios_show_a_labelled_mu_gdp_and_white_box_errata_are_explained(default_report):
+    text = " ".join(text_of(default_report / "report.pdf").split())
+    assert "mu-GDP fit, ASSUMING a Gaussian trade-off curve" in text  # e.g. the alignment covariance pages
+    assert "reject a Gaussian trade-off" in text                     # e.g. Laplace: the fit says it does not apply
+    assert "the exact privacy loss (white box)" in text               # align/alg2-printed under zero-out
+
+
 def test_regenerating_from_the_same_results_is_byte_identical(default_report, tmp_path):
     assert main(["report", str(default_report / "results.json"), "-o", str(tmp_path / "a.pdf")]) == 0
     assert main(["report", str(default_report / "results.json"), "-o", str(tmp_path / "b.pdf")]) == 0
