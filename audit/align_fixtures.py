@@ -23,18 +23,23 @@ def model(kind: str, K: int = 4, H: int = 3):
     return MODELS[kind](K=K) if kind == "kwise" else MODELS[kind](H=H) if kind == "trajectory" else MODELS[kind]()
 
 
-def covariance_pair(kind: str, relation: str, n: int = 20, d: int = 2, seed: int = 0, K: int = 4, H: int = 3) -> Pair:
-    """n records: n − 1 random ones and the extreme record along e₁; zero it out or swap it to e₂."""
-    rng = np.random.default_rng(seed)
-    rest = preference_records(kind, n - 1, d, rng, K=K, H=H)
-    e1, e2 = np.eye(d)[0], np.eye(d)[1]
-    extreme = extreme_record(kind, e1, K=K, H=H)
+def _extreme_pair(kind: str, relation: str, rest: Dataset, d: int, K: int, H: int, y: int = 1,
+                  y_swap: int = 1) -> Pair:
+    """The extreme record along e₁ (label ``y``) put before ``rest``; zeroed out, or swapped for its
+    twin along e₂ (label ``y_swap``)."""
+    extreme = extreme_record(kind, np.eye(d)[0], K=K, H=H, y=y)
     base = Dataset({c: np.concatenate([np.asarray([extreme[c]], dtype=rest[c].dtype), rest[c]]) for c in rest})
     if relation == "zero-out":
         return Pair(base, base.zero_out(0, FEATURES[kind]), "zero out the extreme record (norm 2L along e1)",
                     "zero-out")
-    return Pair(base, base.replace(0, extreme_record(kind, e2, K=K, H=H)),
+    return Pair(base, base.replace(0, extreme_record(kind, np.eye(d)[1], K=K, H=H, y=y_swap)),
                 "swap the extreme record along e1 for one along e2 (orthogonal)", "swap")
+
+
+def covariance_pair(kind: str, relation: str, n: int = 20, d: int = 2, seed: int = 0, K: int = 4, H: int = 3) -> Pair:
+    """n records: n − 1 random ones and the extreme record along e₁; zero it out or swap it to e₂."""
+    rest = preference_records(kind, n - 1, d, np.random.default_rng(seed), K=K, H=H)
+    return _extreme_pair(kind, relation, rest, d, K, H)
 
 
 def mle_pair_1d() -> Pair:
@@ -46,16 +51,10 @@ def mle_pair_1d() -> Pair:
 def mle_pair(kind: str, relation: str = "add-remove", n: int = 30, d: int = 2, seed: int = 3, K: int = 4,
              H: int = 3) -> Pair:
     """Random records plus an extreme one; add/remove (or zero-out, or swap to an orthogonal one) it."""
-    rng = np.random.default_rng(seed)
-    rest = preference_records(kind, n, d, rng, K=K, H=H)
+    rest = preference_records(kind, n, d, np.random.default_rng(seed), K=K, H=H)
+    if relation in ("swap", "zero-out"):
+        return _extreme_pair(kind, relation, rest, d, K, H, y=0, y_swap=1)
     extreme = extreme_record(kind, np.eye(d)[0], K=K, H=H, y=0)
-    if relation == "swap":
-        base = Dataset({c: np.concatenate([np.asarray([extreme[c]], dtype=rest[c].dtype), rest[c]]) for c in rest})
-        return Pair(base, base.replace(0, extreme_record(kind, np.eye(d)[1], K=K, H=H, y=1)),
-                    "swap the extreme record along e1 for one along e2", "swap")
-    if relation == "zero-out":
-        base = Dataset({c: np.concatenate([np.asarray([extreme[c]], dtype=rest[c].dtype), rest[c]]) for c in rest})
-        return Pair(base, base.zero_out(0, FEATURES[kind]), "zero out the extreme record", "zero-out")
     return Pair(rest.add(extreme), rest, "remove the extreme record (norm bound, along e1, label 0)")
 
 

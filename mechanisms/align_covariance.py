@@ -25,7 +25,7 @@ import numpy as np
 
 from mechanisms.base import Guarantee, check_positive, per_dataset, require
 from mechanisms.curves import gauss_epsilon, gauss_mu
-from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory
+from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
 
 PAPER = "alignment paper"
 CLAIMS = {"pairwise": ("align/alg2-printed", "Lemma A.7 / Algorithm 2"),
@@ -46,8 +46,7 @@ class PrivateCovariance:
     name: ClassVar[str] = "align-covariance"
 
     def __post_init__(self) -> None:
-        require(isinstance(self.model, (BradleyTerry, PlackettLuce, Trajectory)), "model", self.model,
-                "must be a BradleyTerry, PlackettLuce or Trajectory record model")
+        check_model(self.model)
         check_positive("epsilon", self.epsilon)
         require(0 < self.delta < 1, "delta", self.delta, "must be in (0, 1)")
         require(self.calibration in ("paper", "tight"), "calibration", self.calibration, "must be 'paper' or 'tight'")
@@ -58,6 +57,10 @@ class PrivateCovariance:
         if self.calibration == "paper":
             return self.model.paper_sigma(self.epsilon, self.delta, n)
         return self.model.sensitivity(self.relation, n) / gauss_mu(self.epsilon / 2, self.delta / 2)
+
+    def mu(self, relation: str, n: int) -> float:
+        """Δ/σ for the worst ``relation`` pair of n records: the exact curve's parameter."""
+        return self.model.sensitivity(relation, n) / self.sigma(n)
 
     @per_dataset
     def covariance(self, data) -> np.ndarray:
@@ -75,7 +78,7 @@ class PrivateCovariance:
             return []
         n = len(data)
         cid, lemma = CLAIMS[self.model.kind]
-        mu = self.model.sensitivity(relation, n) / self.sigma(n)
+        mu = self.mu(relation, n)
         half = (self.epsilon / 2, self.delta / 2)
         out = []
         if self.calibration == "paper":

@@ -35,8 +35,8 @@ import numpy as np
 from scipy import integrate, optimize
 
 from mechanisms.base import Guarantee, check_positive, per_dataset, require
-from mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_epsilon, gauss_mu, objective_sigma
-from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory
+from mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
+from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
 
 PAPER = "alignment paper"
 _RELATIONS = ("add-remove", "zero-out", "swap")
@@ -111,8 +111,7 @@ class PrivateMLE:
     name: ClassVar[str] = "align-mle"
 
     def __post_init__(self) -> None:
-        require(isinstance(self.model, (BradleyTerry, PlackettLuce, Trajectory)), "model", self.model,
-                "must be a BradleyTerry, PlackettLuce or Trajectory record model")
+        check_model(self.model)
         check_positive("epsilon", self.epsilon)
         require(0 < self.delta < 1, "delta", self.delta, "must be in (0, 1)")
         require(self.calibration in ("paper", "instantiated"), "calibration", self.calibration,
@@ -181,6 +180,11 @@ class PrivateMLE:
         lam, m = self.regulariser(d), self.model
         return math.log1p(m.curvature / lam) if m.rank_one else m.curvature / lam
 
+    def objective_part(self, d: int, relation: str) -> tuple[float, int, float]:
+        """(μ, k, ε_J) of the objective perturbation for ``relation``: its χ-bound's parameters."""
+        dg, k = self.difference(relation)
+        return dg / self.sigma_b, k, self.jacobian_epsilon(d)
+
     # --- sampling -----------------------------------------------------------------------
 
     @per_dataset
@@ -215,8 +219,7 @@ class PrivateMLE:
         Exact solver: the χ-bound (output noise is post-processing).  Approximate solver: the
         weak-triangle chain (ε₁ + 2ε₂, e^{ε₂}δ₁ + (1 + e^{ε₁+ε₂})δ₂), δ₂ = δ_Gauss(ε₂; r₀/ν),
         minimised over a grid of ε₂."""
-        dg, k = self.difference(relation)
-        mu, ej = dg / self.sigma_b, self.jacobian_epsilon(d)
+        mu, k, ej = self.objective_part(d, relation)
         if self.solver == "exact":
             return chi_epsilon(delta, mu, k, ej)
         if not self.output_noise:
@@ -277,24 +280,16 @@ class ObjectiveCurve1D:
     """The densities of θ* under D and D′ on a grid, and the exact hockey-stick curve."""
 
     grid: np.ndarray
-    log_p: np.ndarray
-    log_q: np.ndarray
+    p: np.ndarray   # density of θ* under D on the grid
+    q: np.ndarray   # under D′
 
     def delta(self, epsilon: float) -> float:
-        p, q = np.exp(self.log_p), np.exp(self.log_q)
         e = math.exp(epsilon)
-        return float(max(integrate.trapezoid(np.maximum(p - e * q, 0), self.grid),
-                         integrate.trapezoid(np.maximum(q - e * p, 0), self.grid)))
+        return float(max(integrate.trapezoid(np.maximum(self.p - e * self.q, 0), self.grid),
+                         integrate.trapezoid(np.maximum(self.q - e * self.p, 0), self.grid)))
 
     def epsilon(self, delta: float) -> float:
-        if self.delta(0.0) <= delta:
-            return 0.0
-        hi = 1.0
-        while self.delta(hi) > delta:
-            hi *= 2
-            if hi > 200:
-                return math.inf
-        return float(optimize.brentq(lambda e: self.delta(e) - delta, 0.0, hi, xtol=1e-10))
+        return smallest_epsilon(self.delta, delta, xtol=1e-10, cap=200.0)
 
 
 @functools.lru_cache(maxsize=8)
@@ -311,9 +306,9 @@ def objective_curve_1d(mech: PrivateMLE, d, d_prime, points: int = 400_001) -> O
             b = np.array([[sign * 14 * sigma]])
             ends.append(float(minimise_batch(mech.model, terms, lam, b, np.zeros((1, 1)), 1e-10)[0, 0]))
     grid = np.linspace(min(ends), max(ends), points)
-    logs = []
+    densities = []
     for terms, lam in fits:
         g, h = mech.model.gradient_hessian(grid[:, None], terms)
         b = -(g[:, 0] + lam * grid)
-        logs.append(-0.5 * (b / sigma) ** 2 - math.log(sigma * math.sqrt(2 * math.pi)) + np.log(h[:, 0, 0] + lam))
-    return ObjectiveCurve1D(grid, logs[0], logs[1])
+        densities.append(np.exp(-0.5 * (b / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi)) * (h[:, 0, 0] + lam))
+    return ObjectiveCurve1D(grid, densities[0], densities[1])

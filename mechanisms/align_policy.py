@@ -59,12 +59,8 @@ class PrivateAlignment:
         """Spec B.3's composition of the χ-bound (exact solver) and the exact Gaussian curve."""
         if self.mle.solver != "exact":
             return math.inf
-        d = self.mle.model.dimension(data)
-        dg, k = self.mle.difference(relation)
-        mu1, ej = dg / self.mle.sigma_b, self.mle.jacobian_epsilon(d)
-        n = len(data)
-        mu2 = self.covariance.model.sensitivity(relation, n) / self.covariance.sigma(n)
-
+        mu1, k, ej = self.mle.objective_part(self.mle.model.dimension(data), relation)
+        mu2 = self.covariance.mu(relation, len(data))
         return compose_epsilon(delta, lambda e: chi_delta_array(e, mu1, k, ej), lambda e: gauss_delta_array(e, mu2))
 
     def guarantees(self, data, relation: str) -> list[Guarantee]:

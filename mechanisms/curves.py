@@ -19,6 +19,7 @@ For k = 1 and ε − ε_J ≥ μ²/2 it equals 2 δ_Gauss(ε − ε_J; μ).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import integrate, stats
@@ -36,15 +37,24 @@ def gauss_delta(epsilon: float, mu: float) -> float:
     return float(max(0.0, math.exp(a) - math.exp(b))) if a > -700 else 0.0
 
 
+def smallest_epsilon(delta_of: Callable[[float], float], delta: float, xtol: float = 1e-12,
+                     cap: float = math.inf) -> float:
+    """The smallest ε ≥ 0 with ``delta_of(ε)`` ≤ δ for a non-increasing privacy curve: bracket by
+    doubling, then Brent's method; ∞ when the bracket passes ``cap``."""
+    if delta_of(0.0) <= delta:
+        return 0.0
+    hi = 1.0
+    while delta_of(hi) > delta:
+        hi *= 2
+        if hi > cap:
+            return math.inf
+    return float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=xtol))
+
+
 def gauss_epsilon(delta: float, mu: float) -> float:
     """The smallest ε ≥ 0 with δ_Gauss(ε; μ) ≤ δ."""
     require(0 < delta < 1, "delta", delta, "must be in (0, 1)")
-    if gauss_delta(0.0, mu) <= delta:
-        return 0.0
-    hi = 1.0
-    while gauss_delta(hi, mu) > delta:
-        hi *= 2
-    return float(brentq(lambda e: gauss_delta(e, mu) - delta, 0.0, hi, xtol=1e-12))
+    return smallest_epsilon(lambda e: gauss_delta(e, mu), delta)
 
 
 def gauss_mu(epsilon: float, delta: float) -> float:
@@ -81,12 +91,7 @@ def chi_delta(epsilon: float, mu: float, k: int = 1, epsilon_j: float = 0.0) -> 
 def chi_epsilon(delta: float, mu: float, k: int = 1, epsilon_j: float = 0.0) -> float:
     """The smallest ε ≥ 0 the χ-bound certifies at ``delta``."""
     require(0 < delta < 1, "delta", delta, "must be in (0, 1)")
-    if chi_delta(0.0, mu, k, epsilon_j) <= delta:
-        return 0.0
-    hi = 1.0
-    while chi_delta(hi, mu, k, epsilon_j) > delta:
-        hi *= 2
-    return float(brentq(lambda e: chi_delta(e, mu, k, epsilon_j) - delta, 0.0, hi, xtol=1e-12))
+    return smallest_epsilon(lambda e: chi_delta(e, mu, k, epsilon_j), delta)
 
 
 def objective_sigma(epsilon: float, delta: float, sensitivity: float, k: int = 1, epsilon_j: float = 0.0) -> float:

@@ -293,3 +293,9 @@ class PlackettLuce:
 
 
 MODELS = {"pairwise": BradleyTerry, "kwise": PlackettLuce, "trajectory": Trajectory}
+
+
+def check_model(value) -> None:
+    """A record model of this module (the ``model`` field of Algorithms 1 and 2)."""
+    require(isinstance(value, tuple(MODELS.values())), "model", value,
+            "must be a BradleyTerry, PlackettLuce or Trajectory record model")
