@@ -5,15 +5,54 @@ Public entry points::
     audit_samples(x, y, *, deltas=(0.0,), confidence=0.95, discrete=None) -> Estimate
     audit_mechanism(mechanism, d, d_prime, *, samples=1_000_000, deltas=(0.0,), confidence=0.95,
                     seed=0, n_jobs=1, relation="add-remove", claims=None) -> AuditResult
+    assert_private(mechanism, d, d_prime, *, epsilon, delta=0.0, ...)   # for test suites
+
+Names are imported on first use (PEP 562), so ``import audit`` — and the pytest plugin that
+pytest loads in every run — costs nothing until an audit is asked for.
 """
 
-from audit.api import audit_mechanism
-from audit.estimate import Bound, Estimate, audit_samples
-from audit.events import Event
-from audit.results import AuditResult, ClaimCheck
-from mechanisms.base import Guarantee, InputError
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["AuditResult", "Bound", "ClaimCheck", "Estimate", "Event", "Guarantee", "InputError",
-           "audit_mechanism", "audit_samples", "__version__"]
+# name -> module that owns it
+_EXPORTS = {
+    "audit_mechanism": "audit.api",
+    "audit_samples": "audit.estimate",
+    "Estimate": "audit.estimate",
+    "Bound": "audit.estimate",
+    "AuditResult": "audit.results",
+    "ClaimCheck": "audit.results",
+    "assert_private": "audit.testing",
+    "Dataset": "neighbors",
+    "Pair": "neighbors",
+    "Mechanism": "mechanisms.base",
+    "Guarantee": "dpcore",
+    "InputError": "dpcore",
+}
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+if TYPE_CHECKING:
+    from audit.api import audit_mechanism
+    from audit.estimate import Bound, Estimate, audit_samples
+    from audit.results import AuditResult, ClaimCheck
+    from audit.testing import assert_private
+    from dpcore import Guarantee, InputError
+    from mechanisms.base import Mechanism
+    from neighbors import Dataset, Pair
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'audit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -14,7 +14,7 @@ from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
 from audit.execution import Execution
 from audit.results import EXPECTATIONS, AuditResult, ClaimCheck
-from mechanisms.base import RELATIONS, Guarantee, require
+from dpcore import RELATIONS, Guarantee, require
 
 
 def _check_int(field: str, value: Any, minimum: int) -> int:

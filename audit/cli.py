@@ -20,17 +20,19 @@ from typing import Any
 
 import numpy as np
 
+import joblib
+import scipy
+
 import audit
-from audit import runner
 import reports
-from audit import bench, config
+from audit import bench, catalog, config, runner
 from audit.api import audit_mechanism, mechanism_params
+from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, Execution, connect_dask
 from audit.results import SCHEMA_VERSION, dumps, load_results, load_sweep, write_atomic
-from audit.suite import MECHANISMS, SUITES, Scenario
-from audit.sweep import FAMILIES, slopes, sweep
-from mechanisms.base import Guarantee, InputError, RELATIONS
+from audit.sweep import slopes, sweep
+from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
 from reports.text import outcome, summary_table
 
@@ -81,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
     run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
-    run.add_argument("--suite", default="default", choices=sorted(SUITES), help="built-in suite (default: default)")
+    run.add_argument("--suite", default="default", choices=SUITES, help="built-in suite (default: default)")
     run.add_argument("--samples", type=_int_at_least(100), default=None,
                      help="samples per side and scenario (default: 1000000, or the config's)")
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
@@ -117,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=Path, help="a results.json written by run --out")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
-    sw.add_argument("family", choices=sorted(FAMILIES), help="mechanism family")
+    sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")
     sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
     sw.add_argument("--samples", type=_int_at_least(100), default=200_000, help="samples per side and size")
     sw.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
@@ -181,12 +183,8 @@ def _load_npz(path: Path, flag: str) -> Dataset:
 
 
 def _user_scenario(args: argparse.Namespace) -> Scenario:
-    if args.mechanism in MECHANISMS:
-        cls = MECHANISMS[args.mechanism]
-        try:
-            mechanism = cls(**_parse_params(args.param))
-        except TypeError as exc:
-            raise UsageError(f"--param for {args.mechanism}: {exc}") from None
+    if ":" not in args.mechanism:
+        mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")
     else:
         if args.param:
             raise UsageError("--param applies to built-in mechanisms only")
@@ -214,7 +212,7 @@ def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | N
         raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
     if not 0 <= args.delta < 1:
         raise UsageError(f"--delta {args.delta} is invalid: must be in [0, 1)")
-    return [Guarantee(args.epsilon, args.delta, scenario.pair.relation, "command line", "user/claim")]
+    return [Guarantee(epsilon=args.epsilon, delta=args.delta, relation=scenario.pair.relation, source="command line", claim_id="user/claim")]
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -230,7 +228,7 @@ def _plan(args: argparse.Namespace) -> Plan:
     else:
         if args.pair or args.data or args.param or args.epsilon is not None:
             raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
-        scenarios = SUITES[args.suite]()
+        scenarios = catalog.suite(args.suite)
         plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
@@ -320,19 +318,20 @@ def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
 
 
 def _environment() -> dict[str, str]:
-    import joblib
-    import scipy
     return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
             "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
 
 
 def _list() -> int:
     print("Built-in mechanisms (--mechanism NAME --param KEY=VALUE ...):")
-    for name, cls in MECHANISMS.items():
-        print(f"  {name:42s} {(cls.__doc__ or '').strip().splitlines()[0]}")
-    for suite, build in SUITES.items():
+    for family in catalog.families():
+        print(f"  [{family.name}] {family.about}")
+        for entry in family.mechanisms:
+            print(f"    {entry.name:40s} {entry.about}")
+    print(f"\nSweeps (python -m audit sweep NAME): {', '.join(catalog.sweeps())}")
+    for suite in SUITES:
         print(f"\nSuite {suite!r} (python -m audit run --suite {suite}):")
-        for sc in build():
+        for sc in catalog.suite(suite):
             print(f"  {sc.name:18s} {sc.about}")
             print(f"  {'':18s} pair: {sc.pair.description} [{sc.pair.relation}]")
             for cid, verdict in sc.expected.items():

@@ -50,18 +50,16 @@ from typing import Any
 
 import numpy as np
 
-from audit.suite import MECHANISMS, Scenario
-from mechanisms.base import RELATIONS, Guarantee, InputError
+from audit import catalog
+from audit.catalog import Scenario
+from audit.exact import epsilon_for_delta
+from dpcore import EXPECTATIONS, RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair, neighbours
-from neighbors import synthetic
 from neighbors.search import worst_pair
 
-GENERATORS = {"bandit_log": synthetic.bandit_log, "random_bandit_log": None, "comparisons": synthetic.comparisons,
-              "linear_log": synthetic.linear_log, "votes": synthetic.votes}
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
                  "neighbour", "claim"}
-VERDICT_VALUES = ("pass", "violation", "not-applicable", "exact-violation")
 
 
 @dataclass(frozen=True)
@@ -116,15 +114,6 @@ def _number(value: Any, path: str, low: float, high: float, high_open: bool = Tr
     return float(value)
 
 
-def _tuples(value: Any) -> Any:
-    """TOML arrays as tuples (hashable, as the mechanisms' frozen fields expect)."""
-    if isinstance(value, list):
-        return tuple(_tuples(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _tuples(v) for k, v in value.items()}
-    return value
-
-
 def _settings(raw: Any) -> RunSettings:
     run = _table(raw, "run", RUN_KEYS)
     s = RunSettings()
@@ -164,14 +153,13 @@ def _settings(raw: Any) -> RunSettings:
 
 
 def load_mechanism(spec: str, params: dict, path: str) -> Any:
-    """A built-in mechanism built from ``params``, or the object at ``pkg.module:attr``."""
-    if spec in MECHANISMS:
-        try:
-            return MECHANISMS[spec](**_tuples(params))
-        except TypeError as exc:
-            _fail(f"{path}.params", params, f"{spec} does not take these parameters ({exc})")
+    """A built-in mechanism (any family of :mod:`audit.catalog`) built from ``params``, or the
+    object at ``pkg.module:attr``."""
     if ":" not in spec:
-        _fail(f"{path}.mechanism", spec, f"must be a built-in name ({', '.join(MECHANISMS)}) or pkg.module:attr")
+        try:
+            return catalog.build_mechanism(spec, params, f"{path}.mechanism")
+        except InputError as exc:
+            raise InputError(f"config: {exc}") from None
     if params:
         _fail(f"{path}.params", params, "params apply to built-in mechanisms only")
     module_name, _, attr = spec.partition(":")
@@ -242,12 +230,12 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
         if "columns" in data:
             _table(data["columns"], f"{path}.columns", set(data["columns"]))
             return Dataset({k: np.asarray(v) for k, v in data["columns"].items()})
-        name = data["generator"]
-        if name not in GENERATORS or GENERATORS[name] is None:
-            _fail(f"{path}.generator", name, f"must be one of {', '.join(k for k, v in GENERATORS.items() if v)}")
+        name, known = data["generator"], catalog.generators()
+        if name not in known:
+            _fail(f"{path}.generator", name, f"must be one of {', '.join(known)}{catalog.suggest(str(name), list(known))}")
         args = _table(data.get("args", {}), f"{path}.args", set(data.get("args", {})))
         try:
-            return GENERATORS[name](**args)
+            return known[name](**args)
         except TypeError as exc:
             _fail(f"{path}.args", args, f"{name} does not take these arguments ({exc})")
     except InputError as exc:
@@ -279,7 +267,6 @@ def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> 
         cands = spec.get("candidates", [])
         if not isinstance(cands, list):
             _fail(f"{path}.search.candidates", cands, "must be an array of records")
-        from audit.exact import epsilon_for_delta
         delta = _number(spec.get("delta", 0.0), f"{path}.search.delta", 0.0, 1.0)
         return worst_pair(mechanism, neighbours(relation, base, cands),
                           lambda p, q: epsilon_for_delta(p, q, delta)).pair
@@ -297,9 +284,9 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
     out = []
     for i, c in enumerate(raw):
         c = _table(c, f"{path}[{i}]", {"epsilon", "delta", "id", "source", "kind"}, {"epsilon"})
-        out.append(Guarantee(_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
-                             _number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0), relation,
-                             str(c.get("source", "config")), str(c.get("id", "user/claim")),
+        out.append(Guarantee(epsilon=_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
+                             delta=_number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0), relation=relation,
+                             source=str(c.get("source", "config")), claim_id=str(c.get("id", "user/claim")),
                              kind=str(c.get("kind", "printed"))))
     return out
 
@@ -334,8 +321,8 @@ def load(path: str | Path) -> Plan:
         pair = _pair(sc["neighbour"], f"{p}.neighbour", base, mechanism, relation)
         expected = _table(sc.get("expected", {}), f"{p}.expected", set(sc.get("expected", {})))
         for cid, verdict in expected.items():
-            if verdict not in VERDICT_VALUES:
-                _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(VERDICT_VALUES)}")
+            if verdict not in EXPECTATIONS:
+                _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(EXPECTATIONS)}")
         factor = _number(sc.get("samples_factor", 1), f"{p}.samples_factor", 1e-3, 1e4)
         scenarios.append(Scenario(name, mechanism, pair, expected, factor, str(sc.get("about", ""))))
         claims.append(_claims(sc.get("claim"), f"{p}.claim", relation))

@@ -25,7 +25,7 @@ import numpy as np
 
 from audit.events import VIEWS, Event, clopper_pearson, count_members, epsilon_from_bounds, select_events
 from audit.tradeoff import GDPEstimate, TradeoffPoint, gdp_estimate, tradeoff_points
-from mechanisms.base import InputError, require
+from dpcore import InputError, require
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ import numpy as np
 from scipy import stats
 from scipy.special import expit
 
-from mechanisms.base import require
+from dpcore import require
 
 SIDES = ("D", "D'")
 VIEWS = ("rows", "threshold", "histogram")

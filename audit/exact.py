@@ -18,7 +18,7 @@ import math
 
 import numpy as np
 
-from mechanisms.base import require
+from dpcore import require
 
 
 def _distribution(name: str, p: np.ndarray) -> np.ndarray:

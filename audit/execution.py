@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
 
-from mechanisms.base import InputError, require
+from dpcore import InputError, require
 
 BACKENDS = ("local", "dask")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from audit.estimate import Bound, Estimate
-from mechanisms.base import Guarantee, InputError
+from dpcore import Guarantee, InputError
 
 VERDICTS = ("pass", "violation", "not-applicable")
 # What a scenario may expect: a verdict, or "exact-violation" for an erratum only the white-box

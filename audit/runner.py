@@ -20,7 +20,7 @@ from audit.execution import Execution, Progress, events_fingerprint
 from audit.tradeoff import tradeoff_points
 
 TRADEOFF_POINTS = 24
-from mechanisms.base import InputError
+from dpcore import InputError
 
 CHUNK = 1 << 18
 SELECTION, ESTIMATION = 0, 1

@@ -15,7 +15,7 @@ from typing import Any
 
 from audit.api import audit_mechanism
 from audit.results import AuditResult
-from mechanisms.base import Guarantee, require
+from dpcore import Guarantee, require
 
 _DEFAULT_SAMPLES = 1_000_000
 _samples_override: int | None = None
@@ -56,7 +56,7 @@ def assert_private(mechanism: Any, d: Any, d_prime: Any, *, epsilon: float, delt
     seeded runs of randomized response exactly at its ε.  Returns the :class:`AuditResult`
     when no violation is found, so a test can also assert on tightness.
     """
-    claim = Guarantee(float(epsilon), float(delta), relation, "assert_private", "user/assert_private")
+    claim = Guarantee(epsilon=float(epsilon), delta=float(delta), relation=relation, source="assert_private", claim_id="user/assert_private")
     result = audit_mechanism(mechanism, d, d_prime, samples=samples or default_samples(), deltas=(delta,),
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=relation,
                              claims=[claim], sequential=sequential, **options)

@@ -3,6 +3,7 @@
 This package never imports ``audit`` or ``reports``.
 """
 
-from mechanisms.base import Guarantee, InputError, Mechanism
+from dpcore import Guarantee, InputError
+from mechanisms.base import Mechanism
 
 __all__ = ["Guarantee", "InputError", "Mechanism"]

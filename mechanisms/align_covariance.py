@@ -23,7 +23,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from mechanisms.base import Guarantee, check_positive, per_dataset, require
+from dpcore import check_positive, Guarantee, require
+from mechanisms.base import per_dataset
 from mechanisms.curves import gauss_epsilon, gauss_mu
 from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
 
@@ -82,16 +83,18 @@ class PrivateCovariance:
         half = (self.epsilon / 2, self.delta / 2)
         out = []
         if self.calibration == "paper":
-            out.append(Guarantee(*half, relation, f"{PAPER}, {lemma}: sigma as printed; {self.model.describe()}", cid))
+            out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
+                                 source=f"{PAPER}, {lemma}: sigma as printed; {self.model.describe()}", claim_id=cid))
         else:
             covered = relation == self.relation or (relation == "zero-out" and self.relation == "swap")
-            out.append(Guarantee(*half, relation, f"spec B.2 fix: sigma on the exact curve for {self.relation}", cid,
+            out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
+                                 source=f"spec B.2 fix: sigma on the exact curve for {self.relation}", claim_id=cid,
                                  kind="corrected") if covered else
                        Guarantee.not_applicable(f"calibrated for {self.relation}, not {relation}", relation=relation,
                                                 claim_id=cid, kind="corrected", source="spec B.2 fix"))
-        out.append(Guarantee(gauss_epsilon(self.delta / 2, mu), self.delta / 2, relation,
-                             f"Balle & Wang (2018), Thm 8: exact curve of the worst {relation} pair, mu = {mu:.4g}",
-                             "align/alg2-tight", kind="tight"))
+        out.append(Guarantee(epsilon=gauss_epsilon(self.delta / 2, mu), delta=self.delta / 2, relation=relation,
+                             source=f"Balle & Wang (2018), Thm 8: exact curve of the worst {relation} pair, mu = {mu:.4g}",
+                             claim_id="align/alg2-tight", kind="tight"))
         return out
 
     def exact_epsilon(self, d, d_prime, delta: float) -> float | None:

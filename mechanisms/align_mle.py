@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import integrate, optimize
 
-from mechanisms.base import Guarantee, check_positive, per_dataset, require
+from dpcore import check_positive, Guarantee, require
+from mechanisms.base import per_dataset
 from mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
 from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
 
@@ -245,22 +246,24 @@ class PrivateMLE:
         half = (self.epsilon / 2, self.delta / 2)
         out = []
         if self.calibration == "paper":
-            out.append(Guarantee(*half, relation, f"{PAPER}, Lemma A.10 / Algorithm 1 as printed (C = {self.C:g}); "
-                                 f"{kind}", "align/alg1-printed",
+            out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
+                                 source=f"{PAPER}, Lemma A.10 / Algorithm 1 as printed (C = {self.C:g}); {kind}",
+                                 claim_id="align/alg1-printed",
                                  note="UNVERIFIED (spec B.1.3): the cited theorems' constants could not be checked"))
         else:
             target = "add-remove" if self.relation == "zero-out" else self.relation
             on = "add-remove" if relation == "zero-out" else relation
             if on == target or (on == "add-remove" and target == "swap"):
-                out.append(Guarantee(*half, relation, f"spec B.1.4 instantiation for {self.relation}; {kind}",
-                                     "align/alg1-instantiated", kind="corrected"))
+                out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
+                                     source=f"spec B.1.4 instantiation for {self.relation}; {kind}",
+                                     claim_id="align/alg1-instantiated", kind="corrected"))
             else:
                 out.append(Guarantee.not_applicable(f"calibrated for {self.relation}, not {relation}",
                                                      relation=relation, claim_id="align/alg1-instantiated",
                                                      kind="corrected", source="spec B.1.4"))
         eps = self.chi_epsilon(d, relation, self.delta / 2)
-        out.append(Guarantee(eps, self.delta / 2, relation,
-                             f"spec B.1.3 chi-bound for these constants ({self.solver} solver)", "align/alg1-chi",
+        out.append(Guarantee(epsilon=eps, delta=self.delta / 2, relation=relation,
+                             source=f"spec B.1.3 chi-bound for these constants ({self.solver} solver)", claim_id="align/alg1-chi",
                              kind="corrected") if math.isfinite(eps) else
                    Guarantee.not_applicable("an approximate solver without output noise has no bound",
                                             relation=relation, claim_id="align/alg1-chi", kind="corrected"))

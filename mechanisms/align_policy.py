@@ -25,7 +25,7 @@ from typing import ClassVar
 import numpy as np
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE
-from mechanisms.base import Guarantee, check_nonnegative, check_positive, require
+from dpcore import check_nonnegative, check_positive, Guarantee, require
 from mechanisms.curves import chi_delta_array, compose_epsilon, gauss_delta_array
 
 PAPER = "alignment paper"
@@ -69,11 +69,11 @@ class PrivateAlignment:
         cid, theorem = THEOREMS[self.mle.model.kind]
         e, dl = self.mle.epsilon, self.mle.delta
         composed = self.composed_epsilon(data, relation, dl)
-        return [Guarantee(e, dl, relation, f"{PAPER}, {theorem}: (eps/2, delta/2) + (eps/2, delta/2) by composition; "
-                          f"{self.mle.model.describe()}", cid,
+        return [Guarantee(epsilon=e, delta=dl, relation=relation, source=f"{PAPER}, {theorem}: (eps/2, delta/2) + (eps/2, delta/2) by composition; "
+                          f"{self.mle.model.describe()}", claim_id=cid,
                           note="UNVERIFIED (spec B.3): Lemma A.7 is false, composition has slack"),
-                Guarantee(composed, dl, relation, "spec B.3: chi-bound of Algorithm 1 composed with the exact curve "
-                          "of Algorithm 2", "align/thm41-composed", kind="corrected")
+                Guarantee(epsilon=composed, delta=dl, relation=relation, source="spec B.3: chi-bound of Algorithm 1 composed with the exact curve "
+                          "of Algorithm 2", claim_id="align/thm41-composed", kind="corrected")
                 if math.isfinite(composed) else
                 Guarantee.not_applicable("needs the exact solver", relation=relation,
                                          claim_id="align/thm41-composed", kind="corrected")]

@@ -1,115 +1,90 @@
-"""The mechanism protocol, the `Guarantee` record, and input validation.
+"""The mechanism protocol, its optional white-box capabilities, and helpers mechanisms share.
 
-A mechanism is anything with a ``name`` and ``sample(data, size, rng)``; the white-box
-methods ``output_distribution`` and ``guarantees`` are optional.  Nothing here must be
-subclassed: :class:`Mechanism` is a structural ``Protocol``.
+A mechanism is anything with a ``name`` and ``sample(data, size, rng)``; each white-box
+capability is a documented method declared by a structural ``Protocol`` below.  Nothing here
+must be subclassed.  ``Guarantee`` and the validators live in :mod:`dpcore` and are
+re-exported here because mechanism authors reach for them beside the protocol.
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
-CLAIM_KINDS = ("printed", "corrected", "tight")
+from dpcore import Guarantee, InputError, require
 
-
-class InputError(ValueError):
-    """A value that entered from outside is invalid; the message names field, value and rule."""
-
-
-def require(ok: bool, field: str, value: Any, allowed: str) -> None:
-    """Raise :class:`InputError` naming ``field``, ``value`` and what is ``allowed`` unless ``ok``."""
-    if not ok:
-        raise InputError(f"{field} = {value!r} is invalid: {allowed}")
-
-
-def check_positive(field: str, value: Any) -> float:
-    """A finite real number > 0."""
-    require(_is_real(value) and math.isfinite(value) and value > 0, field, value,
-            "must be a finite number > 0")
-    return float(value)
-
-
-def check_nonnegative(field: str, value: Any) -> float:
-    """A finite real number >= 0."""
-    require(_is_real(value) and math.isfinite(value) and value >= 0, field, value,
-            "must be a finite number >= 0")
-    return float(value)
-
-
-def check_probability_vector(field: str, value: Any, size: int) -> np.ndarray:
-    """A length-``size`` vector of finite non-negative numbers summing to 1 (to 1e-9)."""
-    arr = np.asarray(value, dtype=float)
-    require(arr.shape == (size,), field, value, f"must be a vector of length {size}")
-    require(bool(np.all(np.isfinite(arr)) and np.all(arr >= 0)), field, value,
-            "entries must be finite and >= 0")
-    require(abs(float(arr.sum()) - 1.0) <= 1e-9, field, value, "entries must sum to 1")
-    return arr
-
-
-def _is_real(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-
-
-@dataclass(frozen=True)
-class Guarantee:
-    """An analytic (ε, δ) claim about a mechanism, evaluated on one dataset.
-
-    ``claim_id`` is the stable identifier users pin in regression tests; ``kind`` is
-    ``printed`` (as the source states it), ``corrected`` (a repaired statement) or ``tight``
-    (an exact or analytic reference curve).  A claim whose preconditions fail on the
-    dataset carries ``applicable=False``, ``epsilon=inf`` and the reason in ``note``.
-    """
-
-    epsilon: float
-    delta: float = 0.0
-    relation: str = "add-remove"
-    source: str = ""
-    claim_id: str = ""
-    kind: str = "printed"
-    applicable: bool = True
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        require(_is_real(self.epsilon) and not math.isnan(self.epsilon) and self.epsilon >= 0,
-                "Guarantee.epsilon", self.epsilon, "must be a number >= 0 (inf allowed)")
-        require(_is_real(self.delta) and 0.0 <= self.delta <= 1.0, "Guarantee.delta", self.delta,
-                "must be in [0, 1]")
-        require(self.relation in RELATIONS, "Guarantee.relation", self.relation,
-                f"must be one of {', '.join(RELATIONS)}")
-        require(self.kind in CLAIM_KINDS, "Guarantee.kind", self.kind,
-                f"must be one of {', '.join(CLAIM_KINDS)}")
-        require(self.applicable or bool(self.note), "Guarantee.note", self.note,
-                "a not-applicable claim must say why")
-
-    @classmethod
-    def not_applicable(cls, reason: str, **fields: Any) -> "Guarantee":
-        """A claim whose preconditions fail on the dataset, with the reason."""
-        return cls(epsilon=math.inf, applicable=False, note=reason, **fields)
+__all__ = ["CAPABILITIES", "Guarantee", "HasEpsilonSupPi0", "HasExactEpsilon", "HasGuarantees",
+           "HasOutputDistribution", "HasPairGuarantees", "InputError", "Mechanism", "capabilities", "log_softmax",
+           "per_dataset", "sample_categorical"]
 
 
 @runtime_checkable
 class Mechanism(Protocol):
     """What dpaudit needs to audit a mechanism as a black box.
 
-    ``sample`` returns ``size`` independent outputs: shape ``(size,)`` for discrete or
-    scalar outputs, ``(size, k)`` for vectors.  Optional white-box methods:
-    ``output_distribution(data) -> probabilities over outputs 0..k-1``,
-    ``guarantees(data, relation) -> list[Guarantee]``, and
-    ``pair_guarantees(d, d_prime, relation)`` for claims whose free parameters depend on
-    both datasets of the pair (e.g. the smallest admissible B of the KL paper's RLHF bounds).
+    ``sample(data, size, rng)`` returns ``size`` independent outputs: shape ``(size,)`` for
+    discrete or scalar outputs, ``(size, k)`` for vectors, drawn with ``rng`` only (so one seed
+    gives one result).  Nothing must be subclassed: any object with ``name`` and ``sample`` is
+    a mechanism.  The capabilities below are optional; implementing one turns on the check
+    that uses it (``audit.testing.check_mechanism`` verifies they agree with ``sample``).
     """
 
     name: str
 
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray: ...
+
+
+@runtime_checkable
+class HasOutputDistribution(Protocol):
+    """White box for finite outputs: ``output_distribution(data)`` is the probability vector of
+    outputs ``0..k-1`` on ``data``.  The engine then computes the exact ε(δ) of the pair,
+    δ(ε) = max Σ (p − e^ε q)_+ over both directions (spec §0)."""
+
+    def output_distribution(self, data: Any) -> np.ndarray: ...
+
+
+@runtime_checkable
+class HasExactEpsilon(Protocol):
+    """White box for continuous outputs: ``exact_epsilon(d, d_prime, delta)`` is the exact
+    ε(δ) of the pair (or None where unknown), e.g. the Balle–Wang curve of a Gaussian shift."""
+
+    def exact_epsilon(self, d: Any, d_prime: Any, delta: float) -> float | None: ...
+
+
+@runtime_checkable
+class HasGuarantees(Protocol):
+    """The source's claims evaluated on one dataset: ``guarantees(data, relation)``."""
+
+    def guarantees(self, data: Any, relation: str) -> list[Guarantee]: ...
+
+
+@runtime_checkable
+class HasPairGuarantees(Protocol):
+    """Claims whose free parameters depend on both datasets of the pair (e.g. the smallest
+    admissible B of the KL paper's RLHF bounds): ``pair_guarantees(d, d_prime, relation)``."""
+
+    def pair_guarantees(self, d: Any, d_prime: Any, relation: str) -> list[Guarantee]: ...
+
+
+@runtime_checkable
+class HasEpsilonSupPi0(Protocol):
+    """KL mechanisms: the supremum of the pair's pure loss over reference policies π0 (spec §0)."""
+
+    def epsilon_sup_pi0(self, d: Any, d_prime: Any) -> float: ...
+
+
+CAPABILITIES: dict[str, type] = {"output_distribution": HasOutputDistribution, "exact_epsilon": HasExactEpsilon,
+                                 "guarantees": HasGuarantees, "pair_guarantees": HasPairGuarantees,
+                                 "epsilon_sup_pi0": HasEpsilonSupPi0}
+
+
+def capabilities(mechanism: Any) -> tuple[str, ...]:
+    """The optional white-box capabilities ``mechanism`` implements (callable methods only)."""
+    return tuple(name for name in CAPABILITIES if callable(getattr(mechanism, name, None)))
 
 
 def sample_categorical(probs: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:

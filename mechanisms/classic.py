@@ -12,8 +12,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from mechanisms.base import (Guarantee, check_positive, log_softmax, per_dataset, require,
-                             sample_categorical)
+from dpcore import check_positive, Guarantee, require
+from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from neighbors.dataset import Dataset
 
 _RR_SOURCE = "Warner (1965); Dwork & Roth (2014), Sec. 3.2"
@@ -51,7 +51,7 @@ class RandomizedResponse:
         return sample_categorical(self.output_distribution(data), size, rng)
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        return [Guarantee(self.epsilon, 0.0, relation, _RR_SOURCE, "classic/rr")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_RR_SOURCE, claim_id="classic/rr")]
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,7 @@ class Laplace:
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation not in ("add-remove", "swap", "zero-out"):
             return []
-        return [Guarantee(self.epsilon, 0.0, relation, "Dwork & Roth (2014), Theorem 3.6", "classic/laplace")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Theorem 3.6", claim_id="classic/laplace")]
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,8 @@ class Gaussian:
         if self.epsilon >= 1:
             return [Guarantee.not_applicable(f"epsilon = {self.epsilon} >= 1: Theorem A.1 needs epsilon < 1",
                                              relation=relation, claim_id="classic/gaussian")]
-        return [Guarantee(self.epsilon, self.delta, relation, "Dwork & Roth (2014), Theorem A.1",
-                          "classic/gaussian")]
+        return [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation, source="Dwork & Roth (2014), Theorem A.1",
+                          claim_id="classic/gaussian")]
 
 
 @dataclass(frozen=True)
@@ -159,8 +159,8 @@ class ExponentialMechanism:
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation != "add-remove":
             return []
-        return [Guarantee(self.epsilon, 0.0, relation, "KL paper, Definition 2, eq. (6) (McSherry & Talwar 2007)",
-                          "expmech/def2")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="KL paper, Definition 2, eq. (6) (McSherry & Talwar 2007)",
+                          claim_id="expmech/def2")]
 
 
 @dataclass(frozen=True)
@@ -188,4 +188,4 @@ class ReportNoisyMax:
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation != "add-remove":
             return []
-        return [Guarantee(self.epsilon, 0.0, relation, "Dwork & Roth (2014), Claim 3.9", "classic/report-noisy-max")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9", claim_id="classic/report-noisy-max")]

@@ -26,7 +26,7 @@ from scipy import integrate, stats
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from mechanisms.base import require
+from dpcore import require
 
 
 def gauss_delta(epsilon: float, mu: float) -> float:

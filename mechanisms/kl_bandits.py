@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpcore import check_nonnegative, check_positive, Guarantee, InputError, require
 from mechanisms.kl_policy import KLPolicy
 from neighbors.dataset import Dataset
 
@@ -116,11 +116,11 @@ class KLBandit(KLPolicy):
             src = "KL paper, Proposition 1 part 1 applied to Theorem 1, eq. (9)"
             if eps0 is None:
                 return [Guarantee.not_applicable(why, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
-            return [Guarantee(2 * eps0, 0.0, "swap", src, "kl-mab/thm1-swap")]
+            return [Guarantee(epsilon=2 * eps0, delta=0.0, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
         if relation != "add-remove":
             return []
         out = [Guarantee.not_applicable(why, source=THM1, claim_id="kl-mab/thm1-pure") if eps0 is None
-               else Guarantee(eps0, 0.0, "add-remove", THM1, "kl-mab/thm1-pure")]
+               else Guarantee(epsilon=eps0, delta=0.0, relation="add-remove", source=THM1, claim_id="kl-mab/thm1-pure")]
         if self.n0 is not None:
             out.append(self._approx_printed(n, self.n0, "kl-mab/thm1-approx",
                                             f"KL paper, Theorem 1, approximate part (N0 = {self.n0:g})"))
@@ -137,7 +137,7 @@ class KLBandit(KLPolicy):
         eps = (4 * self.reward_range / n0 + self.beta0 / n0 ** 1.5) / self.eta
         log_delta = (math.log(self.n_actions) + eps
                      + self.beta0 / self.eta * (1 / math.sqrt(n_max) - 1 / math.sqrt(n0)))
-        return Guarantee(eps, _delta(log_delta), "add-remove", source, claim_id,
+        return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source, claim_id=claim_id,
                          note="printed delta >= 1 (vacuous)" if log_delta >= 0 else "")
 
     def _corollary1(self, n: np.ndarray) -> Guarantee:
@@ -150,7 +150,7 @@ class KLBandit(KLPolicy):
         eps = (4 * k * R + k ** 1.5 * b / math.sqrt(n_max)) / (eta * n_max)
         log_delta = (math.log(self.n_actions) - b / eta * (math.sqrt(k) - 1) / math.sqrt(n_max)
                      + 4 * k * R / n_max + b / eta * k ** 1.5 / n_max ** 1.5)
-        return Guarantee(eps, _delta(log_delta), "add-remove", source, "kl-mab/cor1")
+        return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source, claim_id="kl-mab/cor1")
 
     def _approx_corrected(self, data: Dataset, n: np.ndarray) -> Guarantee:
         """Spec A.2.4, corrected statement, for N0 ≥ 1:
@@ -167,9 +167,9 @@ class KLBandit(KLPolicy):
             log_w = self.log_pi0()[arm] + (R - b0 / math.sqrt(n[arm] + 1)) / eta
             rest = logsumexp(np.delete(logits, arm))
             delta = max(delta, float(expit(log_w - rest)) if np.isfinite(rest) else 1.0)
-        return Guarantee(eps, min(delta, 1.0), "add-remove",
-                         f"spec A.2.4, corrected approximate statement (N0 = {n0:g})",
-                         "kl-mab/thm1-approx-corrected", kind="corrected")
+        return Guarantee(epsilon=eps, delta=min(delta, 1.0), relation="add-remove",
+                         source=f"spec A.2.4, corrected approximate statement (N0 = {n0:g})",
+                         claim_id="kl-mab/thm1-approx-corrected", kind="corrected")
 
 
 def _delta(log_delta: float) -> float:

@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from mechanisms.base import Guarantee, check_positive, log_softmax, per_dataset, require, sample_categorical
+from dpcore import check_positive, Guarantee, require
+from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from mechanisms.kl_policy import KLPolicy
 
 _MAX_OUTCOMES = 200_000
@@ -107,9 +108,9 @@ class RepeatedSampling:
                     for kind, cid in (("basic", "kl/repeated-T"), ("advanced", "kl/repeated-T-advanced"))]
         e, t, dp = base.epsilon, self.T, self.delta_prime
         advanced = math.sqrt(2 * t * math.log(1 / dp)) * e + t * e * math.expm1(min(e, 700.0))
-        return [Guarantee(t * e, 0.0, relation, src.format("basic"), "kl/repeated-T"),
-                Guarantee(advanced, min(1.0, t * base.delta + dp), relation, src.format("advanced"),
-                          "kl/repeated-T-advanced", note='the paper prints "k delta"; T delta is meant')]
+        return [Guarantee(epsilon=t * e, delta=0.0, relation=relation, source=src.format("basic"), claim_id="kl/repeated-T"),
+                Guarantee(epsilon=advanced, delta=min(1.0, t * base.delta + dp), relation=relation, source=src.format("advanced"),
+                          claim_id="kl/repeated-T-advanced", note='the paper prints "k delta"; T delta is meant')]
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,6 @@ class InexactPolicy:
         gap = max(self.gap(data), self.gap(data_prime))
         note = f"eps_hat = {gap:.6g} (measured on D and D'), base claim {base.claim_id}"
         eps = base.epsilon + 2 * gap
-        return [Guarantee(eps, base.delta, relation, src, "kl/inexact", note=note),
-                Guarantee(eps, min(1.0, math.exp(gap) * base.delta), relation, src + ", corrected delta (spec A.5)",
-                          "kl/inexact-corrected", kind="corrected", note=note)]
+        return [Guarantee(epsilon=eps, delta=base.delta, relation=relation, source=src, claim_id="kl/inexact", note=note),
+                Guarantee(epsilon=eps, delta=min(1.0, math.exp(gap) * base.delta), relation=relation, source=src + ", corrected delta (spec A.5)",
+                          claim_id="kl/inexact-corrected", kind="corrected", note=note)]

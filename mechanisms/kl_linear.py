@@ -21,7 +21,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpcore import check_nonnegative, check_positive, Guarantee, InputError, require
 from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from neighbors.dataset import Dataset
 
@@ -93,15 +93,15 @@ class KLLinearBandit(FeaturePolicy):
                                                     claim_id="kl-linear/thm2-approx"))
         else:
             core = self._thm2_core(lam_min, n, d)
-            out = [Guarantee(core / (self.eta * math.sqrt(lam_min)), 0.0, relation, src, "kl-linear/thm2-pure")]
+            out = [Guarantee(epsilon=core / (self.eta * math.sqrt(lam_min)), delta=0.0, relation=relation, source=src, claim_id="kl-linear/thm2-pure")]
             if self.lambda0 is not None:
                 eps = core / (self.eta * math.sqrt(self.lambda0))
                 sigma, _ = self.statistics(data)
                 gamma_min = float(elliptical_norms(self.phi, sigma).min())
                 log_delta = (math.log(len(self.features)) + eps
                              + self.beta0 / self.eta * (gamma_min - 1 / math.sqrt(self.lambda0)))
-                out.append(Guarantee(eps, 1.0 if log_delta >= 0 else math.exp(log_delta), relation,
-                                     f"{src}, approximate part (lambda0 = {self.lambda0:g})", "kl-linear/thm2-approx"))
+                out.append(Guarantee(epsilon=eps, delta=1.0 if log_delta >= 0 else math.exp(log_delta), relation=relation,
+                                     source=f"{src}, approximate part (lambda0 = {self.lambda0:g})", claim_id="kl-linear/thm2-approx"))
         if self.k1 is not None:
             out.append(self._corollary2(lam_min, n, d))
         return out
@@ -114,4 +114,4 @@ class KLLinearBandit(FeaturePolicy):
                                             source=src, claim_id="kl-linear/cor2-pure")
         k1, R = self.k1, self.reward_range
         eps = k1 * d / (n * self.eta) * (2 * R * (1 + math.sqrt(k1) * d) + self.beta0 * math.sqrt(k1 * d / n))
-        return Guarantee(eps, 0.0, "add-remove", src, "kl-linear/cor2-pure")
+        return Guarantee(epsilon=eps, delta=0.0, relation="add-remove", source=src, claim_id="kl-linear/cor2-pure")

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from mechanisms.base import (InputError, check_probability_vector, log_softmax, per_dataset, require,
-                             sample_categorical)
+from dpcore import check_probability_vector, InputError, require
+from mechanisms.base import log_softmax, per_dataset, sample_categorical
 
 
 _NORM_TOL = 1e-9

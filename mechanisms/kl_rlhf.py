@@ -32,7 +32,8 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
-from mechanisms.base import Guarantee, InputError, check_nonnegative, check_positive, per_dataset, require
+from dpcore import check_nonnegative, check_positive, Guarantee, InputError, require
+from mechanisms.base import per_dataset
 from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from neighbors.dataset import Dataset
 
@@ -197,5 +198,5 @@ class KLRLHF(FeaturePolicy):
             log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(self.lambda0))
             values["kl-rlhf/thm3-label-approx"] = (eps, 1.0 if log_delta >= 0 else math.exp(log_delta))
         note = f"B = {b:.6g}"
-        return [Guarantee(values[cid][0], values[cid][1], relation, src, cid, kind=kind, note=note)
+        return [Guarantee(epsilon=values[cid][0], delta=values[cid][1], relation=relation, source=src, claim_id=cid, kind=kind, note=note)
                 for cid, kind, src in ids]

@@ -31,8 +31,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mechanisms.base import (Guarantee, InputError, check_positive, log_softmax, per_dataset, require,
-                             sample_categorical)
+from dpcore import check_positive, Guarantee, InputError, require
+from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from neighbors.dataset import Dataset
 
 SLIDES = "PO slides"
@@ -209,12 +209,12 @@ class DPPG:
         if relation != "user-level":
             return []
         conv = ("|A| <= R (advantage clipped)" if self.convention == "advantage" else "rewards in [-R, R]")
-        out = [Guarantee(self.epsilon, self.delta, relation,
-                         f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); {conv}",
-                         "po/dp-pg", note=f"convention: {self.convention}")]
+        out = [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation,
+                         source=f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); {conv}",
+                         claim_id="po/dp-pg", note=f"convention: {self.convention}")]
         if self.T > 1:
-            out.append(Guarantee(self.epsilon, self.delta, relation,
-                                 f"{SLIDES}, Proposition 1 (one pass over users, T = {self.T}); {conv}", "po/meta",
+            out.append(Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation,
+                                 source=f"{SLIDES}, Proposition 1 (one pass over users, T = {self.T}); {conv}", claim_id="po/meta",
                                  note=f"schedule: {self.schedule}"))
         return out
 
@@ -281,8 +281,8 @@ class DPNPG(CandidateExponentialMechanism):
         return ((grads @ np.asarray(self.candidates).T - adv[:, None]) ** 2).sum(axis=0)
 
     def _claim(self, relation: str) -> Guarantee:
-        return Guarantee(self.epsilon, 0.0, relation, f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)",
-                         "po/dp-npg", note="" if self.enforce_condition else "condition of spec C.3 not enforced")
+        return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)",
+                         claim_id="po/dp-npg", note="" if self.enforce_condition else "condition of spec C.3 not enforced")
 
 
 @dataclass(frozen=True)
@@ -318,5 +318,5 @@ class DPREBEL(CandidateExponentialMechanism):
         return np.minimum(residual ** 2, self.clip).sum(axis=1)
 
     def _claim(self, relation: str) -> Guarantee:
-        return Guarantee(self.epsilon, 0.0, relation, "spec C.4, DP-REBEL as the exponential mechanism over a finite "
-                         "Theta with the clipped REBEL residual", "po/dp-rebel")
+        return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="spec C.4, DP-REBEL as the exponential mechanism over a finite "
+                         "Theta with the clipped REBEL residual", claim_id="po/dp-rebel")

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InputError, require
+from dpcore import InputError, require
 
 
 def _freeze(name: str, values: Any) -> np.ndarray:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mechanisms.base import RELATIONS, require
+from dpcore import RELATIONS, require
 from neighbors.dataset import Dataset
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mechanisms.base import InputError, require
+from dpcore import InputError, require
 from neighbors.dataset import Dataset
 from neighbors.relations import Pair, _fmt
 

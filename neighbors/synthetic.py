@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mechanisms.base import require
+from dpcore import require
 from neighbors.dataset import Dataset
 
 

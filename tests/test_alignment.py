@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from audit import align_fixtures as af
+from audit.catalog import alignment as af
 from audit import audit_mechanism, audit_samples
 from audit.results import ClaimCheck
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE, minimise_batch, objective_curve_1d
 from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
-from mechanisms.base import Guarantee, InputError
+from dpcore import Guarantee, InputError
 from mechanisms.curves import (chi_delta, chi_delta_array, chi_epsilon, compose_epsilon, gauss_delta,
                                gauss_delta_array, gauss_epsilon, gauss_mu, objective_sigma)
 from mechanisms.faulty import PrivateMLEOnTenthNoise
@@ -100,7 +100,7 @@ def _scipy_minimiser(model, data, lam, b):
 @pytest.mark.parametrize("kind", ["pairwise", "kwise", "trajectory"])
 def test_batched_newton_matches_scipy(kind):
     rng = np.random.default_rng(5)
-    model = af.model(kind)
+    model = af.record_model(kind)
     data = preference_records(kind, 40, 3, rng)
     b = 20 * rng.standard_normal((6, 3))
     terms = model.loss_terms(data)
@@ -323,7 +323,7 @@ def test_gdp_estimate_covers_a_gaussian_and_rejects_a_laplace_pair():
 
 
 def test_exact_violation_expectation_and_its_outcome_text():
-    claim = Guarantee(0.5, 5e-7, "zero-out", claim_id="align/alg2-printed")
+    claim = Guarantee(epsilon=0.5, delta=5e-7, relation="zero-out", claim_id="align/alg2-printed")
     caught = ClaimCheck(claim, None, 0.566, "exact-violation")
     missed = ClaimCheck(claim, None, 0.45, "exact-violation")
     assert caught.as_expected and not missed.as_expected

@@ -22,7 +22,7 @@ def test_validity_on_our_own_mechanisms(mechanism):
 
 @pytest.mark.parametrize("mechanism", OWN, ids=IDS)
 def test_power_twin_the_same_mechanisms_are_caught_claiming_half_their_epsilon(mechanism):
-    claim = [Guarantee(mechanism.true_epsilon / 2, 0.0, "add-remove", "test", "test/half")]
+    claim = [Guarantee(epsilon=mechanism.true_epsilon / 2, delta=0.0, relation="add-remove", source="test", claim_id="test/half")]
     r = audit_mechanism(mechanism, 0, 1, samples=1_000_000, seed=0, claims=claim)
     assert r.verdict == "violation"
     assert r.epsilon_lower <= mechanism.true_epsilon
@@ -39,7 +39,7 @@ def test_true_epsilon_10_is_certified_above_9():
 
 
 def test_infinite_epsilon_is_a_finite_bound_set_by_the_sample_size():
-    claim = [Guarantee(5.0, 0.0, "add-remove", "test", "test/finite-claim")]
+    claim = [Guarantee(epsilon=5.0, delta=0.0, relation="add-remove", source="test", claim_id="test/finite-claim")]
     r = audit_mechanism(ShiftedUniform(), 0, 1, samples=1_000_000, seed=0, claims=claim)
     assert r.verdict == "violation" and r.epsilon_lower > 5.0
     b = r.estimates[0]
@@ -49,7 +49,7 @@ def test_infinite_epsilon_is_a_finite_bound_set_by_the_sample_size():
 
 
 def test_an_incorrect_mechanism_with_twice_its_claimed_epsilon_is_a_violation():
-    claim = [Guarantee(0.1, 0.0, "add-remove", "test", "test/understated")]
+    claim = [Guarantee(epsilon=0.1, delta=0.0, relation="add-remove", source="test", claim_id="test/understated")]
     r = audit_mechanism(LaplaceOnCount(0.2), 0, 1, samples=1_000_000, seed=0, claims=claim)
     assert r.verdict == "violation" and 0.1 < r.epsilon_lower <= 0.2
     r = audit_mechanism(Geometric(0.2), 0, 1, samples=1_000_000, seed=0, claims=claim)
@@ -66,5 +66,5 @@ def test_the_user_can_force_the_view():
 def test_a_leak_that_lives_only_in_the_abort_atom_is_found():
     """Abort probability 0.3 vs 0.1 inside real outputs: ε = log 3 ≈ 1.10 sits on the atom −1."""
     mech = AbortOrLaplace(0.1, abort_at_0=0.3, abort_at_1=0.1)
-    r = audit_mechanism(mech, 0, 1, samples=1_000_000, seed=0, claims=[Guarantee(0.5, 0.0, "add-remove", "t", "t/c")])
+    r = audit_mechanism(mech, 0, 1, samples=1_000_000, seed=0, claims=[Guarantee(epsilon=0.5, delta=0.0, relation="add-remove", source="t", claim_id="t/c")])
     assert r.verdict == "violation" and 0.9 <= r.epsilon_lower <= mech.true_epsilon

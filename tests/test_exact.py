@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from audit.exact import delta_for_epsilon, epsilon_for_delta, pure_epsilon
-from mechanisms.base import InputError
+from dpcore import InputError
 
 
 def brute_delta(p, q, eps):

@@ -8,7 +8,7 @@ import pytest
 
 from audit import audit_mechanism
 from audit.exact import delta_for_epsilon, pure_epsilon
-from mechanisms.base import InputError
+from dpcore import InputError
 from mechanisms.kl_bandits import KLBandit
 from neighbors import Dataset, add_remove
 from neighbors.search import worst_pair

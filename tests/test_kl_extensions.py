@@ -8,8 +8,8 @@ import pytest
 
 from audit import audit_mechanism
 from audit.exact import delta_for_epsilon, pure_epsilon
-from audit.suite import _kl_search
-from mechanisms.base import InputError
+from audit.catalog.kl import _kl_search
+from dpcore import InputError
 from mechanisms.kl_bandits import KLBandit
 from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
 

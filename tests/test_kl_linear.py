@@ -7,7 +7,7 @@ import pytest
 
 from audit import audit_mechanism
 from audit.exact import delta_for_epsilon, pure_epsilon
-from mechanisms.base import InputError
+from dpcore import InputError
 from mechanisms.kl_linear import KLLinearBandit
 from neighbors.synthetic import linear_log
 

@@ -10,7 +10,7 @@ from scipy.special import logit
 
 from audit import audit_mechanism
 from audit.exact import delta_for_epsilon, pure_epsilon
-from mechanisms.base import InputError
+from dpcore import InputError
 from mechanisms.kl_rlhf import KLRLHF, MLEUndefined, bradley_terry_mle, separation
 from neighbors.synthetic import comparisons
 
@@ -133,7 +133,7 @@ def test_theorem4_is_caught_empirically_and_the_corrected_bound_is_tight():
 @pytest.mark.parametrize("lambda0,eps,delta,exact_delta", [(1e4, 1.16, 2e-6, 0.4999), (2500, 2.33, 2e-12, 0.4996),
                                                            (625, 4.66, 2e-24, 0.4960)])
 def test_approximate_label_dp_is_caught(lambda0, eps, delta, exact_delta):
-    from audit.suite import _rlhf_approx
+    from audit.catalog.kl import _rlhf_approx
     sc = _rlhf_approx(lambda0)
     mech, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
     g = claims(mech, d, dp, "label-flip")["kl-rlhf/thm3-label-approx"]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from mechanisms.base import InputError
+from dpcore import InputError
 from neighbors import Dataset, add_remove, label_flip, neighbours, swap
 
 

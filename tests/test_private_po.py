@@ -6,10 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from audit import audit_mechanism, po_fixtures as po
-from audit.accounting import gauss_delta, gauss_epsilon, gauss_mu
+from audit import audit_mechanism
+from audit.catalog import policy_optimization as po
+from mechanisms.curves import gauss_delta, gauss_epsilon, gauss_mu
 from audit.exact import pure_epsilon
-from mechanisms.base import InputError
+from dpcore import InputError
 from mechanisms.private_po import DPNPG, DPPG, PolicyEnv
 from neighbors import Dataset
 

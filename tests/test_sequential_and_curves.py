@@ -7,7 +7,7 @@ from tests.zoo import Geometric, LaplaceOnCount
 
 
 def claim(eps, delta=0.0, cid="test/claim"):
-    return Guarantee(eps, delta, "add-remove", "test", cid)
+    return Guarantee(epsilon=eps, delta=delta, relation="add-remove", source="test", claim_id=cid)
 
 
 def test_a_violation_stops_early_and_keeps_its_verdict():

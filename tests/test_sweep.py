@@ -4,7 +4,7 @@ import pytest
 
 from audit.cli import main
 from audit.sweep import loglog_slope, slopes, sweep
-from mechanisms.base import InputError
+from dpcore import InputError
 
 
 @pytest.mark.parametrize("family", ["kl-mab", "kl-linear", "kl-rlhf"])

@@ -8,18 +8,23 @@ comparisons at x = 2 with 45 labelled 1, add (x = 2, y = 0)) and its d-dimension
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+from scipy import optimize
+
+from audit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE
-from mechanisms.preferences import MODELS
+from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
+from mechanisms.preferences import MODELS, BradleyTerry
 from neighbors import Dataset, Pair
-from neighbors.synthetic import extreme_record, preference_records, preferences
+from neighbors.synthetic import ball, extreme_record, preference_records, preferences
 
 FEATURES = {"pairwise": ("x",), "kwise": ("phi",), "trajectory": ("steps",)}
 
 
-def model(kind: str, K: int = 4, H: int = 3):
+def record_model(kind: str, K: int = 4, H: int = 3) -> Any:
     return MODELS[kind](K=K) if kind == "kwise" else MODELS[kind](H=H) if kind == "trajectory" else MODELS[kind]()
 
 
@@ -60,18 +65,15 @@ def mle_pair(kind: str, relation: str = "add-remove", n: int = 30, d: int = 2, s
 
 def covariance(kind: str, calibration: str = "paper", relation: str = "swap", epsilon: float = 1.0,
                delta: float = 1e-6, **shape) -> PrivateCovariance:
-    return PrivateCovariance(model(kind, **shape), epsilon, delta, calibration=calibration, relation=relation)
+    return PrivateCovariance(record_model(kind, **shape), epsilon, delta, calibration=calibration, relation=relation)
 
 
 def mle(kind: str, calibration: str = "paper", relation: str = "add-remove", **options) -> PrivateMLE:
-    return PrivateMLE(model(kind), 1.0, 1e-6, calibration=calibration, relation=relation, **options)
+    return PrivateMLE(record_model(kind), 1.0, 1e-6, calibration=calibration, relation=relation, **options)
 
 
-def scenarios():
+def scenarios() -> list[Scenario]:
     """The default suite's fixtures for align/* (claims.md), with spec B.2's verdicts."""
-    from audit.suite import Scenario
-    from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
-
     tight = {"align/alg2-tight": "pass"}
     out = [
         Scenario("align-alg2-swap", covariance("pairwise"), covariance_pair("pairwise", "swap"),
@@ -122,12 +124,9 @@ def scenarios():
     return out
 
 
-def full_scenarios():
+def extended() -> list[Scenario]:
     """Slower align/* fixtures for ``--suite full``: Algorithm 1 and the released pair on K-wise
     rankings and trajectories, and Algorithm 2 under swap at delta = 1e-10 with 10^8 samples."""
-    from audit.suite import Scenario
-    from mechanisms.align_policy import PrivateAlignment
-
     out = [
         Scenario("align-kwise-mle", mle("kwise", "instantiated"), mle_pair("kwise", n=10),
                  {"align/alg1-instantiated": "pass", "align/alg1-chi": "pass"}, samples_factor=0.05,
@@ -147,3 +146,66 @@ def full_scenarios():
                             about=f"(theta, Sigma) released together ({kind}): Theorem "
                                   f"{ {'kwise': '4.3', 'trajectory': '5.1'}[kind]} by composition"))
     return out
+
+
+def tightness() -> list[TightnessCase]:
+    """Algorithm 2 as printed under swap: ε_lower against the exact ε(10^-3) of the pair."""
+    pair, mech = covariance_pair("pairwise", "swap"), covariance("pairwise")
+    return [TightnessCase("align alg2 swap, delta=1e-3", mech, pair, 10_000_000,
+                          mech.exact_epsilon(pair.d, pair.d_prime, 1e-3), deltas=(1e-3,))]
+
+
+def align_mle(seed: int = 0, trials: int = 20_000, loop_trials: int = 100, n: int = 1000, d: int = 5) -> dict[str, Any]:
+    """Algorithm 1 trials per second (Bradley–Terry, d = 5, n = 1000, exact minimiser): all noise
+    draws by batched Newton, against a per-trial ``scipy.optimize.minimize`` loop (Newton-CG with
+    the same analytic gradient and Hessian) on the same draws, and their largest disagreement."""
+    rng = np.random.default_rng(seed)
+    data = preferences(ball(n, d, 2.0, rng), rng.integers(0, 2, n))
+    mech = PrivateMLE(BradleyTerry(), 1.0, 1e-6)
+    terms, lam, theta0, _ = mech._fit(data)
+    b = mech.sigma_b * rng.standard_normal((trials, d))
+    mech.minimiser(data, b[:10])
+    batched, t_batched = timed(lambda: mech.minimiser(data, b))
+    model = mech.model
+
+    def objective(th, bb):
+        return float(model.objective(th[None, :], terms)[0] + 0.5 * lam * th @ th + bb @ th)
+
+    def gradient(th, bb):
+        return model.gradient_hessian(th[None, :], terms, hessian=False)[0][0] + lam * th + bb
+
+    def hessian(th, bb):
+        return model.gradient_hessian(th[None, :], terms)[1][0] + lam * np.eye(d)
+
+    def solve_all():
+        return np.array([optimize.minimize(objective, theta0, args=(bb,), jac=gradient, hess=hessian,
+                                           method="Newton-CG", options={"xtol": 1e-10}).x for bb in b[:loop_trials]])
+
+    looped, t_loop = timed(solve_all)
+    ours, plain = trials / t_batched, loop_trials / t_loop
+    return {"trials_per_second": ours, "scipy_loop_trials_per_second": plain, "ratio": ours / plain,
+            "max_abs_difference": float(np.abs(looped - batched[:loop_trials]).max()), "d": d, "n": n,
+            "trials": trials, "loop_trials": loop_trials}
+
+
+def _covariance(model: str = "pairwise", K: int = 4, H: int = 3, **params: Any) -> PrivateCovariance:
+    return PrivateCovariance(record_model(model, K=K, H=H), **params)
+
+
+def _mle(model: str = "pairwise", K: int = 4, H: int = 3, **params: Any) -> PrivateMLE:
+    return PrivateMLE(record_model(model, K=K, H=H), **params)
+
+
+FAMILY = Family(
+    name="alignment",
+    about="AI alignment with provable protection of human judgements (anonymous, under review)",
+    mechanisms=(MechanismEntry(PrivateCovariance.name, _covariance,
+                               "Algorithm 2: the Gaussian covariance release (model = pairwise | kwise | trajectory)"),
+                MechanismEntry(PrivateMLE.name, _mle,
+                               "Algorithm 1: objective-perturbed MLE (model = pairwise | kwise | trajectory)")),
+    generators={"preferences": preferences},
+    scenarios=scenarios,
+    extended=extended,
+    tightness=tightness,
+    benchmarks={"align_mle": align_mle},
+)

@@ -1,49 +1,28 @@
-"""Built-in scenarios: mechanism × neighbouring pair × claims × expected verdicts.
+"""The KL-regularization paper (Zhang, Shi, Panaganti, Ziani, Wierman): the KL bandit (eq. 8),
+the linear bandit (eq. 10), RLHF with the Bradley–Terry MLE (eq. 11) and the §4.4 extensions.
 
-The default suite (``python -m audit run``) holds the classic references and every
-``kl-mab/*`` and ``expmech/def2`` fixture of the claims table: valid claims must pass on the
-worst pair that :func:`neighbors.search.worst_pair` finds, and the printed approximate
-statements of Theorem 1 and Corollary 1 must be caught on the witnesses of spec A.2.4.
+The default suite holds every ``kl-mab/*``, ``kl-linear/*``, ``kl-rlhf/*``, ``kl/repeated-T`` and
+``kl/inexact`` fixture of the claims table: valid claims must pass on the worst pair that
+:func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–3
+and Corollary 1 must be caught on the witnesses of spec A.2.4, A.3.3 and A.4.2.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from audit.catalog.classic import categorical_reference
+from audit.catalog.family import BenchCase, Family, Scenario, entry
 from audit.exact import pure_epsilon
-from mechanisms.classic import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse, ReportNoisyMax
-from mechanisms.faulty import ExponentialMechanismWithoutFactor2
 from mechanisms.kl_bandits import KLBandit
 from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
 from mechanisms.kl_linear import KLLinearBandit
 from mechanisms.kl_rlhf import KLRLHF
-from mechanisms.private_po import DPNPG, DPPG, DPREBEL
 from neighbors import Dataset, Pair, add_remove, swap
 from neighbors.search import feature_directions, search_feature_pairs, worst_pair
-from neighbors.synthetic import (bandit_candidates, bandit_log, comparisons, linear_log, unit_vectors, vote_record,
-                                 votes)
-
-MECHANISMS: dict[str, type] = {cls.name: cls for cls in (DPPG, DPNPG, DPREBEL,
-    RandomizedResponse, Laplace, Gaussian, ExponentialMechanism, ReportNoisyMax, KLBandit, KLLinearBandit, KLRLHF,
-    ExponentialMechanismWithoutFactor2)}
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One audit: a mechanism, a neighbouring pair and what each claim is expected to give."""
-
-    name: str
-    mechanism: Any
-    pair: Pair
-    expected: Mapping[str, str] = field(default_factory=dict)
-    samples_factor: float = 1  # multiplies the run's sample budget (witnesses at large ε need more; slow
-    # samplers whose claims are far from reach need less)
-    about: str = ""
-    claims: list | None = None  # explicit claims (e.g. a tight reference) instead of the mechanism's own
+from neighbors.synthetic import bandit_candidates, bandit_log, comparisons, linear_log, unit_vectors
 
 
 def _kl_log() -> Dataset:
@@ -134,23 +113,12 @@ def kl_paper_scenarios() -> list[Scenario]:
     ]
 
 
-def default_suite() -> list[Scenario]:
-    """The scenarios of ``python -m audit run``."""
-    bit = Dataset({"bit": [0]})
-    value = Dataset({"value": [0.5, 0.25]})
-    ballots = votes([6, 5, 5, 2])
-    expmech = ExponentialMechanism(1.0)
-    exp_pair = worst_pair(expmech, add_remove(ballots, [vote_record(j, 4) for j in range(4)]), pure_epsilon).pair
+def mab_scenarios() -> list[Scenario]:
+    """The KL bandit's fixtures: worst add/remove and swap pairs, and the A.2.4 witnesses."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
     row3 = bandit_log([[1.0], [0.067345] * 3000])
     row1 = bandit_log([[], [0.0] * 1_000_000])
     return [
-        Scenario("rr", RandomizedResponse(1.0), Pair(bit, bit.add({"bit": 1}), "add a record with bit 1"),
-                 {"classic/rr": "pass"}, about="randomized response, eps = 1"),
-        Scenario("laplace", Laplace(1.0), Pair(value, value.add({"value": 1.0}), "add a record with value 1"),
-                 {"classic/laplace": "pass"}, about="Laplace mechanism on a clipped sum, eps = 1"),
-        Scenario("expmech", expmech, exp_pair, {"expmech/def2": "pass"},
-                 about="exponential mechanism, non-monotone vote utility, worst add/remove pair"),
         Scenario("kl-mab-worst", kl, _kl_search(kl, "add-remove"), {"kl-mab/thm1-pure": "pass"},
                  about="KL bandit on the embedded log, worst add/remove pair by exact loss"),
         Scenario("kl-mab-swap", kl, _kl_search(kl, "swap"), {"kl-mab/thm1-swap": "pass"},
@@ -165,60 +133,61 @@ def default_suite() -> list[Scenario]:
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
                  samples_factor=5, about="spec A.2.4 row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
-        *kl_paper_scenarios(),
-        *po_scenarios(),
-        *align_scenarios(),
     ]
 
 
-def po_scenarios() -> list[Scenario]:
-    """The fixtures of claims.md for po/* (spec part C), with the tight Gaussian curve beside DP-PG's claims."""
-    from audit import po_fixtures as po
-    from neighbors.relations import Pair as _Pair
-    from neighbors.search import worst_pair as _worst
-
-    out = []
-    # The violation needs 10^7 samples per side; the valid convention passes at any budget.
-    for name, conv, expect, factor in (("po-dp-pg-reward", "reward", "violation", 10),
-                                       ("po-dp-pg-advantage", "advantage", "pass", 2)):
-        mech, pair = po.dppg(conv), po.population(2, 1, 0)
-        out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=factor,
-                            about=f"DP-PG, claimed (4, 1e-5), {conv} convention (spec C.2)",
-                            claims=po.tight_claims(mech, pair.d)))
-    mech, pair = po.dppg("advantage", T=5, output="transcript"), po.population(2, 5, 2)
-    out.append(Scenario("po-meta-one-pass", mech, pair, {"po/dp-pg": "pass", "po/meta": "pass", "po/dp-pg-tight": "pass"},
-                        samples_factor=2, about="meta-algorithm, T = 5, one user changed in round 3: one round's loss",
-                        claims=po.tight_claims(mech, pair.d)))
-    mech, pair = po.dppg("advantage", T=5, schedule="repeat"), po.population(2, 1, 0)
-    out.append(Scenario("po-meta-repeat", mech, pair, {"po/dp-pg": "violation", "po/meta": "violation",
-                                                       "po/dp-pg-tight": "pass"}, samples_factor=6,
-                        about="users repeat in all 5 rounds: the rounds compose and the one-pass claim fails",
-                        claims=po.tight_claims(mech, pair.d)))
-    base = po.batch()
-    for name, mech, expect in (("po-dp-npg", po.npg(), "pass"), ("po-dp-npg-unenforced", po.npg(False), "violation"),
-                               ("po-dp-rebel", po.rebel(), "pass")):
-        pairs = [_Pair(base, base.replace(i, c), f"replace user {i} by {c}", "user-level")
-                 for i in range(len(base)) for c in po.user_candidates()]
-        pair = _worst(mech, pairs, pure_epsilon).pair
-        cid = "po/dp-rebel" if name == "po-dp-rebel" else "po/dp-npg"
-        out.append(Scenario(name, mech, pair, {cid: expect}, about=f"{mech.name} on one round's batch, worst user swap"))
-    return out
+def scenarios() -> list[Scenario]:
+    return [*mab_scenarios(), *kl_paper_scenarios()]
 
 
-def align_scenarios() -> list[Scenario]:
-    """The fixtures of claims.md for align/* (spec part B)."""
-    from audit import align_fixtures
-    return align_fixtures.scenarios()
+# --- rate sweeps: coverage growing linearly in n (Theorem 1, Corollaries 2-3 state O(1/n)) ---
+
+def _mab(n: int) -> tuple[Any, Pair]:
+    per_arm = max(2, n // 3)
+    # Arms 1 and 2 have arm 0's mean, so π(arm 0) stays near π0 and its event is observable.
+    log = bandit_log([[1.0] + [0.0] * (per_arm - 1), [1 / per_arm] * per_arm, [1 / per_arm] * per_arm])
+    mech = KLBandit(3, eta=0.02, beta0=0.5, pi0=(0.02, 0.49, 0.49))
+    return mech, worst_pair(mech, add_remove(log, bandit_candidates(3)), pure_epsilon).pair
 
 
-def full_suite() -> list[Scenario]:
-    """The default suite plus fixtures that need 10^8 samples per side."""
-    from audit import po_fixtures as po
-    mech, pair = po.dppg("reward", epsilon=1.0), po.population(2, 1, 0)
-    from audit import align_fixtures
-    return [*default_suite(), *align_fixtures.full_scenarios(), Scenario(
-        "po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "violation", "po/dp-pg-tight": "pass"}, samples_factor=100,
-        about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098 (spec C.2)", claims=po.tight_claims(mech, pair.d))]
+def _linear(n: int) -> tuple[Any, Pair]:
+    phi = np.tile(np.eye(2), (max(1, n // 2), 1))
+    rewards = np.zeros(len(phi))
+    rewards[0] = 1.0
+    log = linear_log(phi, rewards)
+    mech = KLLinearBandit(((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0)), ridge=2.0, beta0=0.2, eta=0.02,
+                          pi0=(0.02, 0.49, 0.49), k1=1.0)
+    return mech, Pair(log, log.remove(0), "remove the reward-1 point along e1")
 
 
-SUITES = {"default": default_suite, "full": full_suite}
+def _rlhf(n: int) -> tuple[Any, Pair]:
+    n = max(4, n - n % 2)
+    log = comparisons(np.full((n, 1), 2.0), [1] * (n // 2) + [0] * (n // 2))
+    mech = KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.02, pi0=(0.98, 0.02))
+    return mech, Pair(log, log.flip(0), f"flip one label (k {n // 2} -> {n // 2 - 1})", "label-flip")
+
+
+def bench() -> list[BenchCase]:
+    mab = KLBandit(3, eta=0.25, beta0=0.5, pi0=(0.02, 0.49, 0.49))
+    log = bandit_log([[1.0, 0.0, 0.0, 0.0], [0.5] * 20, [0.3] * 30])
+    lin = KLLinearBandit(((1.0,), (-1.0,)), ridge=100.0, beta0=0.0, eta=0.02, pi0=(1e-3, 1 - 1e-3))
+    empty = linear_log([], [], d=1)
+    rlhf = KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.1)
+    canon = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
+    return [
+        BenchCase("kl-bandit", mab, log, log.remove(0), categorical_reference(mab.output_distribution(log))),
+        BenchCase("kl-linear", lin, empty, empty.add({"phi": [1.0], "reward": 1.0}),
+                  categorical_reference(lin.output_distribution(empty))),
+        BenchCase("kl-rlhf", rlhf, canon, canon.flip(0), categorical_reference(rlhf.output_distribution(canon))),
+    ]
+
+
+FAMILY = Family(
+    name="kl",
+    about="KL-regularization Itself is Differentially Private in Bandits and RLHF (Zhang et al.)",
+    mechanisms=tuple(entry(cls) for cls in (KLBandit, KLLinearBandit, KLRLHF)),
+    generators={"bandit_log": bandit_log, "comparisons": comparisons, "linear_log": linear_log},
+    scenarios=scenarios,
+    sweeps={"kl-mab": _mab, "kl-linear": _linear, "kl-rlhf": _rlhf},
+    bench=bench,
+)

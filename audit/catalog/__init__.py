@@ -1,0 +1,124 @@
+"""The catalog: every family of mechanisms dpaudit knows, built in or registered by a plugin.
+
+Built-in families are the classic references, the KL paper, private policy optimisation and
+the alignment paper.  A third party adds a family without touching dpaudit by exposing a
+:class:`~audit.catalog.family.Family` under the entry-point group ``dpaudit.families``::
+
+    # pyproject.toml of the plugin
+    [project.entry-points."dpaudit.families"]
+    my-paper = "my_package.catalog:FAMILY"
+
+The CLI (``list``, ``run --mechanism NAME``, ``--suite``), configs (``mechanism = NAME``,
+``generator = NAME``), ``sweep`` and ``bench`` all read this one registry.  The engine never
+imports it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from typing import Any
+
+from audit.catalog import alignment, classic, kl, policy_optimization
+from audit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
+from dpcore import InputError
+from neighbors import Dataset, Pair
+
+__all__ = ["ENTRY_POINT_GROUP", "BenchCase", "Family", "MechanismEntry", "Scenario", "SUITES", "TightnessCase",
+           "build_mechanism", "families", "generators", "mechanisms", "suite", "sweeps"]
+
+ENTRY_POINT_GROUP = "dpaudit.families"
+BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY)
+SUITES = ("default", "full")
+
+
+@functools.cache
+def families() -> tuple[Family, ...]:
+    """The built-in families, then every family registered under ``dpaudit.families``.
+
+    A plugin that cannot be loaded, or is not a :class:`Family`, stops with an error naming it:
+    a suite that silently lost a family would report fewer checks as "every verdict as expected".
+    """
+    found = list(BUILTIN)
+    for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
+        try:
+            family = ep.load()
+        except Exception as exc:  # noqa: BLE001 - any failure of a plugin is reported the same way
+            raise InputError(f"plugin family {ep.name!r} ({ep.value}) cannot be loaded: "
+                             f"{type(exc).__name__}: {exc}") from None
+        if not isinstance(family, Family):
+            raise InputError(f"plugin family {ep.name!r} ({ep.value}) is a {type(family).__name__}, "
+                             "not an audit.catalog.Family")
+        found.append(family)
+    names = [f.name for f in found]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate:
+        raise InputError(f"two families are named {duplicate!r}: family names must be unique")
+    return tuple(found)
+
+
+def _unique(kind: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in out:
+            raise InputError(f"two families declare the {kind} {name!r}: names must be unique across families")
+        out[name] = value
+    return out
+
+
+def mechanisms() -> dict[str, MechanismEntry]:
+    """Every mechanism buildable by name, across families."""
+    return _unique("mechanism", [(m.name, m) for f in families() for m in f.mechanisms])
+
+
+def generators() -> dict[str, Callable[..., Dataset]]:
+    """Every dataset generator a config may name, across families."""
+    return _unique("generator", [(n, g) for f in families() for n, g in f.generators.items()])
+
+
+def sweeps() -> dict[str, Callable[[int], tuple[Any, Pair]]]:
+    """Every rate sweep (``python -m audit sweep NAME``), across families."""
+    return _unique("sweep", [(n, s) for f in families() for n, s in f.sweeps.items()])
+
+
+def suite(name: str) -> list[Scenario]:
+    """The scenarios of a built-in suite: ``default`` holds every family's scenarios, ``full`` adds
+    every family's extended (slow) ones."""
+    if name not in SUITES:
+        raise InputError(f"suite = {name!r} is invalid: must be one of {', '.join(SUITES)}")
+    out = [sc for f in families() for sc in f.scenarios()]
+    if name == "full":
+        out += [sc for f in families() for sc in f.extended()]
+    return out
+
+
+def _tuples(value: Any) -> Any:
+    """JSON/TOML arrays as tuples (hashable, as the mechanisms' frozen fields expect)."""
+    if isinstance(value, list | tuple):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def suggest(name: str, known: list[str]) -> str:
+    """A "did you mean" hint for a misspelled name, or an empty string."""
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def build_mechanism(name: str, params: Mapping[str, Any], field: str = "mechanism") -> Any:
+    """The built-in mechanism ``name`` built from JSON/TOML ``params``; an unknown name or
+    parameters the builder does not take stop with an :class:`InputError` naming ``field``."""
+    known = mechanisms()
+    if name not in known:
+        raise InputError(f"{field} = {name!r} is invalid: not a built-in mechanism{suggest(name, list(known))}; "
+                         "see `python -m audit list`, or give pkg.module:attr")
+    try:
+        return known[name].build(**_tuples(dict(params)))
+    except TypeError as exc:
+        allowed = ", ".join(f"{p} ({d})" for p, d in known[name].parameters())
+        raise InputError(f"{field} {name!r}: parameters {dict(params)!r} are invalid ({exc}); "
+                         f"it takes: {allowed}") from None

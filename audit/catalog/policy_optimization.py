@@ -1,0 +1,160 @@
+"""Private policy optimisation (the PO slides): DP-PG with both reward conventions, the one-pass
+meta-algorithm under user-level neighbours, DP-NPG (PrivLS exponential mechanism) and DP-REBEL.
+
+The worst user-level pair of DP-PG (spec E.4): a gradient of norm G with Â = ±R.  Prompt 0
+has features ±e1, the reference μ always answers response 0 and θ_1 = (−20, 0) makes
+π_θ(1|x0) ≈ 1, so y = 0, y′ = 1 and ∇log π(0|x0) = 2e1 (norm G = 2) surely; the other
+users have constant rewards (Â = 0).  Replacing the extreme user's rewards (R, −R) by
+(−R, R) moves ĝ by exactly the sensitivity: 2GR/m (advantage) or 4GR/m (reward).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from audit.catalog.family import Family, MechanismEntry, Scenario, timed
+from audit.exact import pure_epsilon
+from dpcore import Guarantee
+from mechanisms.curves import gauss_epsilon
+from mechanisms.private_po import DPNPG, DPPG, DPREBEL, PolicyEnv
+from neighbors import Dataset, Pair
+from neighbors.search import worst_pair
+
+ENV = PolicyEnv(features=(((1.0, 0.0), (-1.0, 0.0)), ((0.0, 1.0), (0.0, -1.0))),
+                reference=((1.0, 0.0), (0.5, 0.5)), theta0=(-20.0, 0.0))
+
+
+def population(m: int, rounds: int, extreme_round: int, reward_bound: float = 1.0) -> Pair:
+    """m·rounds users, all neutral but one extreme user in ``extreme_round``; D′ flips its rewards."""
+    n = m * rounds
+    prompts = np.ones(n, dtype=np.int64)
+    rewards = np.zeros((n, 2))
+    i = extreme_round * m
+    prompts[i] = 0
+    rewards[i] = (reward_bound, -reward_bound)
+    d = Dataset({"prompt": prompts, "reward": rewards})
+    return Pair(d, d.replace(i, {"prompt": 0, "reward": [-reward_bound, reward_bound]}),
+                f"user {i} (round {extreme_round + 1}): rewards (R, -R) replaced by (-R, R)", "user-level")
+
+
+def tight_claims(mech: DPPG, data: Dataset) -> list[Guarantee]:
+    """The mechanism's claims plus the exact Gaussian curve at its δ (kind ``tight``).
+
+    One pass: the changed user moves one round's step, μ = Δ/σ.  Repeated users move every
+    round's step: the T steps compose to μ√T (Gaussian composition is exact)."""
+    mu = mech.sensitivity / mech.sigma * (math.sqrt(mech.T) if mech.schedule == "repeat" else 1.0)
+    tight = Guarantee(epsilon=gauss_epsilon(mech.delta, mu), delta=mech.delta, relation="user-level",
+                      source=f"Balle & Wang (2018), Thm 8: the exact Gaussian curve, mu = {mu:.4g}", claim_id="po/dp-pg-tight",
+                      kind="tight")
+    return [*mech.guarantees(data, "user-level"), tight]
+
+
+def batch(m: int = 6, seed: int = 11) -> Dataset:
+    """One round's users with their sampled responses, for DP-NPG and DP-REBEL."""
+    rng = np.random.default_rng(seed)
+    prompts = np.r_[0, rng.integers(0, 2, m - 1)]
+    y = np.r_[0, rng.integers(0, 2, m - 1)]
+    yp = np.r_[1, rng.integers(0, 2, m - 1)]
+    rewards = np.round(rng.uniform(-1, 1, (m, 2)), 3)
+    rewards[0] = (1.0, -1.0)
+    return Dataset({"prompt": prompts, "y": y, "y_prime": yp, "reward": rewards})
+
+
+def user_candidates() -> list[dict]:
+    return [{"prompt": p, "y": a, "y_prime": b, "reward": [r1, r2]}
+            for p in (0, 1) for a in (0, 1) for b in (0, 1) for r1 in (-1.0, 1.0) for r2 in (-1.0, 1.0)]
+
+
+def disc(radius: float, n: int = 3) -> tuple:
+    grid = np.linspace(-radius, radius, n)
+    pts = [(a, b) for a in grid for b in grid if math.hypot(a, b) <= radius * (1 + 1e-12)]
+    return tuple(pts)
+
+
+def npg(enforced: bool = True) -> DPNPG:
+    radius = 1.0 / ENV.G if enforced else 6.0 / ENV.G
+    return DPNPG(ENV, disc(radius, 5), epsilon=1.0, reward_bound=1.0, enforce_condition=enforced)
+
+
+def rebel() -> DPREBEL:
+    return DPREBEL(ENV, disc(2.0, 5), epsilon=1.0, clip=1.0)
+
+
+def dppg(convention: str, epsilon: float = 4.0, T: int = 1, schedule: str = "one-pass",
+         output: str = "final") -> DPPG:
+    return DPPG(ENV, m=2, T=T, epsilon=epsilon, delta=1e-5, reward_bound=1.0, convention=convention,
+                schedule=schedule, output=output)
+
+
+def scenarios() -> list[Scenario]:
+    """The fixtures of claims.md for po/* (spec part C), with the tight Gaussian curve beside DP-PG's claims."""
+    out = []
+    # The violation needs 10^7 samples per side; the valid convention passes at any budget.
+    for name, conv, expect, factor in (("po-dp-pg-reward", "reward", "violation", 10),
+                                       ("po-dp-pg-advantage", "advantage", "pass", 2)):
+        mech, pair = dppg(conv), population(2, 1, 0)
+        out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=factor,
+                            about=f"DP-PG, claimed (4, 1e-5), {conv} convention (spec C.2)",
+                            claims=tight_claims(mech, pair.d)))
+    mech, pair = dppg("advantage", T=5, output="transcript"), population(2, 5, 2)
+    out.append(Scenario("po-meta-one-pass", mech, pair, {"po/dp-pg": "pass", "po/meta": "pass", "po/dp-pg-tight": "pass"},
+                        samples_factor=2, about="meta-algorithm, T = 5, one user changed in round 3: one round's loss",
+                        claims=tight_claims(mech, pair.d)))
+    mech, pair = dppg("advantage", T=5, schedule="repeat"), population(2, 1, 0)
+    out.append(Scenario("po-meta-repeat", mech, pair, {"po/dp-pg": "violation", "po/meta": "violation",
+                                                       "po/dp-pg-tight": "pass"}, samples_factor=6,
+                        about="users repeat in all 5 rounds: the rounds compose and the one-pass claim fails",
+                        claims=tight_claims(mech, pair.d)))
+    base = batch()
+    for name, mech, expect in (("po-dp-npg", npg(), "pass"), ("po-dp-npg-unenforced", npg(False), "violation"),
+                               ("po-dp-rebel", rebel(), "pass")):
+        pairs = [Pair(base, base.replace(i, c), f"replace user {i} by {c}", "user-level")
+                 for i in range(len(base)) for c in user_candidates()]
+        pair = worst_pair(mech, pairs, pure_epsilon).pair
+        cid = "po/dp-rebel" if name == "po-dp-rebel" else "po/dp-npg"
+        out.append(Scenario(name, mech, pair, {cid: expect}, about=f"{mech.name} on one round's batch, worst user swap"))
+    return out
+
+
+def extended() -> list[Scenario]:
+    """DP-PG at ε = 1 with rewards in [−R, R]: the violation needs 10^8 samples per side."""
+    mech, pair = dppg("reward", epsilon=1.0), population(2, 1, 0)
+    return [Scenario("po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "violation", "po/dp-pg-tight": "pass"},
+                     samples_factor=100, about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098 (spec C.2)",
+                     claims=tight_claims(mech, pair.d))]
+
+
+def dp_pg_rounds(seed: int = 0, runs: int = 10_000, rounds: int = 10, loop_runs: int = 200) -> dict[str, Any]:
+    """DP-PG rounds per second (d = 8, m = 64, 4 responses): all runs as arrays, against a plain
+    loop over runs (one run per call) measured in the same run."""
+    rng = np.random.default_rng(seed)
+    env = PolicyEnv(features=rng.normal(size=(16, 4, 8)) / 4)
+    mech = DPPG(env, m=64, T=rounds, epsilon=1.0, delta=1e-5)
+    data = Dataset({"prompt": rng.integers(0, 16, 64 * rounds), "reward": rng.uniform(-1, 1, (64 * rounds, 4))})
+    _, batched = timed(lambda: mech.sample(data, runs, rng))
+    _, looped = timed(lambda: [mech.sample(data, 1, rng) for _ in range(loop_runs)])
+    ours, plain = runs * rounds / batched, loop_runs * rounds / looped
+    return {"rounds_per_second": ours, "plain_loop_rounds_per_second": plain, "ratio": ours / plain,
+            "runs": runs, "rounds": rounds, "d": 8, "m": 64, "responses": 4}
+
+
+def _with_env(cls: type):
+    """A builder taking the environment as a table (``env = {features = [...], reference = [...]}``)."""
+    def build(env: dict, **params: Any):
+        return cls(PolicyEnv(**env), **params)
+    build.__doc__ = cls.__doc__
+    return build
+
+
+FAMILY = Family(
+    name="policy-optimization",
+    about="private policy optimisation slides: DP-PG, the meta-algorithm, DP-NPG and DP-REBEL (user-level DP)",
+    mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+                     for cls in (DPPG, DPNPG, DPREBEL)),
+    scenarios=scenarios,
+    extended=extended,
+    benchmarks={"dp_pg_rounds": dp_pg_rounds},
+)

@@ -1,0 +1,130 @@
+"""dpaudit's core: the errors, validators, closed sets and the `Guarantee` record every layer shares.
+
+This module sits at the bottom of the house and imports nothing of the project: ``neighbors``,
+``mechanisms``, the engine (``audit``), the catalog and ``reports`` all import it, never the
+other way round (``tests/test_architecture.py`` enforces the layering).
+
+The closed sets are string enums, so a value read from JSON or TOML compares equal to its
+member (``Relation.SWAP == "swap"``) and every message can list what is allowed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CLAIM_KINDS", "ClaimKind", "EXPECTATIONS", "Guarantee", "InputError", "RELATIONS", "Relation",
+           "VERDICTS", "Verdict", "check_nonnegative", "check_positive", "check_probability_vector", "is_real",
+           "require"]
+
+
+class InputError(ValueError):
+    """A value that entered from outside is invalid; the message names field, value and rule."""
+
+
+def require(ok: bool, field: str, value: Any, allowed: str) -> None:
+    """Raise :class:`InputError` naming ``field``, ``value`` and what is ``allowed`` unless ``ok``."""
+    if not ok:
+        raise InputError(f"{field} = {value!r} is invalid: {allowed}")
+
+
+def is_real(value: Any) -> bool:
+    """A Python or numpy real number (booleans are not numbers here)."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def check_positive(field: str, value: Any) -> float:
+    """A finite real number > 0."""
+    require(is_real(value) and math.isfinite(value) and value > 0, field, value, "must be a finite number > 0")
+    return float(value)
+
+
+def check_nonnegative(field: str, value: Any) -> float:
+    """A finite real number >= 0."""
+    require(is_real(value) and math.isfinite(value) and value >= 0, field, value, "must be a finite number >= 0")
+    return float(value)
+
+
+def check_probability_vector(field: str, value: Any, size: int) -> np.ndarray:
+    """A length-``size`` vector of finite non-negative numbers summing to 1 (to 1e-9)."""
+    arr = np.asarray(value, dtype=float)
+    require(arr.shape == (size,), field, value, f"must be a vector of length {size}")
+    require(bool(np.all(np.isfinite(arr)) and np.all(arr >= 0)), field, value, "entries must be finite and >= 0")
+    require(abs(float(arr.sum()) - 1.0) <= 1e-9, field, value, "entries must sum to 1")
+    return arr
+
+
+class Relation(StrEnum):
+    """Neighbour relations (spec §0); all are symmetric."""
+
+    ADD_REMOVE = "add-remove"
+    SWAP = "swap"
+    LABEL_FLIP = "label-flip"
+    ZERO_OUT = "zero-out"
+    USER_LEVEL = "user-level"
+
+
+class ClaimKind(StrEnum):
+    """How a claim relates to its source: as printed, a repaired statement, or a tight reference curve."""
+
+    PRINTED = "printed"
+    CORRECTED = "corrected"
+    TIGHT = "tight"
+
+
+class Verdict(StrEnum):
+    """The verdict of one claim against the empirical lower bound."""
+
+    PASS = "pass"
+    VIOLATION = "violation"
+    NOT_APPLICABLE = "not-applicable"
+
+
+RELATIONS: tuple[str, ...] = tuple(r.value for r in Relation)
+CLAIM_KINDS: tuple[str, ...] = tuple(k.value for k in ClaimKind)
+VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
+# What a scenario may expect of a claim: a verdict, or "exact-violation" for an erratum only the
+# white-box check can reach at the sample budget (the empirical verdict may then be either).
+EXPECTATIONS: tuple[str, ...] = (*VERDICTS, "exact-violation")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Guarantee:
+    """An analytic (ε, δ) claim about a mechanism, evaluated on one dataset.
+
+    ``claim_id`` is the stable identifier users pin in regression tests; ``kind`` is
+    ``printed`` (as the source states it), ``corrected`` (a repaired statement) or ``tight``
+    (an exact or analytic reference curve).  A claim whose preconditions fail on the
+    dataset carries ``applicable=False``, ``epsilon=inf`` and the reason in ``note``.
+    Keyword-only, so a call site says which number is ε and which is δ.
+    """
+
+    epsilon: float
+    delta: float = 0.0
+    relation: str = Relation.ADD_REMOVE.value
+    source: str = ""
+    claim_id: str = ""
+    kind: str = ClaimKind.PRINTED.value
+    applicable: bool = True
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        require(is_real(self.epsilon) and not math.isnan(self.epsilon) and self.epsilon >= 0,
+                "Guarantee.epsilon", self.epsilon, "must be a number >= 0 (inf allowed)")
+        require(is_real(self.delta) and 0.0 <= self.delta <= 1.0, "Guarantee.delta", self.delta, "must be in [0, 1]")
+        require(self.relation in RELATIONS, "Guarantee.relation", self.relation,
+                f"must be one of {', '.join(RELATIONS)}")
+        require(self.kind in CLAIM_KINDS, "Guarantee.kind", self.kind, f"must be one of {', '.join(CLAIM_KINDS)}")
+        require(self.applicable or bool(self.note), "Guarantee.note", self.note, "a not-applicable claim must say why")
+        # Plain strings in records and JSON, whichever enum member the caller passed.
+        object.__setattr__(self, "relation", str(Relation(self.relation).value))
+        object.__setattr__(self, "kind", str(ClaimKind(self.kind).value))
+
+    @classmethod
+    def not_applicable(cls, reason: str, **fields: Any) -> Guarantee:
+        """A claim whose preconditions fail on the dataset, with the reason."""
+        return cls(epsilon=math.inf, applicable=False, note=reason, **fields)
