@@ -84,6 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
     run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
     run.add_argument("--suite", default="default", choices=SUITES, help="built-in suite (default: default)")
+    run.add_argument("--family", action="append", default=[], metavar="NAME",
+                     help="only this family's scenarios of the suite (repeatable; see `list`)")
     run.add_argument("--samples", type=_int_at_least(100), default=None,
                      help="samples per side and scenario (default: 1000000, or the config's)")
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
@@ -219,16 +221,19 @@ def _plan(args: argparse.Namespace) -> Plan:
     """The scenarios and settings of this run: a config file, one mechanism, or a built-in suite;
     flags given on the command line override the config's [run] values."""
     if args.config:
-        if args.mechanism or args.pair or args.data or args.param or args.epsilon is not None:
-            raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, --epsilon")
+        if args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family:
+            raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, "
+                             "--epsilon, --family")
         plan = config.load(args.config)
     elif args.mechanism:
+        if args.family:
+            raise UsageError("--family selects scenarios of a built-in suite: drop it with --mechanism")
         sc = _user_scenario(args)
         plan = Plan(RunSettings(), [sc], [_claims(args, sc)])
     else:
         if args.pair or args.data or args.param or args.epsilon is not None:
             raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
-        scenarios = catalog.suite(args.suite)
+        scenarios = catalog.suite(args.suite, args.family)
         plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,

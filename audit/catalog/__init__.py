@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
@@ -27,7 +27,7 @@ from dpcore import InputError
 from neighbors import Dataset, Pair
 
 __all__ = ["ENTRY_POINT_GROUP", "BenchCase", "Family", "MechanismEntry", "Scenario", "SUITES", "TightnessCase",
-           "build_mechanism", "families", "generators", "mechanisms", "suite", "sweeps"]
+           "build_mechanism", "families", "generators", "mechanisms", "suggest", "suite", "sweeps"]
 
 ENTRY_POINT_GROUP = "dpaudit.families"
 BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY)
@@ -83,14 +83,20 @@ def sweeps() -> dict[str, Callable[[int], tuple[Any, Pair]]]:
     return _unique("sweep", [(n, s) for f in families() for n, s in f.sweeps.items()])
 
 
-def suite(name: str) -> list[Scenario]:
+def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
     """The scenarios of a built-in suite: ``default`` holds every family's scenarios, ``full`` adds
-    every family's extended (slow) ones."""
+    every family's extended (slow) ones; ``only`` keeps the named families."""
     if name not in SUITES:
         raise InputError(f"suite = {name!r} is invalid: must be one of {', '.join(SUITES)}")
-    out = [sc for f in families() for sc in f.scenarios()]
+    known = [f.name for f in families()]
+    for wanted in only:
+        if wanted not in known:
+            raise InputError(f"family = {wanted!r} is invalid: must be one of {', '.join(known)}"
+                             f"{suggest(wanted, known)}")
+    chosen = [f for f in families() if not only or f.name in only]
+    out = [sc for f in chosen for sc in f.scenarios()]
     if name == "full":
-        out += [sc for f in families() for sc in f.extended()]
+        out += [sc for f in chosen for sc in f.extended()]
     return out
 
 
