@@ -30,11 +30,12 @@ from audit.api import audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, Execution, connect_dask
-from audit.results import SCHEMA_VERSION, dumps, load_results, load_sweep, write_atomic
+from audit.results import (SCHEMA_VERSION, dumps, envelope, load_results, load_sweep, run_as_expected,
+                           write_atomic)
 from audit.sweep import slopes, sweep
 from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
-from reports.text import outcome, summary_table
+from reports.text import summary_table
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -262,15 +263,9 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         client = connect_dask(st.scheduler, st.jobs if st.jobs > 0 else 2, modules)
     execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode)
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
-        records = [rec for r in results for rec in r.records()]
-        return {"schema": SCHEMA_VERSION, "dpaudit_version": audit.__version__,
-                "command": ["python", "-m", "audit", *argv],
-                "suite": None if (args.mechanism or args.config) else args.suite,
-                "seed": st.seed, "samples": st.samples, "confidence": st.confidence, "jobs": st.jobs,
-                "backend": st.backend, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-                "seconds": wall, "complete": complete, "scenarios_planned": len(plan.scenarios),
-                "as_expected": all(r.as_expected for r in results), "environment": _environment(),
-                "records": records, "scenarios": [r.to_dict() for r in results]}
+        return envelope(results, command=["python", "-m", "audit", *argv],
+                        suite=None if (args.mechanism or args.config) else args.suite, settings=st, started=started,
+                        seconds=wall, complete=complete, planned=len(plan.scenarios), environment=_environment())
 
     try:
         results = []
@@ -389,7 +384,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "summary":
             payload = load_results(args.results)
             sys.stdout.write(summary_table(payload["records"]))
-            return EXIT_OK if all(outcome(r) in ("ok", "known erratum — caught") for r in payload["records"]) else EXIT_FAIL
+            return EXIT_OK if run_as_expected(payload["records"]) else EXIT_FAIL
         build_parser().print_help()
         return EXIT_USAGE
     except (UsageError, InputError, runner.MechanismError) as exc:

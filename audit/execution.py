@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
+from tqdm import tqdm
 
 from dpcore import InputError, require
 
@@ -104,7 +105,7 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
     that every worker can import dpaudit and the audited mechanisms' modules — a missing
     import otherwise hangs silently."""
     try:
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # optional dependency: the [dask] extra
     except ImportError:
         raise InputError("backend = 'dask' needs dask.distributed: pip install 'dpaudit[dask]'") from None
     try:
@@ -149,7 +150,6 @@ class Progress:
         self.start = self.last = time.monotonic()
         self.bar = None
         if mode == "bar":
-            from tqdm import tqdm
             self.bar = tqdm(total=total, desc=label, unit="sample", unit_scale=True, leave=False, file=sys.stderr)
 
     def update(self, samples: int, done: int, epsilon: Callable[[], float]) -> None:

@@ -12,11 +12,17 @@ import json
 import math
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
+from audit import __version__
 from audit.estimate import Bound, Estimate
+from audit.exact import epsilon_for_delta
 from dpcore import Guarantee, InputError
 
 VERDICTS = ("pass", "violation", "not-applicable")
@@ -24,6 +30,7 @@ VERDICTS = ("pass", "violation", "not-applicable")
 # check can reach at the sample budget (the empirical verdict may then be either).
 EXPECTATIONS = (*VERDICTS, "exact-violation")
 SCHEMA_VERSION = 1
+PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
 _REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
 
 
@@ -78,13 +85,9 @@ class ClaimCheck:
 
     @property
     def as_expected(self) -> bool:
-        """The empirical and exact verdicts agree with the expectation (or, with none, no violation)."""
-        if self.expected_verdict is None:
-            return self.verdict != "violation" and self.exact_verdict != "violation"
-        if self.expected_verdict == "exact-violation":
-            return self.exact_verdict == "violation"
-        exact_ok = self.exact_verdict in (None, self.expected_verdict)
-        return self.verdict == self.expected_verdict and exact_ok
+        """The verdicts agree with the expectation (or, with none, no violation): :func:`outcome` is ok."""
+        return outcome({"verdict": self.verdict, "exact_verdict": self.exact_verdict,
+                        "expected_verdict": self.expected_verdict}) in OK_OUTCOMES
 
     def to_dict(self) -> dict[str, Any]:
         c = self.claim
@@ -154,6 +157,13 @@ class AuditResult:
     def as_expected(self) -> bool:
         return all(c.as_expected for c in self.claims)
 
+    def exact_profile(self) -> list[dict[str, Any]] | None:
+        """The exact ε(δ) of the pair at :data:`PROFILE_DELTAS`, when its output distributions are known."""
+        if self.distributions is None:
+            return None
+        p, q = (np.asarray(v, dtype=float) for v in self.distributions)
+        return [{"delta": float(d), "epsilon": jsonable(epsilon_for_delta(p, q, float(d)))} for d in PROFILE_DELTAS]
+
     def records(self) -> list[dict[str, Any]]:
         """One flat record per claim (one with no claim fields when there is none)."""
         head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
@@ -177,9 +187,25 @@ class AuditResult:
                                                           for d, e in self.exact.items()],
                 "distributions": None if self.distributions is None else {"D": self.distributions[0],
                                                                           "D'": self.distributions[1]},
+                "exact_profile": self.exact_profile(),
                 "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
                 "seed": self.seed, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
                 "claims": [c.to_dict() for c in self.claims]}
+
+
+def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: str | None, settings: Any,
+             started: float, seconds: float, complete: bool, planned: int, environment: Mapping[str, str]
+             ) -> dict[str, Any]:
+    """The ``results.json`` payload of a run (schema :data:`SCHEMA_VERSION`): the run's settings
+    (``samples``, ``seed``, ``confidence``, ``jobs``, ``backend``), one flat record per claim and
+    one full result per scenario; ``complete`` is False while the run is still going."""
+    records = [rec for r in results for rec in r.records()]
+    return {"schema": SCHEMA_VERSION, "dpaudit_version": __version__, "command": list(command), "suite": suite,
+            "seed": settings.seed, "samples": settings.samples, "confidence": settings.confidence,
+            "jobs": settings.jobs, "backend": settings.backend,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": seconds,
+            "complete": complete, "scenarios_planned": planned, "as_expected": run_as_expected(records),
+            "environment": dict(environment), "records": records, "scenarios": [r.to_dict() for r in results]}
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:
@@ -268,6 +294,36 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         if rec["verdict"] == "pass" and lower > claim:
             raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
     return payload
+
+
+def outcome(record: Mapping[str, Any]) -> str:
+    """What a record means for the run: ok, caught erratum, missed or unexpected violation.
+
+    The one place that decides it: the summary table, the PDF, ``summary``'s exit code and
+    :meth:`ClaimCheck.as_expected` all read it."""
+    verdict, expected = record["verdict"], record.get("expected_verdict")
+    exact = record.get("exact_verdict")
+    if expected in ("violation", "exact-violation") and verdict == "violation":
+        return "known erratum — caught"
+    if expected == "exact-violation":
+        return "known erratum — caught by the white box" if exact == "violation" else "MISSED expected violation"
+    if expected == "violation":
+        return "MISSED expected violation"
+    if verdict == "violation" or exact == "violation":
+        return "UNEXPECTED violation"
+    if expected is not None and expected != verdict:
+        return f"MISMATCH (expected {expected})"
+    if exact is not None and expected is not None and exact != expected:
+        return f"MISMATCH white box (expected {expected})"
+    return "ok"
+
+
+OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by the white box")
+
+
+def run_as_expected(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Exit status 0 of a run (or of ``summary`` on its results): every record's outcome is ok."""
+    return all(outcome(r) in OK_OUTCOMES for r in records)
 
 
 def load_sweep(path: str | os.PathLike) -> dict[str, Any]:

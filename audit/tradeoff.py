@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
 from audit.events import Event, clopper_pearson
 
@@ -92,8 +93,6 @@ class GDPEstimate:
 
 def gdp_estimate(points: Sequence[TradeoffPoint]) -> GDPEstimate | None:
     """Fit μ-GDP to trade-off points with simultaneous boxes (None without informative points)."""
-    from scipy.stats import norm
-
     rows = [p for p in points if 0 < p.fpr < 1 and 0 < p.fnr < 1 and p.fpr_upper < 1 and p.fnr_upper < 1
             and p.fpr_lower > 0 and p.fnr_lower > 0]
     if not rows:

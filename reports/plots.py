@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 import numpy as np
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import NullFormatter
 
 from reports.text import fmt
@@ -175,26 +176,23 @@ def tradeoff(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None
     ax.set_title("Trade-off (f-DP): boxes below a curve refute it", fontsize=8.5)
 
 
-def _box(p: dict[str, float]):
-    from matplotlib.patches import Rectangle
+def _box(p: dict[str, float]) -> Rectangle:
     return Rectangle((p["fpr_lower"], p["fnr_lower"]), p["fpr_upper"] - p["fpr_lower"],
                      p["fnr_upper"] - p["fnr_lower"], facecolor=GREEN, alpha=0.3, edgecolor=GREEN, lw=0.5)
 
 
 def has_profile(scenario: dict[str, Any], claims: list[dict[str, Any]]) -> bool:
     """A privacy profile has something to show: an exact distribution, or δ > 0 bounds or claims."""
-    return bool(scenario.get("distributions")) or any(b["delta"] > 0 for b in scenario["estimate"]["bounds"]) \
+    return bool(scenario.get("exact_profile")) or any(b["delta"] > 0 for b in scenario["estimate"]["bounds"]) \
         or any(c["delta"] > 0 and c["verdict"] != "not-applicable" for c in claims)
 
 
 def profile(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None:
     """ε(δ): claimed points, the exact curve (finite outputs), the empirical bounds."""
-    from audit.exact import epsilon_for_delta
-    deltas = np.geomspace(1e-12, 0.5, 60)
-    dist = scenario.get("distributions")
-    if dist:
-        p, q = np.asarray(dist["D"]), np.asarray(dist["D'"])
-        curve = np.array([epsilon_for_delta(p, q, d) for d in deltas])
+    profile_points = scenario.get("exact_profile")
+    if profile_points:
+        deltas = np.array([pt["delta"] for pt in profile_points])
+        curve = np.array([float(pt["epsilon"]) for pt in profile_points])
         finite = np.isfinite(curve)
         if finite.any():
             ax.plot(deltas[finite], curve[finite], color=BLUE, label="exact eps(delta)")

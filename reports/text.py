@@ -1,9 +1,12 @@
-"""The plain-text summary table of a run."""
+"""The plain-text summary table of a run, from saved records (the outcome of each is
+:func:`audit.results.outcome`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from audit.results import outcome
 
 
 def fmt(value: Any) -> str:
@@ -15,25 +18,6 @@ def fmt(value: Any) -> str:
     if value == 0 or 1e-3 <= abs(value) < 1e5:
         return f"{value:.4g}"
     return f"{value:.3g}"
-
-
-def outcome(record: dict[str, Any]) -> str:
-    """What a record means for the run: ok, caught erratum, missed or unexpected violation."""
-    verdict, expected = record["verdict"], record.get("expected_verdict")
-    exact = record.get("exact_verdict")
-    if expected in ("violation", "exact-violation") and verdict == "violation":
-        return "known erratum — caught"
-    if expected == "exact-violation":
-        return "known erratum — caught by the white box" if exact == "violation" else "MISSED expected violation"
-    if expected == "violation":
-        return "MISSED expected violation"
-    if verdict == "violation" or exact == "violation":
-        return "UNEXPECTED violation"
-    if expected is not None and expected != verdict:
-        return f"MISMATCH (expected {expected})"
-    if exact is not None and expected is not None and exact != expected:
-        return f"MISMATCH white box (expected {expected})"
-    return "ok"
 
 
 def summary_table(records: Sequence[dict[str, Any]]) -> str:

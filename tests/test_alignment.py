@@ -22,7 +22,7 @@ from mechanisms.faulty import PrivateMLEOnTenthNoise
 from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory
 from neighbors import Dataset, zero_out
 from neighbors.synthetic import preference_records, preferences
-from reports.text import outcome
+from audit.results import outcome
 
 # --- reference curves ------------------------------------------------------------------
 

@@ -167,3 +167,30 @@ def test_a_cycle_is_caught(tree_copy: Path):
     (tree_copy / "audit" / "_probe_a.py").write_text("from audit import _probe_b\n", encoding="utf-8")
     (tree_copy / "audit" / "_probe_b.py").write_text("import audit._probe_a\n", encoding="utf-8")
     assert cycles(without_parent_edges(graph(tree_copy))) == [["audit._probe_a", "audit._probe_b"]]
+
+
+def function_body_imports(root: Path) -> list[str]:
+    """Imports inside function bodies of package code, except optional dependencies that say so
+    in a comment on the line or the line above (dask, matplotlib, pypdf)."""
+    found = []
+    for pkg in PACKAGES:
+        for path in (root / pkg).rglob("*.py"):
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for fn in ast.walk(ast.parse("\n".join(lines))):
+                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                    continue
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Import | ast.ImportFrom):
+                        near = " ".join(lines[max(0, node.lineno - 2):node.lineno])
+                        if "optional" not in near:
+                            found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return sorted(set(found))
+
+
+def test_no_import_inside_a_function_but_optional_dependencies():
+    assert function_body_imports(ROOT) == []
+
+
+def test_an_import_inside_a_function_is_caught(tree_copy: Path):
+    (tree_copy / "audit" / "_probe.py").write_text("def f():\n    import json\n    return json\n", encoding="utf-8")
+    assert function_body_imports(tree_copy) == ["audit/_probe.py:2"]
