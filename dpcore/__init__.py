@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CLAIM_KINDS", "ClaimKind", "EXPECTATIONS", "Guarantee", "InputError", "RELATIONS", "Relation",
+__all__ = ["CLAIM_KINDS", "CLAIM_STATUSES", "Claim", "ClaimKind", "ClaimStatus", "Document", "EXPECTATIONS", "Guarantee", "InputError", "RELATIONS", "Relation",
            "VERDICTS", "Verdict", "check_nonnegative", "check_positive", "check_probability_vector", "is_real",
            "require"]
 
@@ -84,7 +84,60 @@ class Verdict(StrEnum):
     NOT_APPLICABLE = "not-applicable"
 
 
+class ClaimStatus(StrEnum):
+    """What is known of a claim (the registry's status, spec/claims.md).
+
+    ``proven``: proved (or re-proved) and never exceeded; ``refuted``: an explicit pair breaks it;
+    ``unverified``: the source's argument does not establish it and no counterexample is known;
+    ``corrected``: a repaired statement proved in the spec; ``reference``: an exact or analytic
+    curve (or bound) held beside the claims, not a claim of the source.
+    """
+
+    PROVEN = "proven"
+    REFUTED = "refuted"
+    UNVERIFIED = "unverified"
+    CORRECTED = "corrected"
+    REFERENCE = "reference"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Document:
+    """A source a claim comes from, cited in full on reports."""
+
+    key: str            # short name used in tables, e.g. "KL paper"
+    reference: str      # the full reference: authors, title, venue or status, year
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """One entry of the claim registry: a stable id and everything a report says about it.
+
+    An id never changes meaning: a variant (a corrected statement, another relation, another
+    record type) gets its own id.  ``premises`` are the conditions the statement assumes
+    (a scenario that breaks one makes the claim not applicable, never an erratum);
+    ``vacuous`` marks a corrected statement that is true but says nothing useful (δ = 1).
+    """
+
+    id: str
+    document: str       # a Document.key
+    where: str          # theorem, lemma, equation, e.g. "Theorem 1, eq. (9)"
+    statement: str      # the bound in words or symbols
+    relations: tuple[str, ...]
+    status: str
+    reason: str = ""    # why it has this status (the witness, the proof, or what is missing)
+    premises: tuple[str, ...] = ()
+    vacuous: bool = False
+
+    def __post_init__(self) -> None:
+        require(bool(self.id) and "/" in self.id, "Claim.id", self.id, "must look like family/name")
+        require(self.status in CLAIM_STATUSES, f"Claim[{self.id}].status", self.status,
+                f"must be one of {', '.join(CLAIM_STATUSES)}")
+        for r in self.relations:
+            require(r in RELATIONS, f"Claim[{self.id}].relations", r, f"must be among {', '.join(RELATIONS)}")
+
+
 RELATIONS: tuple[str, ...] = tuple(r.value for r in Relation)
+CLAIM_STATUSES: tuple[str, ...] = tuple(s.value for s in ClaimStatus)
 CLAIM_KINDS: tuple[str, ...] = tuple(k.value for k in ClaimKind)
 VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 # What a scenario may expect of a claim: a verdict, or "exact-violation" for an erratum only the

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dpcore import Guarantee
+from dpcore import Claim, Document, Guarantee
 from neighbors import Dataset, Pair
 
 
@@ -81,7 +81,8 @@ class TightnessCase:
 class Family:
     """Everything one source contributes.  Each field is optional but ``name``.
 
-    ``scenarios`` and ``extended`` are zero-argument builders (fixtures can be costly to build,
+    ``claims`` are the family's entries of the claim registry (every claim id its mechanisms or
+    scenarios emit), citing ``documents``.  ``scenarios`` and ``extended`` are zero-argument builders (fixtures can be costly to build,
     so they are built only when a suite is asked for): the default suite holds every family's
     ``scenarios``, ``--suite full`` adds every family's ``extended``.  ``sweeps`` map a sweep
     name to ``n -> (mechanism, pair)`` with coverage growing in n.  ``benchmarks`` are named
@@ -98,6 +99,8 @@ class Family:
     bench: Callable[[], list[BenchCase]] = list
     tightness: Callable[[], list[TightnessCase]] = list
     benchmarks: Mapping[str, Callable[[int], dict[str, Any]]] = field(default_factory=dict)
+    documents: Sequence[Document] = ()
+    claims: Sequence[Claim] = ()
 
 
 def entry(cls: type, about: str = "") -> MechanismEntry:
