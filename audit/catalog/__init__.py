@@ -23,11 +23,11 @@ from typing import Any
 
 from audit.catalog import alignment, classic, kl, policy_optimization
 from audit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
-from dpcore import InputError
+from dpcore import Claim, Document, InputError
 from neighbors import Dataset, Pair
 
 __all__ = ["ENTRY_POINT_GROUP", "BenchCase", "Family", "MechanismEntry", "Scenario", "SUITES", "TightnessCase",
-           "build_mechanism", "families", "generators", "mechanisms", "suggest", "suite", "sweeps"]
+           "build_mechanism", "claims", "documents", "families", "generators", "mechanisms", "suggest", "suite", "sweeps"]
 
 ENTRY_POINT_GROUP = "dpaudit.families"
 BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY)
@@ -81,6 +81,20 @@ def generators() -> dict[str, Callable[..., Dataset]]:
 def sweeps() -> dict[str, Callable[[int], tuple[Any, Pair]]]:
     """Every rate sweep (``python -m audit sweep NAME``), across families."""
     return _unique("sweep", [(n, s) for f in families() for n, s in f.sweeps.items()])
+
+
+def claims() -> dict[str, Claim]:
+    """The claim registry: every claim id of every family, with its source, statement and status."""
+    return _unique("claim", [(c.id, c) for f in families() for c in f.claims])
+
+
+def documents() -> dict[str, Document]:
+    """The documents the registry cites, by key."""
+    out: dict[str, Document] = {}
+    for doc in (d for f in families() for d in f.documents):
+        if out.setdefault(doc.key, doc) != doc:
+            raise InputError(f"two families cite the document {doc.key!r} differently: keys must be unique")
+    return out
 
 
 def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
