@@ -163,10 +163,12 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
                   selection_fraction: float = 0.2, seed: int = 0) -> Estimate:
     """ε lower bounds from samples ``x`` ~ M(D) and ``y`` ~ M(D′) already drawn.
 
-    The first ``selection_fraction`` of each sample chooses the event per δ among the
-    ``events`` views (:mod:`audit.events`); the rest gives its Clopper–Pearson interval.
-    Each bound holds with probability ≥ ``confidence``.  ``seed`` only fixes the
-    subsample a classifier view is fitted on.
+    A random ``selection_fraction`` of each sample (drawn with ``seed``) chooses the event per δ
+    among the ``events`` views (:mod:`audit.events`); the rest gives its Clopper–Pearson
+    interval.  Each bound holds with probability ≥ ``confidence`` whatever order the samples
+    come in: the split is random, so sorted samples or samples rebuilt from a count table
+    (``np.repeat``) are split as i.i.d. draws would be.  ``seed`` also fixes the subsample a
+    classifier view is fitted on.
     """
     x, y = check_outputs(x, where="x"), check_outputs(y, where="y")
     require(x.shape[1:] == y.shape[1:], "y shape", y.shape, f"must match x's output shape {x.shape[1:]}")
@@ -175,6 +177,10 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     sx, sy = max(1, int(len(x) * selection_fraction)), max(1, int(len(y) * selection_fraction))
     require(len(x) - sx >= 1 and len(y) - sy >= 1, "samples", (len(x), len(y)),
             "need at least 2 samples per side")
+    # Exchangeable split: the confidence of the estimation counts needs the selection rows to be a
+    # random subset, which the caller's order does not guarantee.
+    shuffle = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0x5EED,)))
+    x, y = x[shuffle.permutation(len(x))], y[shuffle.permutation(len(y))]
     chosen, family = select_events(x[:sx], y[:sy], deltas, (len(x) - sx, len(y) - sy), confidence,
                                    resolve_views(discrete, events), seed, tradeoff_points=24)
     kx, ky = count_members(x[sx:], chosen + family), count_members(y[sy:], chosen + family)

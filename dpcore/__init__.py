@@ -181,3 +181,18 @@ class Guarantee:
     def not_applicable(cls, reason: str, **fields: Any) -> Guarantee:
         """A claim whose preconditions fail on the dataset, with the reason."""
         return cls(epsilon=math.inf, applicable=False, note=reason, **fields)
+
+    @classmethod
+    def outside_premise(cls, premise: str, *, epsilon: float, delta: float = 0.0, **fields: Any) -> Guarantee:
+        """A claim the run is outside of: the statement assumes ``premise`` and this scenario breaks it.
+
+        It keeps the (ε, δ) the statement would give, so an audit can say both facts — the claim
+        does not apply, and whether the samples would refute it if it did — never reporting a
+        misuse as an erratum of the source."""
+        return cls(epsilon=epsilon, delta=delta, applicable=False, note=f"outside the claim's premise: {premise}",
+                   **fields)
+
+    @property
+    def broken_premise(self) -> bool:
+        """Not applicable because the scenario breaks a premise, with the claimed value kept."""
+        return not self.applicable and math.isfinite(self.epsilon)

@@ -30,8 +30,9 @@ from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check
 
 PAPER = "alignment paper"
 CLAIMS = {"pairwise": ("align/alg2-printed", "Lemma A.7 / Algorithm 2"),
-          "kwise": ("align/kwise", "Lemma B.5 (Algorithm 2 on K-wise rankings, covariance half of Thm 4.3)"),
-          "trajectory": ("align/trajectory", "Lemma C.5 (Algorithm 2 on trajectories, covariance half of Thm 5.1)")}
+          "kwise": ("align/kwise-cov", "Lemma B.5 (Algorithm 2 on K-wise rankings, covariance half of Thm 4.3)"),
+          "trajectory": ("align/trajectory-cov", "Lemma C.5 (Algorithm 2 on trajectories, covariance half of Thm 5.1)")}
+CORRECTED = "align/alg2-corrected"  # sigma calibrated on the exact curve (spec B.2 fix), any record type
 RELATIONS = ("zero-out", "swap")
 
 
@@ -88,10 +89,10 @@ class PrivateCovariance:
         else:
             covered = relation == self.relation or (relation == "zero-out" and self.relation == "swap")
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
-                                 source=f"spec B.2 fix: sigma on the exact curve for {self.relation}", claim_id=cid,
-                                 kind="corrected") if covered else
+                                 source=f"spec B.2 fix: sigma on the exact curve for {self.relation}; "
+                                        f"{self.model.describe()}", claim_id=CORRECTED, kind="corrected") if covered else
                        Guarantee.not_applicable(f"calibrated for {self.relation}, not {relation}", relation=relation,
-                                                claim_id=cid, kind="corrected", source="spec B.2 fix"))
+                                                claim_id=CORRECTED, kind="corrected", source="spec B.2 fix"))
         out.append(Guarantee(epsilon=gauss_epsilon(self.delta / 2, mu), delta=self.delta / 2, relation=relation,
                              source=f"Balle & Wang (2018), Thm 8: exact curve of the worst {relation} pair, mu = {mu:.4g}",
                              claim_id="align/alg2-tight", kind="tight"))

@@ -245,12 +245,12 @@ class PrivateMLE:
         kind = self.model.describe()
         half = (self.epsilon / 2, self.delta / 2)
         out = []
-        if self.calibration == "paper":
+        if self.calibration == "paper" and self.lambda_r is None:
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"{PAPER}, Lemma A.10 / Algorithm 1 as printed (C = {self.C:g}); {kind}",
                                  claim_id="align/alg1-printed",
                                  note="UNVERIFIED (spec B.1.3): the cited theorems' constants could not be checked"))
-        else:
+        elif self.calibration != "paper":
             target = "add-remove" if self.relation == "zero-out" else self.relation
             on = "add-remove" if relation == "zero-out" else relation
             if on == target or (on == "add-remove" and target == "swap"):

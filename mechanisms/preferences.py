@@ -281,8 +281,14 @@ class PlackettLuce:
         return 2 * diff.T @ diff / (max(len(phi), 1) * self.K * (self.K - 1))
 
     def sensitivity(self, relation: str, n: int) -> float:
-        """4L²/n (zero-out; the paper's Lemma B.5 says 4K³L²/n) and 4√2 L²/n (swap)."""
-        return 4 * self.L ** 2 / n * (math.sqrt(2) if relation == "swap" else 1.0)
+        """2K L²/((K−1) n) (zero-out) and √2 times that (swap); the paper's Lemma B.5 says 4K³L²/n.
+
+        One record adds 2/(nK(K−1)) Σ_{j<k} (φ_j − φ_k)(φ_j − φ_k)ᵀ, a PSD matrix whose Frobenius
+        norm is at most its trace, 2/(nK(K−1)) (K Σ‖φ_j‖² − ‖Σφ_j‖²) ≤ 2K L²/((K−1) n); for even K
+        the collinear record (v, …, v, −v, …, −v) with ‖v‖ = L attains it.  A swap replaces one PSD
+        term by another, ‖A − B‖_F² ≤ ‖A‖_F² + ‖B‖_F², attained by orthogonal records."""
+        worst = 2 * self.K * self.L ** 2 / ((self.K - 1) * n)
+        return worst * (math.sqrt(2) if relation == "swap" else 1.0)
 
     def paper_sigma(self, epsilon: float, delta: float, n: int) -> float:
         """σ² = 64 log(1/δ) K⁶ L⁴/(ε² n²) (Lemma B.5 as printed)."""

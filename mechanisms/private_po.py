@@ -209,14 +209,16 @@ class DPPG:
         if relation != "user-level":
             return []
         conv = ("|A| <= R (advantage clipped)" if self.convention == "advantage" else "rewards in [-R, R]")
-        out = [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation,
-                         source=f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); {conv}",
-                         claim_id="po/dp-pg", note=f"convention: {self.convention}")]
+        claims = [("po/dp-pg", f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); {conv}")]
         if self.T > 1:
-            out.append(Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation,
-                                 source=f"{SLIDES}, Proposition 1 (one pass over users, T = {self.T}); {conv}", claim_id="po/meta",
-                                 note=f"schedule: {self.schedule}"))
-        return out
+            claims.append(("po/meta", f"{SLIDES}, Proposition 1 (one pass over users, T = {self.T}); {conv}"))
+        if self.schedule == "repeat":
+            # Both statements assume each user contributes to one round; repeated users compose.
+            premise = f"each user in exactly one round (one pass); here the same users take part in all {self.T} rounds"
+            return [Guarantee.outside_premise(premise, epsilon=self.epsilon, delta=self.delta, relation=relation,
+                                              source=source, claim_id=cid) for cid, source in claims]
+        return [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation, source=source, claim_id=cid,
+                          note=f"convention: {self.convention}") for cid, source in claims]
 
 
 def _batch(data: Dataset, env: PolicyEnv, bound: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
