@@ -9,8 +9,8 @@ Public entry points::
 
 from audit.api import audit_mechanism
 from audit.estimate import Bound, Estimate, audit_samples
-from audit.events import Event
 from audit.results import AuditResult, ClaimCheck
+from audit.views import Event
 from mechanisms.base import Guarantee, InputError
 
 __version__ = "0.1.0"

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
-from audit.events import Event, count_members, describe_outputs, select_events
 from audit.execution import Execution, Progress, events_fingerprint
+from audit.selection import count_members, describe_outputs, select_events
 from audit.tradeoff import tradeoff_points
+from audit.views import Event
 
 TRADEOFF_POINTS = 24
 from mechanisms.base import InputError

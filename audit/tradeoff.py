@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from audit.events import Event, clopper_pearson
+from audit.bounds import clopper_pearson
+from audit.views import Event
 
 
 @dataclass(frozen=True)
