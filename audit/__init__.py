@@ -26,6 +26,7 @@ _EXPORTS = {
     "Bound": "audit.estimate",
     "AuditResult": "audit.results",
     "ClaimCheck": "audit.results",
+    "Event": "audit.views",
     "assert_private": "audit.testing",
     "Dataset": "neighbors",
     "Pair": "neighbors",
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from audit.api import audit_mechanism
     from audit.estimate import Bound, Estimate, audit_samples
     from audit.results import AuditResult, ClaimCheck
+    from audit.views import Event
     from audit.testing import assert_private
     from dpcore import Guarantee, InputError
     from mechanisms.base import Mechanism

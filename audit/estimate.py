@@ -12,7 +12,8 @@ bound the sample size can show, log(p1_lo/p2_hi) with p2_hi ≈ −log(α/2)/n2.
 
 Validity rests on choosing S without looking at the counts of its interval: the samples
 are split, S (and the side it favours) is chosen on the *selection* split among the
-candidates of :mod:`audit.events`, and its interval uses only the *estimation* split.
+candidates of :mod:`audit.views` (:mod:`audit.selection`), and its interval uses only the
+*estimation* split.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from audit.events import VIEWS, Event, clopper_pearson, count_members, epsilon_from_bounds, select_events
+from audit.bounds import clopper_pearson, epsilon_from_bounds
+from audit.selection import count_members, select_events
 from audit.tradeoff import GDPEstimate, TradeoffPoint, gdp_estimate, tradeoff_points
+from audit.views import VIEWS, Event
 from dpcore import InputError, require
 
 
@@ -146,7 +149,7 @@ def resolve_views(discrete: bool | None = None, events: str | Sequence[str] = "a
     """The event views to search: ``events`` ("auto", a view name, or a list of them);
     ``discrete=True`` forces the rows view, ``discrete=False`` excludes it."""
     if isinstance(events, str):
-        events = VIEWS if events == "auto" else (events,)
+        events = tuple(VIEWS) if events == "auto" else (events,)
     views = tuple(events)
     for v in views:
         require(v in VIEWS, "events", v, f"must be 'auto' or among {', '.join(VIEWS)}")
@@ -164,7 +167,7 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     """ε lower bounds from samples ``x`` ~ M(D) and ``y`` ~ M(D′) already drawn.
 
     A random ``selection_fraction`` of each sample (drawn with ``seed``) chooses the event per δ
-    among the ``events`` views (:mod:`audit.events`); the rest gives its Clopper–Pearson
+    among the ``events`` views (:mod:`audit.views`); the rest gives its Clopper–Pearson
     interval.  Each bound holds with probability ≥ ``confidence`` whatever order the samples
     come in: the split is random, so sorted samples or samples rebuilt from a count table
     (``np.repeat``) are split as i.i.d. draws would be.  ``seed`` also fixes the subsample a

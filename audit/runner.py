@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
-from audit.events import Event, count_members, describe_outputs, select_events
 from audit.execution import Execution, Progress, events_fingerprint
+from audit.selection import count_members, describe_outputs, select_events
 from audit.tradeoff import tradeoff_points
+from audit.views import Event
+
+from dpcore import InputError
 
 TRADEOFF_POINTS = 24
-from dpcore import InputError
 
 CHUNK = 1 << 18
 SELECTION, ESTIMATION = 0, 1

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 from scipy.stats import norm
 
-from audit.events import Event, clopper_pearson
+from audit.bounds import clopper_pearson
+from audit.views import Event
 
 
 @dataclass(frozen=True)

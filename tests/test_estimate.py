@@ -11,7 +11,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from audit import audit_mechanism, audit_samples
-from audit.events import clopper_pearson
+from audit.bounds import clopper_pearson
 from dpcore import InputError
 from mechanisms.classic import Laplace, RandomizedResponse
 from neighbors import Dataset

@@ -1,0 +1,114 @@
+"""Choosing events on the selection split, and counting them on the estimation split.
+
+The selection samples are halved: every view (:mod:`audit.views`) fits its structure
+(likelihood-ratio order, bin edges, classifier) on the first half and counts its candidates
+on the second, so views compete on scores their own fitting did not inflate.  Statistics
+(:mod:`audit.statistics`) are fitted once and shared by every statistic view.
+
+Within a view, set candidates are prefixes of the categories sorted by empirical likelihood
+ratio (Neyman–Pearson; complements are the prefixes of the other direction).  Every
+candidate, in both directions, is scored by the Clopper–Pearson bound it would give on the
+estimation split, starting from the selection split's own pessimistic bounds
+(:func:`audit.bounds.best_candidate`); the best over every view is chosen, per δ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from audit.bounds import best_candidate
+from audit.statistics import fit_statistics
+from audit.views import VIEWS, ChunkCache, Event, Family, Split
+from dpcore import require
+
+
+def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    h = len(a) // 2
+    return a[:h], a[h:]
+
+
+def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator
+                    ) -> tuple[list[Family], tuple[int, int]]:
+    """Candidate families on the selection samples ``x`` (D) and ``y`` (D′), and the sample
+    sizes their counts come from.
+
+    Each view's structure is fitted on the first half of the selection samples and its
+    candidates are counted on the second.  Output views come first, in registry order; then,
+    for each statistic (fitted once, only when some statistic view is asked for), the
+    statistic views in registry order.
+    """
+    (fx, x2), (fy, y2) = _halves(x), _halves(y)
+    chosen = [view for name, view in VIEWS.items() if name in views]
+    out: list[Family] = []
+    for view in chosen:
+        if not view.statistic_based:
+            out += view.candidates(Split(fx, fy, x2, y2), None)
+    on_statistics = [view for view in chosen if view.statistic_based]
+    if on_statistics:
+        for stat in fit_statistics(fx, fy, rng):
+            values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
+            for view in on_statistics:
+                out += view.candidates(values, stat)
+    return out, (len(x2), len(y2))
+
+
+def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
+           alpha: float) -> tuple[Event, Family, int]:
+    """The best event over every candidate of every view, for one δ (``n_sel``: the sizes the
+    candidates were counted on), with its family and index there."""
+    best: tuple[float, Family, int] | None = None
+    for fam in families:
+        fav = fam.fav
+        score, j = best_candidate(fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]),
+                                  (n_est[fav], n_est[1 - fav]), delta, alpha)
+        if best is None or score > best[0]:
+            best = (score, fam, j)
+    return best[1].make(best[2]), best[1], best[2]
+
+
+def nested_family(fam: Family, best: int, points: int) -> list[Event]:
+    """``points`` nested events of one view family (thresholds, or likelihood-ratio prefixes),
+    spread over its range and including the chosen one: the empirical trade-off curve."""
+    idx = np.unique(np.concatenate([np.linspace(0, len(fam.k_fav) - 1, points).astype(int), [best]]))
+    return [fam.make(int(j)) for j in idx]
+
+
+def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
+    """How many outputs fall in each event: each view counts its own events, sharing one
+    per-chunk cache, so a statistic is computed once per chunk."""
+    cache = ChunkCache()
+    by_view: dict[str, list[int]] = {}
+    for i, ev in enumerate(events):
+        by_view.setdefault(ev.view, []).append(i)
+    out = np.empty(len(events), dtype=np.int64)
+    for name, idx in by_view.items():
+        out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
+    return out
+
+
+def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
+                  confidence: float | Sequence[float], views: Sequence[str] = tuple(VIEWS), seed: int = 0,
+                  tradeoff_points: int = 0) -> tuple[list[Event], list[Event]]:
+    """One event per δ, chosen on the selection samples ``x`` (under D) and ``y`` (under D′),
+    and (with ``tradeoff_points``) a nested family of the first δ's view for the trade-off curve.
+
+    ``confidence`` may be one value or one per δ (a curve claim tested at Bonferroni levels).
+    """
+    confidences = [confidence] * len(deltas) if np.isscalar(confidence) else list(confidence)
+    require(len(confidences) == len(deltas), "confidence", confidence, "one value, or one per delta")
+    for v in views:
+        require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
+    families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+    require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
+    picks = [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences)]
+    family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
+    return [p[0] for p in picks], family
+
+
+def describe_outputs(x: np.ndarray, y: np.ndarray, event: Event, bins: int = 40, top: int = 12) -> dict[str, Any]:
+    """What the selection split looked like, for reports, as ``event``'s view shows it: the most
+    frequent outputs (rows view) or a histogram of the chosen statistic, under D and D′."""
+    return VIEWS[event.view].display(x, y, event, bins, top)

@@ -1,0 +1,186 @@
+"""Output keys and the scalar statistics the threshold and histogram views are built on.
+
+Keys make outputs sortable and comparable: the values for scalars, a byte view per row for
+vectors.
+
+Statistics s(output), all fitted on the selection split only: the output itself (scalar
+outputs); for vectors, the Fisher direction Σ⁻¹(μ_D − μ_D′) and a logistic-regression score
+on featurised outputs (raw coordinates, indicators of each coordinate's frequent values,
+and — for short vectors — squares and pairwise products, a small quadratic classifier for
+when the linear one is weak).
+
+Bins turn s into categories: atoms of s (values repeated in the sample, such as an abort
+symbol −1 inside real outputs) and quantile bins of the rest, dense in both tails.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+from scipy.special import expit
+
+_FIT_ROWS = 200_000        # logistic regression is fitted on at most this many selection rows
+_MAX_ATOMS = 64
+
+
+class Statistic(Protocol):
+    """A named scalar function of outputs: one value per output (per row for vectors)."""
+
+    name: str
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray: ...
+
+
+def keys(outputs: np.ndarray) -> np.ndarray:
+    """Sortable keys: the values for scalars, a byte view per row for vectors."""
+    if outputs.ndim == 1:
+        return outputs.astype(np.int64) if outputs.dtype.kind in "biu" else outputs.astype(float)
+    rows = np.ascontiguousarray(outputs.astype(np.int64 if outputs.dtype.kind in "biu" else float))
+    return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+def as_matrix(outputs: np.ndarray) -> np.ndarray:
+    """Outputs as a float matrix, one row per output."""
+    return np.asarray(outputs, dtype=float).reshape(len(outputs), -1)
+
+
+@dataclass(frozen=True, eq=False)
+class Identity:
+    """The scalar output itself."""
+
+    name: str = "output"
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return np.asarray(outputs, dtype=float).reshape(len(outputs))
+
+
+@dataclass(frozen=True, eq=False)
+class Features:
+    """Raw coordinates, indicators of frequent values per coordinate, optional quadratic terms,
+    standardised with selection-split moments."""
+
+    atoms: tuple[tuple[int, float], ...]
+    quadratic: bool
+    mean: np.ndarray = field(default=None)
+    scale: np.ndarray = field(default=None)
+
+    def raw(self, outputs: np.ndarray) -> np.ndarray:
+        x = as_matrix(outputs)
+        cols = [x] + [(x[:, [j]] == v).astype(float) for j, v in self.atoms]
+        if self.quadratic:
+            iu = np.triu_indices(x.shape[1])
+            cols.append(x[:, iu[0]] * x[:, iu[1]])
+        return np.hstack(cols)
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        return (self.raw(outputs) - self.mean) / self.scale
+
+
+@dataclass(frozen=True, eq=False)
+class Linear:
+    """s = features(output) · w (Fisher direction on raw coordinates, or a logistic score)."""
+
+    name: str
+    weights: np.ndarray
+    features: Features | None = None
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        x = as_matrix(outputs) if self.features is None else self.features(outputs)
+        return x @ self.weights
+
+
+@dataclass(frozen=True, eq=False)
+class Bins:
+    """Category of s: an atom's index, else len(atoms) + its quantile bin."""
+
+    atoms: np.ndarray
+    edges: np.ndarray
+
+    def __call__(self, s: np.ndarray) -> np.ndarray:
+        codes = len(self.atoms) + np.searchsorted(self.edges, s, side="right")
+        if len(self.atoms):
+            pos = np.clip(np.searchsorted(self.atoms, s), 0, len(self.atoms) - 1)
+            hit = self.atoms[pos] == s
+            codes[hit] = pos[hit]
+        return codes
+
+    @property
+    def n_codes(self) -> int:
+        return len(self.atoms) + len(self.edges) + 1
+
+
+def fisher(x: np.ndarray, y: np.ndarray) -> Linear:
+    """Σ⁻¹(μ_x − μ_y) with the pooled covariance (ridge-regularised), unit norm."""
+    x, y = as_matrix(x), as_matrix(y)
+    diff = x.mean(axis=0) - y.mean(axis=0)
+    cov = np.atleast_2d(0.5 * (np.cov(x, rowvar=False) + np.cov(y, rowvar=False)))
+    ridge = 1e-9 * max(float(np.trace(cov)) / len(cov), 1e-300)
+    w = np.linalg.solve(cov + ridge * np.eye(len(cov)), diff)
+    norm = np.linalg.norm(w)
+    w = w / norm if norm > 0 and np.isfinite(norm) else np.ones(x.shape[1]) / math.sqrt(x.shape[1])
+    return Linear("fisher", w)
+
+
+def _frequent_values(column: np.ndarray, limit: int = 8, share: float = 0.01) -> list[float]:
+    values, counts = np.unique(column, return_counts=True)
+    keep = counts >= max(5, share * len(column))
+    order = np.argsort(-counts[keep])[:limit]
+    return values[keep][order].tolist()
+
+
+def logistic(x: np.ndarray, y: np.ndarray, quadratic: bool, rng: np.random.Generator) -> Linear:
+    """A ridge logistic regression of "output came from D" on featurised outputs (IRLS)."""
+    pooled = np.vstack([as_matrix(x), as_matrix(y)])
+    atoms = tuple((j, v) for j in range(pooled.shape[1]) for v in _frequent_values(pooled[:, j])
+                  if 0 < np.mean(pooled[:, j] == v) < 0.999)
+    probe = Features(atoms, quadratic)
+    raw = probe.raw(pooled)
+    scale = raw.std(axis=0)
+    feats = Features(atoms, quadratic, raw.mean(axis=0), np.where(scale > 0, scale, 1.0))
+    labels = np.concatenate([np.ones(len(x)), np.zeros(len(y))])
+    if len(labels) > _FIT_ROWS:
+        pick = rng.choice(len(labels), _FIT_ROWS, replace=False)
+        raw, labels = raw[pick], labels[pick]
+    f = np.hstack([(raw - feats.mean) / feats.scale, np.ones((len(raw), 1))])
+    w = np.zeros(f.shape[1])
+    ridge = 1e-3 * np.eye(f.shape[1]) * len(f) / 1000
+    for _ in range(25):
+        p = expit(f @ w)
+        grad = f.T @ (p - labels) + ridge @ w
+        hess = (f * (p * (1 - p))[:, None]).T @ f + ridge
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return Linear("logistic-quadratic" if quadratic else "logistic", w[:-1], feats)
+
+
+def fit_statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> list[Statistic]:
+    """The statistics for outputs ``x`` (under D) and ``y`` (under D′): the output itself for
+    scalars; Fisher, logistic and (up to 8 coordinates) quadratic logistic for vectors."""
+    if x.ndim == 1 or x.shape[1] == 1:
+        return [Identity()]
+    out: list[Statistic] = [fisher(x, y), logistic(x, y, quadratic=False, rng=rng)]
+    if x.shape[1] <= 8:
+        out.append(logistic(x, y, quadratic=True, rng=rng))
+    return out
+
+
+def quantile_bins(s: np.ndarray, inner: int = 256) -> Bins:
+    """Atoms (values repeated ≥ 5 times and ≥ 0.1 % of the sample) and bin edges at quantiles
+    of the rest, dense in both tails."""
+    values, counts = np.unique(s, return_counts=True)
+    is_atom = counts >= max(5, 1e-3 * len(s))
+    atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
+    atoms = np.sort(atoms)
+    rest = np.sort(s[~np.isin(s, atoms)]) if len(atoms) else np.sort(s)
+    if len(rest) == 0:
+        return Bins(atoms, np.array([]))
+    n = len(rest)
+    ranks = np.linspace(0, n - 1, min(inner, max(2, n // 50))).astype(int)
+    tail = np.unique(np.geomspace(1, max(1, n / 8), 24).astype(int))
+    ranks = np.unique(np.concatenate([ranks, tail - 1, n - tail]))
+    return Bins(atoms, np.unique(rest[np.clip(ranks, 0, n - 1)]))

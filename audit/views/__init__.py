@@ -1,0 +1,22 @@
+"""Views of the outputs: the ways candidate events are cut, all fitted on the selection split
+only (so choosing among them costs no confidence).
+
+* ``rows``       — each distinct output (scalar or row of an integer vector) is a category;
+  skipped when there are too many distinct outputs to count (the fallback is the views below);
+* ``threshold``  — S = {s ≥ t} or {s ≤ t} for a scalar statistic s;
+* ``histogram``  — categories = atoms of s and quantile bins of the rest, dense in both tails;
+  S = a prefix in likelihood-ratio order.
+
+Each view is one class in its own module implementing :class:`View`; :data:`VIEWS`, filled
+below, is the one registration point, and its order is the order views are searched in.
+"""
+
+from audit.views.base import SIDES, VIEWS, ChunkCache, Event, Family, Split, View
+from audit.views.histogram import Histogram
+from audit.views.rows import MAX_ROWS, Rows
+from audit.views.threshold import Threshold
+
+VIEWS.update((view.name, view) for view in (Rows(), Threshold(), Histogram()))
+
+__all__ = ["MAX_ROWS", "SIDES", "VIEWS", "ChunkCache", "Event", "Family", "Histogram", "Rows", "Split",
+           "Threshold", "View"]

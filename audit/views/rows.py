@@ -1,0 +1,74 @@
+"""The ``rows`` view: each distinct output (a scalar, or a row of an integer vector) is a category.
+
+S = a prefix of the distinct outputs in likelihood-ratio order (:func:`prefix_families`).
+Only integer (or boolean) outputs have categories, and the view is skipped when there are
+more than :data:`MAX_ROWS` distinct outputs to count; the statistic views are the fallback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from audit.statistics import Statistic, keys
+from audit.views.base import ChunkCache, Event, Family, Split, prefix_families
+
+MAX_ROWS = 20_000          # distinct outputs beyond which the rows view is skipped
+
+
+def _values_list(values: np.ndarray) -> list:
+    if values.dtype.kind == "V":
+        width = values.dtype.itemsize // 8
+        return np.frombuffer(values.tobytes(), dtype=np.int64).reshape(-1, width).tolist()
+    return values.tolist()
+
+
+def _show(values: np.ndarray, limit: int = 8) -> str:
+    items = _values_list(values)
+    text = ", ".join(str(v) for v in items[:limit])
+    return "{" + text + (f", … ({len(items)} outputs)" if len(items) > limit else "") + "}"
+
+
+class Rows:
+    """S = a set of distinct outputs (``members`` holds their keys)."""
+
+    name = "rows"
+    statistic_based: ClassVar[bool] = False
+
+    def candidates(self, split: Split, statistic: Statistic | None = None) -> list[Family]:
+        if split.fit_x.dtype.kind not in "biu" or split.fit_y.dtype.kind not in "biu":
+            return []
+        parts = [keys(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
+        values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+        if len(values) > MAX_ROWS:
+            return []
+        bounds = np.cumsum([0] + [len(p) for p in parts])
+        c = [np.bincount(inverse[bounds[i]:bounds[i + 1]], minlength=len(values)).astype(float) for i in range(4)]
+        return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
+                               lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx])))
+
+    def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
+        values, counts = cache.once(("rows",), lambda: np.unique(keys(outputs), return_counts=True))
+        return np.array([int(counts[np.isin(values, ev.members)].sum()) for ev in events], dtype=np.int64)
+
+    def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
+        return np.isin(keys(outputs), event.members)
+
+    def describe(self, event: Event) -> str:
+        return f"output in {_show(event.members)}"
+
+    def fields(self, event: Event) -> dict[str, Any]:
+        return {"values": _values_list(event.members)}
+
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+        """The ``top`` most frequent outputs with their counts under D and D′."""
+        kx, ky = keys(x), keys(y)
+        values, inverse = np.unique(np.concatenate([kx, ky]), return_inverse=True)
+        cx = np.bincount(inverse[: len(kx)], minlength=len(values))
+        cy = np.bincount(inverse[len(kx):], minlength=len(values))
+        order = np.argsort(-(cx + cy), kind="stable")[:top]
+        return {"kind": "outputs", "values": [str(v) for v in _values_list(values[order])],
+                "D": cx[order].tolist(), "D'": cy[order].tolist(), "n": [len(x), len(y)],
+                "in_event": np.isin(values[order], event.members).tolist()}

@@ -1,0 +1,58 @@
+"""The ``threshold`` view: S = {s ≥ t} or {s ≤ t} for a scalar statistic s.
+
+Candidate thresholds t are the fitting half's pooled values of s at :func:`prefix_ends`
+ranks; each is counted on the scoring half, in both directions and for both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from audit.statistics import Statistic
+from audit.views.base import SIDES, ChunkCache, Event, Family, Split, prefix_ends, statistic_histogram
+
+
+class Threshold:
+    """S = {s ≥ ``threshold``} (``upper``) or {s ≤ ``threshold``} for the event's statistic s."""
+
+    name = "threshold"
+    statistic_based: ClassVar[bool] = True
+
+    def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
+        sx, sy = np.sort(split.score_x), np.sort(split.score_y)
+        pooled = np.sort(np.concatenate([split.fit_x, split.fit_y]))
+        t = np.unique(pooled[prefix_ends(len(pooled))])
+        ge = (len(sx) - np.searchsorted(sx, t, "left"), len(sy) - np.searchsorted(sy, t, "left"))
+        le = (np.searchsorted(sx, t, "right"), np.searchsorted(sy, t, "right"))
+        out = []
+        for upper, counts in ((True, ge), (False, le)):
+            for fav in (0, 1):
+                out.append(Family(counts[fav].astype(float), counts[1 - fav].astype(float), fav,
+                                  lambda j, fav=fav, upper=upper: Event(SIDES[fav], self.name, statistic,
+                                                                         threshold=float(t[j]), upper=upper)))
+        return out
+
+    def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
+        out = np.empty(len(events), dtype=np.int64)
+        for i, ev in enumerate(events):
+            s = cache.statistic(ev.statistic, outputs)
+            out[i] = int((s >= ev.threshold).sum() if ev.upper else (s <= ev.threshold).sum())
+        return out
+
+    def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
+        s = event.statistic(outputs)
+        return s >= event.threshold if event.upper else s <= event.threshold
+
+    def describe(self, event: Event) -> str:
+        return f"{event.statistic.name} {'>=' if event.upper else '<='} {event.threshold:.6g}"
+
+    def fields(self, event: Event) -> dict[str, Any]:
+        return {"threshold": event.threshold, "upper": event.upper}
+
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+        """A histogram of the statistic with the threshold marked."""
+        return {**statistic_histogram(x, y, event.statistic, bins), "threshold": event.threshold,
+                "upper": event.upper}
