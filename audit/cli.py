@@ -35,6 +35,7 @@ from audit.results import (SCHEMA_VERSION, dumps, envelope, load_results, load_s
 from audit.sweep import slopes, sweep
 from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
+from reports.text import footer as text_footer
 from reports.text import summary_table
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -283,9 +284,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     final = payload(results, True, time.perf_counter() - clock)
     table = summary_table(final["records"])
     ok = final["as_expected"]
-    footer = (f"\n{len(final['records'])} checks in {len(results)} scenarios, budget {st.samples} samples per side, "
-              f"confidence {st.confidence}, seed {st.seed}, {final['seconds']:.1f} s: "
-              f"{'every verdict as expected' if ok else 'SOME VERDICTS NOT AS EXPECTED'}\n")
+    footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
+                         f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
     sys.stdout.write(table + footer)
     if args.out:
         write_atomic(args.out / "results.json", dumps(final))

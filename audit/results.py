@@ -23,13 +23,11 @@ import numpy as np
 from audit import __version__
 from audit.estimate import Bound, Estimate
 from audit.exact import epsilon_for_delta
-from dpcore import Guarantee, InputError
+from dpcore import EXPECTATIONS, VERDICTS, Claim, Guarantee, InputError
 
-VERDICTS = ("pass", "violation", "not-applicable")
 # What a scenario may expect: a verdict, or "exact-violation" for an erratum only the white-box
 # check can reach at the sample budget (the empirical verdict may then be either).
-EXPECTATIONS = (*VERDICTS, "exact-violation")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
 PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
 _REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
 
@@ -43,14 +41,32 @@ def jsonable(value: float | None) -> float | str | None:
     return float(value)
 
 
+REFUTED_EMPIRICAL = "refuted (empirical)"
+REFUTED_WHITE_BOX = "refuted (white box)"
+HOLDS = "holds at this budget"
+UNVERIFIED_HOLDS = "not refuted — unverified claim"
+NOT_APPLICABLE = "not-applicable"
+# The one verdict per claim, combining both witnesses (the samples first: they depend only on the
+# mechanism's own code; the white box depends on our model of it).
+FINDINGS = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS, NOT_APPLICABLE)
+NO_CLAIM = "no claim checked"  # the finding of a record with no claim: eps_lower measured only
+
+
 @dataclass(frozen=True)
 class ClaimCheck:
-    """One claim held against the empirical bound and, when known, the exact loss."""
+    """One claim held against the empirical bound and, when known, the exact loss.
+
+    ``info`` is the claim's registry entry (source, statement, status), when the claim id is
+    registered; a claim whose scenario breaks one of its premises keeps its claimed value, is
+    not applicable, and still gets a bound so the record can say whether the samples would
+    refute it (:meth:`premise_note`).
+    """
 
     claim: Guarantee
     bound: Bound | None
     epsilon_exact: float | None
     expected_verdict: str | None = None
+    info: Claim | None = None
 
     @property
     def epsilon_lower(self) -> float | None:
@@ -58,12 +74,14 @@ class ClaimCheck:
 
     @property
     def verdict(self) -> str:
+        """The empirical verdict: ``violation`` when ε_lower > ε_claim (false with the stated confidence)."""
         if not self.claim.applicable or self.bound is None:
             return "not-applicable"
         return "violation" if self.bound.epsilon_lower > self.claim.epsilon else "pass"
 
     @property
     def exact_verdict(self) -> str | None:
+        """The white-box verdict: ``violation`` when the exact ε of the pair exceeds ε_claim."""
         if not self.claim.applicable:
             return "not-applicable"
         if self.epsilon_exact is None:
@@ -72,33 +90,73 @@ class ClaimCheck:
         return "violation" if over else "pass"
 
     @property
+    def status(self) -> str | None:
+        """The claim's registry status (``proven``, ``refuted``, ``unverified``, ``corrected``,
+        ``reference``), or None for a claim the registry does not know (a user's own)."""
+        return None if self.info is None else self.info.status
+
+    @property
+    def finding(self) -> str:
+        """The one verdict that combines both witnesses (see :data:`FINDINGS`)."""
+        return finding(self.verdict, self.exact_verdict, self.status)
+
+    @property
+    def premise_note(self) -> str | None:
+        """For a claim outside its premise: the premise, and whether the samples would refute it."""
+        if not self.claim.broken_premise:
+            return None
+        if self.bound is None:
+            return self.claim.note
+        lower, eps = self.bound.epsilon_lower, self.claim.epsilon
+        would = (f"the samples would refute it: eps_lower {lower:.4g} > {eps:.4g}" if lower > eps else
+                 f"the samples would not refute it: eps_lower {lower:.4g} <= {eps:.4g}")
+        return f"{self.claim.note}; {would}"
+
+    @property
     def slack(self) -> float | None:
-        if self.verdict == "not-applicable":
+        if self.verdict == "not-applicable" or self.bound is None:
             return None
         return self.claim.epsilon - self.bound.epsilon_lower
 
     @property
     def tightness(self) -> float | None:
-        if self.verdict == "not-applicable" or self.claim.epsilon == 0:
+        if self.verdict == "not-applicable" or self.bound is None or self.claim.epsilon == 0:
             return None
         return self.bound.epsilon_lower / self.claim.epsilon
 
     @property
     def as_expected(self) -> bool:
-        """The verdicts agree with the expectation (or, with none, no violation): :func:`outcome` is ok."""
-        return outcome({"verdict": self.verdict, "exact_verdict": self.exact_verdict,
-                        "expected_verdict": self.expected_verdict}) in OK_OUTCOMES
+        """The finding agrees with the expectation (or, with none, refutes nothing): :func:`outcome` is ok."""
+        return outcome({"finding": self.finding, "expected_verdict": self.expected_verdict}) in OK_OUTCOMES
 
     def to_dict(self) -> dict[str, Any]:
-        c = self.claim
+        c, info = self.claim, self.info
+        shown = c.applicable or c.broken_premise
         return {"claim_id": c.claim_id or None, "claim_kind": c.kind, "claim_source": c.source,
-                "claim_note": c.note or None, "relation": c.relation, "delta": c.delta,
-                "epsilon_claim": jsonable(c.epsilon) if c.applicable else None,
+                "claim_note": c.note or None, "claim_status": self.status,
+                "claim_document": None if info is None else info.document,
+                "claim_where": None if info is None else info.where,
+                "claim_statement": None if info is None else info.statement,
+                "claim_vacuous": None if info is None else info.vacuous,
+                "relation": c.relation, "delta": c.delta,
+                "epsilon_claim": jsonable(c.epsilon) if shown else None,
                 "epsilon_lower": self.epsilon_lower, "epsilon_exact": jsonable(self.epsilon_exact),
-                "verdict": self.verdict, "exact_verdict": self.exact_verdict,
+                "verdict": self.verdict, "exact_verdict": self.exact_verdict, "finding": self.finding,
+                "premise": self.premise_note,
                 "expected_verdict": self.expected_verdict, "as_expected": self.as_expected,
                 "slack": self.slack, "tightness": self.tightness,
                 "event": None if self.bound is None else self.bound.to_dict()}
+
+
+def finding(verdict: str, exact_verdict: str | None, status: str | None) -> str:
+    """The combined verdict of one claim from its empirical and white-box verdicts and its status."""
+    if verdict == "not-applicable":
+        return NOT_APPLICABLE
+    if verdict == "violation":
+        return REFUTED_EMPIRICAL
+    if exact_verdict == "violation":
+        return REFUTED_WHITE_BOX
+    return UNVERIFIED_HOLDS if status == "unverified" else HOLDS
 
 
 @dataclass(frozen=True)
@@ -172,11 +230,11 @@ class AuditResult:
                 "sequential": self.sequential}
         if not self.claims:
             b = self.estimates[0]
-            return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "delta": b.delta,
-                     "epsilon_claim": None, "epsilon_lower": b.epsilon_lower,
+            return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "claim_status": None,
+                     "delta": b.delta, "epsilon_claim": None, "epsilon_lower": b.epsilon_lower,
                      "epsilon_exact": jsonable(self.epsilon_exact), "verdict": "not-applicable",
-                     "exact_verdict": None, "expected_verdict": None, "as_expected": True,
-                     "event": b.to_dict()}]
+                     "exact_verdict": None, "finding": NO_CLAIM, "premise": None, "expected_verdict": None,
+                     "as_expected": True, "event": b.to_dict()}]
         return [{**head, **c.to_dict(), "relation": self.relation} for c in self.claims]
 
     def to_dict(self) -> dict[str, Any]:
@@ -293,28 +351,37 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
             raise InputError(f"{where}: verdict 'violation' contradicts epsilon_lower {lower} <= epsilon_claim {claim}")
         if rec["verdict"] == "pass" and lower > claim:
             raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
+        expected_finding = (NO_CLAIM if rec.get("claim_id") is None and rec["verdict"] == "not-applicable" else
+                            finding(rec["verdict"], rec.get("exact_verdict"), rec.get("claim_status")))
+        if rec.get("finding") != expected_finding:
+            raise InputError(f"{where}.finding = {rec.get('finding')!r} contradicts its verdicts: "
+                             f"must be {expected_finding!r}")
     return payload
 
 
 def outcome(record: Mapping[str, Any]) -> str:
-    """What a record means for the run: ok, caught erratum, missed or unexpected violation.
+    """What a record means for the run: ok, a caught erratum, a missed or an unexpected refutation.
 
-    The one place that decides it: the summary table, the PDF, ``summary``'s exit code and
-    :meth:`ClaimCheck.as_expected` all read it."""
-    verdict, expected = record["verdict"], record.get("expected_verdict")
-    exact = record.get("exact_verdict")
-    if expected in ("violation", "exact-violation") and verdict == "violation":
-        return "known erratum — caught"
-    if expected == "exact-violation":
-        return "known erratum — caught by the white box" if exact == "violation" else "MISSED expected violation"
-    if expected == "violation":
+    The one place that decides it, from the record's finding and expectation: the summary table,
+    the PDF, ``summary``'s exit code and :meth:`ClaimCheck.as_expected` all read it.  An expected
+    ``violation`` must be refuted from the samples; ``exact-violation`` accepts the white box.
+    """
+    found, expected = record["finding"], record.get("expected_verdict")
+    if found == NO_CLAIM:
+        return "ok"
+    refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
+    if expected in ("violation", "exact-violation"):
+        if found == REFUTED_EMPIRICAL:
+            return "known erratum — caught"
+        if found == REFUTED_WHITE_BOX and expected == "exact-violation":
+            return "known erratum — caught by the white box"
         return "MISSED expected violation"
-    if verdict == "violation" or exact == "violation":
+    if refuted:
         return "UNEXPECTED violation"
-    if expected is not None and expected != verdict:
-        return f"MISMATCH (expected {expected})"
-    if exact is not None and expected is not None and exact != expected:
-        return f"MISMATCH white box (expected {expected})"
+    if expected == "not-applicable" and found != NOT_APPLICABLE:
+        return "MISMATCH (expected not-applicable)"
+    if expected == "pass" and found == NOT_APPLICABLE:
+        return "MISMATCH (expected pass)"
     return "ok"
 
 
