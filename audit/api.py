@@ -1,4 +1,10 @@
-"""``audit_mechanism``: run a mechanism on a neighbouring pair and hold the bounds against its claims."""
+"""``audit_mechanism``: run a mechanism on a neighbouring pair and hold the bounds against its claims.
+
+The call takes what a user of a DP tool decides — the budget, the δs, the confidence, the
+seed, the claims — as keyword arguments; where and under which name the audit runs (worker
+backend, checkpoint, spawn key, scenario and pair labels) is the application's business and
+travels in one :class:`RunContext`.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +12,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,7 +21,49 @@ from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
 from audit.execution import Execution
 from audit.results import EXPECTATIONS, AuditResult, ClaimCheck
-from dpcore import RELATIONS, Guarantee, require
+from dpcore import RELATIONS, Guarantee, check_nonnegative, is_real, require
+from mechanisms.base import capabilities
+
+__all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
+
+SHORTCUT_CLAIM_ID = "user/claim"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where and under which name one audit runs: settings of the application, not of the audit.
+
+    None of these changes what is estimated except ``key``, which selects the random streams.
+
+    ``execution``
+        Workers, backend (local or Dask), checkpoint and progress mode
+        (:class:`audit.execution.Execution`).  When given it overrides ``n_jobs`` and
+        ``progress`` of :func:`audit_mechanism`.
+    ``key``
+        Prefix of the spawn key of every chunk's generator,
+        ``SeedSequence(seed, spawn_key=(*key, phase, side, chunk))``: audits that share one
+        seed but have different keys (the scenarios of one run) draw independent streams.
+    ``scenario``
+        The scenario's name in records and reports.
+    ``pair``
+        A description of the neighbouring pair in words (e.g. ``"remove record 0"``).
+    """
+
+    execution: Execution | None = None
+    key: tuple[int, ...] = ()
+    scenario: str = ""
+    pair: str = ""
+
+    def __post_init__(self) -> None:
+        require(self.execution is None or isinstance(self.execution, Execution), "RunContext.execution",
+                self.execution, "must be an audit.execution.Execution or None")
+        key = tuple(self.key) if isinstance(self.key, (tuple, list)) else None
+        require(key is not None and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0
+                                        for k in key), "RunContext.key", self.key,
+                "must be a tuple of integers >= 0 (a SeedSequence spawn key)")
+        require(isinstance(self.scenario, str), "RunContext.scenario", self.scenario, "must be a string")
+        require(isinstance(self.pair, str), "RunContext.pair", self.pair, "must be a string")
+        object.__setattr__(self, "key", tuple(int(k) for k in key))
 
 
 def _check_int(field: str, value: Any, minimum: int) -> int:
@@ -23,12 +72,28 @@ def _check_int(field: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
+def _shortcut_claim(epsilon: float | None, delta: float | None, relation: str,
+                    claims: Iterable[Guarantee] | None) -> list[Guarantee] | None:
+    """The one explicit claim that ``epsilon=``/``delta=`` stand for, or None without them."""
+    if epsilon is None:
+        require(delta is None, "delta", delta, "a claim's delta needs its epsilon: pass epsilon= too")
+        return None
+    require(claims is None, "epsilon", epsilon,
+            "give either epsilon (with delta) for one claim, or claims, not both")
+    epsilon = check_nonnegative("epsilon", epsilon)
+    delta = 0.0 if delta is None else delta
+    require(is_real(delta) and 0.0 <= delta < 1.0, "delta", delta, "must be a number in [0, 1)")
+    return [Guarantee(epsilon=epsilon, delta=float(delta), relation=relation, source="audit_mechanism",
+                      claim_id=SHORTCUT_CLAIM_ID)]
+
+
 def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
                 claims: Iterable[Guarantee] | None) -> list[Guarantee]:
     if claims is None:
-        if hasattr(mechanism, "pair_guarantees"):
+        caps = capabilities(mechanism)  # the documented protocols of mechanisms.base
+        if "pair_guarantees" in caps:
             claims = mechanism.pair_guarantees(d, d_prime, relation)
-        elif hasattr(mechanism, "guarantees"):
+        elif "guarantees" in caps:
             claims = mechanism.guarantees(d, relation)
         else:
             claims = []
@@ -43,45 +108,93 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
 
 
 def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_000_000,
-                    deltas: Sequence[float] = (0.0,), confidence: float = 0.95, seed: int = 0,
-                    n_jobs: int = 1, relation: str = "add-remove",
-                    claims: Iterable[Guarantee] | None = None,
-                    expected: Mapping[str, str] | None = None, pair: str = "",
-                    discrete: bool | None = None, events: str | Sequence[str] = "auto", progress: bool = False,
-                    sequential: bool = False, execution: Execution | None = None, key: tuple[int, ...] = (),
-                    scenario: str = "") -> AuditResult:
+                    deltas: Sequence[float] | None = None, confidence: float = 0.95, seed: int = 0,
+                    n_jobs: int = 1, relation: str = "add-remove", claims: Iterable[Guarantee] | None = None,
+                    epsilon: float | None = None, delta: float | None = None,
+                    expected: Mapping[str, str] | None = None, discrete: bool | None = None,
+                    events: str | Sequence[str] = "auto", sequential: bool = False, progress: bool = False,
+                    context: RunContext | None = None) -> AuditResult:
     """Audit ``mechanism`` on the neighbouring datasets ``d`` and ``d_prime``.
 
-    Draws ``samples`` outputs per side, bounds ε from below at every requested δ and at
-    every claim's δ (each bound at ``confidence``), computes the exact ε(δ) of the pair
-    when the mechanism has ``output_distribution``, and checks each claim.  With
-    ``claims=None`` the claims are ``mechanism.pair_guarantees(d, d_prime, relation)`` when
-    the mechanism has it (claims whose free parameters depend on both datasets), else
-    ``mechanism.guarantees(d, relation)``.  ``expected``
-    maps claim ids to expected verdicts (a known erratum is an expected ``violation``;
-    ``exact-violation`` when only the white-box check can reach it).
+    Draws ``samples`` outputs per side with ``mechanism.sample(data, size, rng)``, chooses an
+    event S on a selection split (20 %) and bounds ε from below on the rest with
+    Clopper–Pearson: ``ε_lower(δ) = log((p_lo − δ) / q_hi)`` in the likelier direction, valid
+    with probability ≥ ``confidence``.  When the mechanism declares ``output_distribution``
+    (or ``exact_epsilon``) the exact ε(δ) of the pair is computed too, and each claim gets a
+    white-box verdict beside the empirical one.  A claim (ε_c, δ) is a ``violation`` when
+    ε_lower(δ) > ε_c: it is then false with confidence ≥ ``confidence``.
 
-    Several applicable claims with one ``claim_id`` form a curve (ε(δ) points): each point
-    is tested at confidence 1 − (1 − ``confidence``)/K, so a violation anywhere on the curve
-    is certified at ``confidence`` (Bonferroni).  ``events`` forces a view of the outputs
-    (``rows``, ``threshold``, ``histogram``).  With ``sequential`` the run stops as soon as a
-    violation is certified or none can be reached (:data:`audit.runner.RULE`).
-    ``execution`` (backend, checkpoint, progress mode) overrides ``n_jobs`` and ``progress``.
+    Parameters (all keyword-only after the pair):
+
+    ``samples``
+        Outputs drawn per side (≥ 20), selection and estimation splits together.
+    ``deltas``
+        The δs at which to report ε_lower; ``result.epsilon_lower`` is the bound at the
+        first.  Default ``(delta,)`` with the ``epsilon=`` shortcut, else ``(0.0,)``.  Every
+        claim's δ is bounded as well.
+    ``confidence``
+        1 − α of every bound, in [0.5, 1).
+    ``seed``
+        Root seed (≥ 0): the same seed gives the same numbers for any ``n_jobs``.
+    ``n_jobs``
+        Local worker processes (−1: all cores).
+    ``relation``
+        The neighbour relation of (d, d′): ``add-remove``, ``swap``, ``label-flip``,
+        ``zero-out`` or ``user-level``.  A claim made for another relation is ``not-applicable``.
+    ``claims``
+        The :class:`~dpcore.Guarantee` s to check.  ``None``: the mechanism's own,
+        ``mechanism.pair_guarantees(d, d_prime, relation)`` when it implements
+        :class:`~mechanisms.base.HasPairGuarantees`, else ``mechanism.guarantees(d, relation)``
+        (:class:`~mechanisms.base.HasGuarantees`), else none.  Several applicable claims with
+        one ``claim_id`` form a curve of (ε, δ) points: each point is tested at confidence
+        1 − (1 − ``confidence``)/K, so a violation anywhere on the curve is certified at
+        ``confidence`` (Bonferroni).
+    ``epsilon``, ``delta``
+        Shortcut for one explicit claim: ``claims=[Guarantee(epsilon=epsilon, delta=delta,
+        relation=relation, source="audit_mechanism", claim_id="user/claim")]`` (``delta``
+        defaults to 0).  Giving both ``epsilon`` and ``claims``, or ``delta`` without
+        ``epsilon``, is an :class:`~dpcore.InputError`.
+    ``expected``
+        Claim id → expected verdict (``pass``, ``violation``, ``not-applicable``, or
+        ``exact-violation`` when only the white-box check can reach it); a printed bound
+        known to be false is an expected ``violation``.  Read by ``result.as_expected``.
+    ``discrete``, ``events``
+        How outputs are viewed: ``discrete`` says whether outputs are categories (None:
+        guessed from the outputs); ``events`` forces a view (``rows``, ``threshold``,
+        ``histogram``) or a list of them (``"auto"``: every view that fits).
+    ``sequential``
+        Stop as soon as a violation is certified or none can be reached
+        (α-spending over looks, :data:`audit.runner.RULE`), keeping the confidence.
+    ``progress``
+        Show a progress bar on stderr.
+    ``context``
+        Where and under which name the audit runs (:class:`RunContext`: execution backend
+        and checkpoint, spawn key, scenario and pair labels); applications set it, users
+        rarely need to.
+
+    Returns an :class:`~audit.results.AuditResult`; ``print(result)`` explains it in words.
     """
     require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
             "must have a sample(data, size, rng) method")
+    context = RunContext() if context is None else context
+    require(isinstance(context, RunContext), "context", context, "must be an audit.api.RunContext or None")
     samples = _check_int("samples", samples, 20)
     seed = _check_int("seed", seed, 0)
     n_jobs = _check_int("n_jobs", n_jobs, 1) if n_jobs != -1 else -1
     require(relation in RELATIONS, "relation", relation, f"must be one of {', '.join(RELATIONS)}")
     confidence = check_confidence(confidence)
+    shortcut = _shortcut_claim(epsilon, delta, relation, claims)
+    if shortcut is not None:
+        claims = shortcut
+        deltas = (shortcut[0].delta,) if deltas is None else deltas
+    deltas = (0.0,) if deltas is None else deltas
     expected = dict(expected or {})
     for cid, v in expected.items():
         require(v in EXPECTATIONS, f"expected[{cid!r}]", v, f"must be one of {', '.join(EXPECTATIONS)}")
 
     start = time.perf_counter()
     checked = _claims_for(mechanism, d, d_prime, relation, claims)
-    levels = [(delta, confidence) for delta in check_deltas(deltas)]
+    levels = [(level_delta, confidence) for level_delta in check_deltas(deltas)]
     curve_size = Counter(c.claim_id for c in checked if c.applicable)
     claim_level, targets = [], {}
     for c in checked:
@@ -94,29 +207,34 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         index = levels.index(level)
         claim_level.append(index)
         targets[index] = min(targets.get(index, math.inf), c.epsilon)
-    execution = execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
+    execution = context.execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
     est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
-                          key=key, discrete=discrete, events=events, sequential=sequential, targets=targets)
+                          key=context.key, discrete=discrete, events=events, sequential=sequential,
+                          targets=targets)
+    caps = capabilities(mechanism)
+    level_deltas = {lv[0] for lv in levels}
     white, dists = None, None
-    if callable(getattr(mechanism, "output_distribution", None)):
+    if "output_distribution" in caps:
         p, q = mechanism.output_distribution(d), mechanism.output_distribution(d_prime)
-        white = {delta: exact.epsilon_for_delta(p, q, delta) for delta in {lv[0] for lv in levels}}
+        white = {dl: exact.epsilon_for_delta(p, q, dl) for dl in level_deltas}
         if len(p) <= 256:
             dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
-    elif callable(getattr(mechanism, "exact_epsilon", None)):
-        curve = {delta: mechanism.exact_epsilon(d, d_prime, delta) for delta in {lv[0] for lv in levels}}
+    elif "exact_epsilon" in caps:
+        curve = {dl: mechanism.exact_epsilon(d, d_prime, dl) for dl in level_deltas}
         white = None if any(v is None for v in curve.values()) else curve
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id)) for c, i in zip(checked, claim_level))
     name = getattr(mechanism, "name", type(mechanism).__name__)
-    sup = mechanism.epsilon_sup_pi0(d, d_prime) if callable(getattr(mechanism, "epsilon_sup_pi0", None)) else None
-    return AuditResult(mechanism=name, relation=relation, pair=pair, estimate=est, exact=white,
+    sup = mechanism.epsilon_sup_pi0(d, d_prime) if "epsilon_sup_pi0" in caps else None
+    return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
-                       scenario=scenario, params=mechanism_params(mechanism), epsilon_sup=sup, distributions=dists)
+                       scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
+                       distributions=dists)
 
 
 def mechanism_params(mechanism: Any) -> dict[str, Any]:
+    """The mechanism's dataclass fields that are plain values (numbers, strings, tuples), for records."""
     fields = getattr(mechanism, "__dataclass_fields__", {})
     out = {}
     for name in fields:

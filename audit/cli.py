@@ -26,7 +26,7 @@ import scipy
 import audit
 import reports
 from audit import bench, catalog, config, runner
-from audit.api import audit_mechanism, mechanism_params
+from audit.api import RunContext, audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, Execution, connect_dask
@@ -274,8 +274,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
             results.append(audit_mechanism(
                 sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)), deltas=st.deltas,
                 confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
-                expected=sc.expected, pair=sc.pair.description, events=st.events, sequential=st.sequential,
-                execution=execution, key=(index,), scenario=sc.name))
+                expected=sc.expected, events=st.events, sequential=st.sequential,
+                context=RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description)))
             if args.out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
                 write_atomic(args.out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     finally:

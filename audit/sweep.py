@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from audit import catalog
-from audit.api import audit_mechanism
+from audit.api import RunContext, audit_mechanism
 from dpcore import require
 
 
@@ -30,8 +30,8 @@ def sweep(family: str, ns: Sequence[int], *, samples: int = 200_000, seed: int =
     for i, n in enumerate(ns):
         mech, pair = cases[family](n)
         result = audit_mechanism(mech, pair.d, pair.d_prime, samples=samples, seed=seed, confidence=confidence,
-                                 n_jobs=n_jobs, relation=pair.relation, pair=pair.description, key=(i,),
-                                 scenario=f"{family}-n{n}")
+                                 n_jobs=n_jobs, relation=pair.relation,
+                                 context=RunContext(key=(i,), scenario=f"{family}-n{n}", pair=pair.description))
         for rec in result.records():
             if rec["delta"] == 0 and rec["verdict"] != "not-applicable":
                 records.append({"family": family, "n": len(pair.d), **{k: rec[k] for k in (
