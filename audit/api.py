@@ -12,7 +12,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
 from audit.execution import Execution
 from audit.results import EXPECTATIONS, AuditResult, ClaimCheck
-from dpcore import RELATIONS, Guarantee, check_nonnegative, is_real, require
+from dpcore import RELATIONS, Claim, Guarantee, check_nonnegative, is_real, require
 from mechanisms.base import capabilities
 
 __all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
@@ -47,12 +47,17 @@ class RunContext:
         The scenario's name in records and reports.
     ``pair``
         A description of the neighbouring pair in words (e.g. ``"remove record 0"``).
+    ``registry``
+        The claim registry (claim id → :class:`~dpcore.Claim`, e.g. ``audit.catalog.claims()``):
+        each checked claim's status and source travel into its record, and an ``unverified``
+        claim that is not refuted reads "not refuted — unverified claim", never a bare pass.
     """
 
     execution: Execution | None = None
     key: tuple[int, ...] = ()
     scenario: str = ""
     pair: str = ""
+    registry: Mapping[str, Claim] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         require(self.execution is None or isinstance(self.execution, Execution), "RunContext.execution",
@@ -87,22 +92,66 @@ def _shortcut_claim(epsilon: float | None, delta: float | None, relation: str,
                       claim_id=SHORTCUT_CLAIM_ID)]
 
 
+def _stricter(on_d: Guarantee, on_d_prime: Guarantee) -> Guarantee:
+    """The stricter of one claim evaluated on D and on D′ (spec §0: a per-dataset claim on D′ covers
+    the pair too, so the strictest test is the minimum).  With different δs, D′'s point is taken
+    only when it dominates (ε′ ≤ ε and δ′ ≤ δ)."""
+    if on_d.applicable != on_d_prime.applicable:
+        chosen = on_d if on_d.applicable else on_d_prime
+    elif not on_d.applicable:
+        chosen = on_d
+    elif on_d_prime.epsilon < on_d.epsilon and on_d_prime.delta <= on_d.delta:
+        chosen = on_d_prime
+    else:
+        chosen = on_d
+    if chosen is on_d_prime:
+        note = "; ".join(filter(None, [chosen.note, "evaluated on D' (the stricter of D and D')"]))
+        chosen = replace(chosen, note=note)
+    return chosen
+
+
+def _strictest(on_d: list[Guarantee], on_d_prime: list[Guarantee]) -> list[Guarantee]:
+    """Per claim id and curve point, :func:`_stricter` of the two evaluations (D's order kept)."""
+    by_id: dict[str, list[Guarantee]] = {}
+    for g in on_d_prime:
+        by_id.setdefault(g.claim_id, []).append(g)
+    seen: Counter[str] = Counter()
+    out = []
+    for g in on_d:
+        others = by_id.get(g.claim_id, [])
+        i = seen[g.claim_id]
+        seen[g.claim_id] += 1
+        same_curve = len(others) == sum(1 for h in on_d if h.claim_id == g.claim_id)
+        out.append(_stricter(g, others[i]) if same_curve else g)
+    return out
+
+
 def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
                 claims: Iterable[Guarantee] | None) -> list[Guarantee]:
-    if claims is None:
-        caps = capabilities(mechanism)  # the documented protocols of mechanisms.base
-        if "pair_guarantees" in caps:
-            claims = mechanism.pair_guarantees(d, d_prime, relation)
-        elif "guarantees" in caps:
-            claims = mechanism.guarantees(d, relation)
-        else:
-            claims = []
+    """The claims to check: the caller's (which must be stated for ``relation``), or the
+    mechanism's own, evaluated strictly — on both datasets where they are per dataset."""
+    if claims is not None:
+        out = list(claims)
+        for i, c in enumerate(out):
+            require(isinstance(c, Guarantee), f"claims[{i}]", c, "every claim must be a dpcore.Guarantee")
+            require(c.relation == relation, f"claims[{i}].relation", c.relation,
+                    f"the claim is stated for {c.relation} neighbours but the audit's pair is {relation}: audit "
+                    f"a {c.relation} pair, or state the claim with relation={relation!r} if it covers that relation")
+        return out
+    caps = capabilities(mechanism)  # the documented protocols of mechanisms.base
+    if "pair_guarantees" in caps:
+        own = list(mechanism.pair_guarantees(d, d_prime, relation))
+    elif "guarantees" in caps:
+        own = _strictest(list(mechanism.guarantees(d, relation)), list(mechanism.guarantees(d_prime, relation)))
+    else:
+        own = []
     out = []
-    for c in claims:
-        require(isinstance(c, Guarantee), "claims", c, "every claim must be a mechanisms.base.Guarantee")
+    for c in own:
+        require(isinstance(c, Guarantee), "guarantees", c, "a mechanism's claims must be dpcore.Guarantee records")
         if c.applicable and c.relation != relation:
-            c = Guarantee.not_applicable(f"the claim is for {c.relation} neighbours, the pair is {relation}",
-                                         relation=c.relation, source=c.source, claim_id=c.claim_id, kind=c.kind)
+            c = Guarantee.outside_premise(f"stated for {c.relation} neighbours, the pair is {relation}",
+                                          epsilon=c.epsilon, delta=c.delta, relation=c.relation, source=c.source,
+                                          claim_id=c.claim_id, kind=c.kind)
         out.append(c)
     return out
 
@@ -140,12 +189,16 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         Local worker processes (−1: all cores).
     ``relation``
         The neighbour relation of (d, d′): ``add-remove``, ``swap``, ``label-flip``,
-        ``zero-out`` or ``user-level``.  A claim made for another relation is ``not-applicable``.
+        ``zero-out`` or ``user-level``.  An explicit claim stated for another relation is an
+        :class:`~dpcore.InputError`; a mechanism's own claim for another relation is
+        ``not-applicable`` with that premise named.
     ``claims``
         The :class:`~dpcore.Guarantee` s to check.  ``None``: the mechanism's own,
         ``mechanism.pair_guarantees(d, d_prime, relation)`` when it implements
         :class:`~mechanisms.base.HasPairGuarantees`, else ``mechanism.guarantees(d, relation)``
-        (:class:`~mechanisms.base.HasGuarantees`), else none.  Several applicable claims with
+        (:class:`~mechanisms.base.HasGuarantees`) evaluated on ``d`` and on ``d_prime``, keeping
+        the stricter of the two (the data-dependent bounds are per dataset and each covers the
+        pair: spec §0), else none.  Several applicable claims with
         one ``claim_id`` form a curve of (ε, δ) points: each point is tested at confidence
         1 − (1 − ``confidence``)/K, so a violation anywhere on the curve is certified at
         ``confidence`` (Bonferroni).
@@ -195,10 +248,16 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     start = time.perf_counter()
     checked = _claims_for(mechanism, d, d_prime, relation, claims)
     levels = [(level_delta, confidence) for level_delta in check_deltas(deltas)]
-    curve_size = Counter(c.claim_id for c in checked if c.applicable)
-    claim_level, targets = [], {}
+    for cid in expected:
+        require(any(c.claim_id == cid for c in checked), f"expected[{cid!r}]", expected[cid],
+                f"no claim with this id is checked here (ids: {', '.join(sorted({c.claim_id for c in checked}))})")
+    # A claim outside its premise still gets a bound at its δ (not a target of the sequential rule),
+    # so its record can say whether the samples would refute it.
+    curve_size = Counter(c.claim_id for c in checked if c.applicable or c.broken_premise)
+    claim_level: list[int | None] = []
+    targets: dict[int, float] = {}
     for c in checked:
-        if not c.applicable:
+        if not (c.applicable or c.broken_premise):
             claim_level.append(None)
             continue
         level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
@@ -206,7 +265,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
             levels.append(level)
         index = levels.index(level)
         claim_level.append(index)
-        targets[index] = min(targets.get(index, math.inf), c.epsilon)
+        if c.applicable:
+            targets[index] = min(targets.get(index, math.inf), c.epsilon)
     execution = context.execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
     est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
                           key=context.key, discrete=discrete, events=events, sequential=sequential,
@@ -224,7 +284,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         white = None if any(v is None for v in curve.values()) else curve
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
-                              expected.get(c.claim_id)) for c, i in zip(checked, claim_level))
+                              expected.get(c.claim_id), context.registry.get(c.claim_id))
+                   for c, i in zip(checked, claim_level, strict=True))
     name = getattr(mechanism, "name", type(mechanism).__name__)
     sup = mechanism.epsilon_sup_pi0(d, d_prime) if "epsilon_sup_pi0" in caps else None
     return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,

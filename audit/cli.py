@@ -263,10 +263,13 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         modules = tuple({type(sc.mechanism).__module__ for sc in plan.scenarios})
         client = connect_dask(st.scheduler, st.jobs if st.jobs > 0 else 2, modules)
     execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode)
+    registry, documents = catalog.claims(), catalog.documents()
+
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
         return envelope(results, command=["python", "-m", "audit", *argv],
                         suite=None if (args.mechanism or args.config) else args.suite, settings=st, started=started,
-                        seconds=wall, complete=complete, planned=len(plan.scenarios), environment=_environment())
+                        seconds=wall, complete=complete, planned=len(plan.scenarios), environment=_environment(),
+                        documents=documents)
 
     try:
         results = []
@@ -275,7 +278,8 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
                 sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)), deltas=st.deltas,
                 confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
                 expected=sc.expected, events=st.events, sequential=st.sequential,
-                context=RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description)))
+                context=RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
+                                   registry=registry)))
             if args.out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
                 write_atomic(args.out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     finally:

@@ -23,7 +23,7 @@ import numpy as np
 from audit import __version__
 from audit.estimate import Bound, Estimate
 from audit.exact import epsilon_for_delta
-from dpcore import EXPECTATIONS, VERDICTS, Claim, Guarantee, InputError
+from dpcore import EXPECTATIONS, VERDICTS, Claim, Document, Guarantee, InputError
 
 # What a scenario may expect: a verdict, or "exact-violation" for an erratum only the white-box
 # check can reach at the sample budget (the empirical verdict may then be either).
@@ -252,18 +252,22 @@ class AuditResult:
 
 
 def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: str | None, settings: Any,
-             started: float, seconds: float, complete: bool, planned: int, environment: Mapping[str, str]
-             ) -> dict[str, Any]:
+             started: float, seconds: float, complete: bool, planned: int, environment: Mapping[str, str],
+             documents: Mapping[str, Document] | None = None) -> dict[str, Any]:
     """The ``results.json`` payload of a run (schema :data:`SCHEMA_VERSION`): the run's settings
     (``samples``, ``seed``, ``confidence``, ``jobs``, ``backend``), one flat record per claim and
-    one full result per scenario; ``complete`` is False while the run is still going."""
+    one full result per scenario; ``complete`` is False while the run is still going.  ``documents``
+    (key → :class:`~dpcore.Document`) gives the full reference of every source the records cite."""
     records = [rec for r in results for rec in r.records()]
+    cited = sorted({r["claim_document"] for r in records if r.get("claim_document")})
+    known = documents or {}
     return {"schema": SCHEMA_VERSION, "dpaudit_version": __version__, "command": list(command), "suite": suite,
             "seed": settings.seed, "samples": settings.samples, "confidence": settings.confidence,
             "jobs": settings.jobs, "backend": settings.backend,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": seconds,
             "complete": complete, "scenarios_planned": planned, "as_expected": run_as_expected(records),
-            "environment": dict(environment), "records": records, "scenarios": [r.to_dict() for r in results]}
+            "environment": dict(environment), "records": records, "scenarios": [r.to_dict() for r in results],
+            "documents": {key: known[key].reference for key in cited if key in known}}
 
 
 def write_atomic(path: str | os.PathLike, text: str) -> None:

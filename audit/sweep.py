@@ -31,7 +31,8 @@ def sweep(family: str, ns: Sequence[int], *, samples: int = 200_000, seed: int =
         mech, pair = cases[family](n)
         result = audit_mechanism(mech, pair.d, pair.d_prime, samples=samples, seed=seed, confidence=confidence,
                                  n_jobs=n_jobs, relation=pair.relation,
-                                 context=RunContext(key=(i,), scenario=f"{family}-n{n}", pair=pair.description))
+                                 context=RunContext(key=(i,), scenario=f"{family}-n{n}", pair=pair.description,
+                                                    registry=catalog.claims()))
         for rec in result.records():
             if rec["delta"] == 0 and rec["verdict"] != "not-applicable":
                 records.append({"family": family, "n": len(pair.d), **{k: rec[k] for k in (

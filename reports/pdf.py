@@ -20,6 +20,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.backends.backend_pdf import PdfPages  # noqa: E402
 
+from audit.results import (HOLDS, NO_CLAIM, NOT_APPLICABLE, REFUTED_EMPIRICAL, REFUTED_WHITE_BOX,  # noqa: E402
+                           UNVERIFIED_HOLDS, outcome)
 from reports import plots  # noqa: E402
 from reports.text import fmt  # noqa: E402
 
@@ -42,14 +44,32 @@ def _wrap(text: str, width: int = 110) -> str:
     return "\n".join(textwrap.fill(line, width) if line else "" for line in text.split("\n"))
 
 
+REFUTED = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
+# Cover order: refutations first, then what holds, then what does not apply.
+RANK = {f: i for i, f in enumerate((REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, UNVERIFIED_HOLDS, HOLDS, NOT_APPLICABLE,
+                                    NO_CLAIM))}
+
+
 def _sorted_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    rank = {"violation": 0, "pass": 1, "not-applicable": 2}
-    return sorted(records, key=lambda r: (rank[r["verdict"]], r["scenario"], r["claim_id"] or ""))
+    return sorted(records, key=lambda r: (RANK[r["finding"]], r["scenario"], r["claim_id"] or ""))
+
+
+def _status_label(r: dict[str, Any]) -> str:
+    """The claim's registry status as the table shows it: corrected statements and references are
+    upper bounds, and a vacuous corrected statement says so."""
+    status = r.get("claim_status")
+    if status is None:
+        return "user claim" if r.get("claim_id") else "-"
+    if status == "corrected":
+        return "corrected (vacuous)" if r.get("claim_vacuous") else "corrected upper bound"
+    if status == "reference":
+        return "tight reference"
+    return status
 
 
 def _cover(pdf: PdfPages, payload: dict[str, Any]) -> None:
     records = _sorted_records(payload["records"])
-    counts = {v: sum(r["verdict"] == v for r in records) for v in ("violation", "pass", "not-applicable")}
+    counts = {f: sum(r["finding"] == f for r in records) for f in RANK}
     complete = payload.get("complete", True)
     audited = payload.get("suite") and f"built-in suite '{payload['suite']}'" or "scenarios of the command below"
     lines = [
@@ -57,11 +77,19 @@ def _cover(pdf: PdfPages, payload: dict[str, Any]) -> None:
         f"When: run started {payload.get('started', '?')} (UTC), {fmt(payload.get('seconds'))} s of wall time.",
         f"With: dpaudit {payload.get('dpaudit_version', '?')}, seed {payload['seed']}, "
         f"budget {payload['samples']} samples per side and scenario, confidence {payload['confidence']} per bound.",
-        f"Verdicts: {counts['violation']} violations, {counts['pass']} passes, {counts['not-applicable']} not applicable; "
+        f"Verdicts: {counts[REFUTED_EMPIRICAL]} refuted from the samples, {counts[REFUTED_WHITE_BOX]} refuted by the "
+        f"white box (exact loss) only, {counts[HOLDS]} hold at this budget, {counts[UNVERIFIED_HOLDS]} not refuted "
+        f"but unverified, {counts[NOT_APPLICABLE]} not applicable; "
         + ("every verdict as expected." if payload.get("as_expected") else "SOME VERDICTS NOT AS EXPECTED."),
-        "A violation means the claim is false with at least the stated confidence: the Clopper-Pearson lower "
-        "bound on epsilon exceeds it. A pass is not a proof; its slack is eps_claim - eps_lower.",
+        "Refuted (empirical) means the claim is false with at least the stated confidence: the Clopper-Pearson lower "
+        "bound on epsilon exceeds it, from samples of the mechanism alone. Refuted (white box) means the exact "
+        "privacy loss of the pair, computed from our model of the mechanism, exceeds it. 'Holds at this budget' is "
+        "not a proof; its slack is eps_claim - eps_lower. An unverified claim is one whose source's argument does "
+        "not establish it; not refuting it does not make it true.",
     ]
+    sources = payload.get("documents") or {}
+    if sources:
+        lines.append("Sources: " + "  ".join(f"[{key}] {ref}" for key, ref in sorted(sources.items())))
     chunks = [records[i:i + ROWS_PER_PAGE] for i in range(0, len(records), ROWS_PER_PAGE)] or [[]]
     for page_no, chunk in enumerate(chunks):
         fig = _page(pdf, "dpaudit: differential-privacy audit report" if page_no == 0 else "Claims (continued)")
@@ -73,16 +101,18 @@ def _cover(pdf: PdfPages, payload: dict[str, Any]) -> None:
                          fontsize=10, color=plots.RED, weight="bold", va="top")
                 top -= 0.025
             fig.text(0.06, top, _wrap("\n".join(lines), 120), fontsize=8, va="top", linespacing=1.5)
-            top -= 0.13
-            fig.text(0.06, top, "Every claim (violations first)", fontsize=10, weight="bold", va="top")
+            top -= 0.17 + 0.012 * len(sources)
+            fig.text(0.06, top, "Every claim (refutations first)", fontsize=10, weight="bold", va="top")
             top -= 0.015
         _claims_table(fig, chunk, top)
         pdf.savefig(fig)
         plt.close(fig)
-    violations = [r for r in records if "violation" in (r["verdict"], r.get("exact_verdict"))]
+    violations = [r for r in records if r["finding"] in REFUTED]
     if violations:
-        fig = _page(pdf, "What each violation means")
-        text = "\n\n".join(_meaning(r) for r in violations)
+        fig = _page(pdf, "What each refutation means")
+        text = "\n\n".join(_meaning(r) for r in violations[:14])
+        if len(violations) > 14:
+            text += f"\n\n... and {len(violations) - 14} more (every one is in the table and the errata)."
         fig.text(0.06, 0.93, _wrap(text, 115), fontsize=7.5, va="top", linespacing=1.4)
         pdf.savefig(fig)
         plt.close(fig)
@@ -95,29 +125,38 @@ def _claims_table(fig: plt.Figure, rows: list[dict[str, Any]], top: float) -> No
     height = 0.021 * (len(rows) + 1)
     ax = fig.add_axes([0.04, top - height, 0.92, height])
     ax.set_axis_off()
-    head = ["claim id", "scenario", "relation", "delta", "eps_claim", "eps_lower", "eps_exact", "verdict"]
-    cells = [[r["claim_id"] or "-", r["scenario"], r["relation"], fmt(r["delta"]), fmt(r["epsilon_claim"]),
-              fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]), r["verdict"]] for r in rows]
+    head = ["claim id", "scenario", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "verdict", "outcome"]
+    cells = [[r["claim_id"] or "-", r["scenario"], _status_label(r), fmt(r["delta"]), fmt(r["epsilon_claim"]),
+              fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]), r["finding"], outcome(r)] for r in rows]
     table = ax.table(cellText=cells, colLabels=head, loc="upper left", cellLoc="left",
-                     colWidths=[0.25, 0.19, 0.09, 0.07, 0.085, 0.085, 0.085, 0.105])
+                     colWidths=[0.17, 0.15, 0.11, 0.055, 0.06, 0.06, 0.06, 0.15, 0.175])
     table.auto_set_font_size(False)
-    table.set_fontsize(6.5)
+    table.set_fontsize(5.6)
     table.scale(1, 1.25)
     for (i, _), cell in table.get_celld().items():
         cell.set_edgecolor("#bbbbbb")
         if i == 0:
             cell.set_facecolor("#e8eef5")
             cell.get_text().set_weight("bold")
-        elif rows[i - 1]["verdict"] == "violation":
+        elif rows[i - 1]["finding"] in REFUTED:
             cell.set_facecolor(VIOLET)
+
+
+def _cite(r: dict[str, Any], documents: dict[str, str]) -> str:
+    """Where a claim comes from: its document's full reference and the place in it."""
+    doc = r.get("claim_document")
+    if not doc:
+        return r["claim_source"]
+    where = f", {r['claim_where']}" if r.get("claim_where") else ""
+    return f"{documents.get(doc, doc)}{where}"
 
 
 def _meaning(r: dict[str, Any]) -> str:
     known = (" This is a known erratum of the source, caught as expected."
-             if r.get("expected_verdict") in ("violation", "exact-violation") else " This violation was not expected.")
+             if r.get("expected_verdict") in ("violation", "exact-violation") else " This refutation was not expected.")
     where = f"{r['claim_id']} ({r['claim_source']}): on the pair '{r['pair']}' "
     false = f"so the claimed epsilon = {fmt(r['epsilon_claim'])} is false for the {r['relation']} relation."
-    if r["verdict"] != "violation":
+    if r["finding"] == REFUTED_WHITE_BOX:
         return (where + f"the exact privacy loss (white box) is epsilon = {fmt(r['epsilon_exact'])} at delta = "
                 f"{fmt(r['delta'])}, {false} The empirical bound, {fmt(r['epsilon_lower'])}, does not reach it at "
                 f"this sample budget." + known)
@@ -164,24 +203,53 @@ def _scenario_page(pdf: PdfPages, scenario: dict[str, Any], records: list[dict[s
     plt.close(fig)
 
 
+def _errata_entries(records: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Printed claims refuted by this run, one entry per distinct claim and witness pair (the
+    records of every scenario that refutes it on that pair, strongest refutation first).  A claim
+    outside its premise is never here: that is a misuse, not an erratum of the source."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in records:
+        if r["claim_kind"] == "printed" and r["finding"] in REFUTED:
+            groups.setdefault((r["claim_id"], r["pair"]), []).append(r)
+    entries = []
+    for rows in groups.values():
+        rows.sort(key=lambda r: (RANK[r["finding"]], -(_number(r["epsilon_lower"]) - _number(r["epsilon_claim"]))))
+        entries.append(rows)
+    return sorted(entries, key=lambda rows: (rows[0]["claim_id"], rows[0]["pair"]))
+
+
+def _number(value: Any) -> float:
+    return float(value) if value is not None else 0.0
+
+
 def _errata(pdf: PdfPages, payload: dict[str, Any]) -> None:
-    wrong = [r for r in payload["records"] if r["claim_kind"] == "printed" and r["verdict"] == "violation"]
-    if not wrong:
+    entries = _errata_entries(payload["records"])
+    if not entries:
         return
+    documents = payload.get("documents") or {}
     blocks = []
-    for r in wrong:
-        fixes = [c for c in payload["records"] if c["scenario"] == r["scenario"] and c["claim_kind"] == "corrected"]
-        holding = [c for c in payload["records"] if c["scenario"] == r["scenario"] and c["verdict"] == "pass"
+    for rows in entries:
+        r = rows[0]
+        scenarios = sorted({x["scenario"] for x in rows})
+        fixes = [c for c in payload["records"] if c["scenario"] in scenarios and c["claim_kind"] == "corrected"]
+        fixes = list({c["claim_id"]: c for c in fixes}.values())
+        holding = [c for c in payload["records"] if c["scenario"] == r["scenario"] and c["finding"] == HOLDS
                    and c["claim_kind"] != "corrected"]
-        fix = "; ".join(f"{c['claim_id']}: ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])}), {c['verdict']} "
-                        f"(eps_lower {fmt(c['epsilon_lower'])}, eps_exact {fmt(c['epsilon_exact'])})" for c in fixes)
+        fix = "; ".join(f"{c['claim_id']}: ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])}), {c['finding']} "
+                        f"(eps_lower {fmt(c['epsilon_lower'])}, eps_exact {fmt(c['epsilon_exact'])})"
+                        + (" - VACUOUS: true but says nothing useful here" if c.get("claim_vacuous") else
+                           " - an upper bound") for c in fixes)
         if not fix and holding:
             fix = "none shipped; claims that hold on this pair: " + "; ".join(
                 f"{c['claim_id']} ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])})" for c in holding)
+        how = ("from the samples alone" if r["finding"] == REFUTED_EMPIRICAL else
+               "by the white box only (the exact loss of our model of the mechanism; the samples do not reach it at "
+               "this budget)")
         event = (r.get("event") or {}).get("witness", "")
-        blocks.append(f"{r['claim_id']}  [{r['scenario']}]\n"
-                      f"Printed statement: {r['claim_source']}: (epsilon, delta) = ({fmt(r['epsilon_claim'])}, "
-                      f"{fmt(r['delta'])}) for {r['relation']} neighbours.\n"
+        blocks.append(f"{r['claim_id']}  [{', '.join(scenarios)}]  refuted {how}\n"
+                      f"Source: {_cite(r, documents)}.\n"
+                      f"Printed statement: {r.get('claim_statement') or r['claim_source']}: (epsilon, delta) = "
+                      f"({fmt(r['epsilon_claim'])}, {fmt(r['delta'])}) for {r['relation']} neighbours.\n"
                       f"Witness: {r['pair']}. {event}\n"
                       f"Exact loss of the pair: epsilon(delta) = {fmt(r['epsilon_exact'])}.\n"
                       f"Corrected statement: {fix or 'none shipped for this claim'}.")

@@ -34,7 +34,7 @@ def chain(ax, claims: list[dict[str, Any]], epsilon_sup: float | None) -> None:
     top = max(values) * (3 if log else 1.15) if values else 1.0
     for y, c in enumerate(rows):
         lower, exact, claim = _finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]), _finite(c["epsilon_claim"])
-        colour = RED if c["verdict"] == "violation" else GREEN
+        colour = RED if c["finding"].startswith("refuted") else GREEN
         if lower is not None:
             ax.plot([max(lower, 1e-12), top], [y, y], color=colour, lw=6, alpha=0.25, solid_capstyle="butt")
             ax.plot(max(lower, 1e-12), y, marker=">", color=colour, ms=8, ls="none")
@@ -51,7 +51,7 @@ def chain(ax, claims: list[dict[str, Any]], epsilon_sup: float | None) -> None:
     for y, c in enumerate(rows):  # labels inside the axes: long claim ids never run off the page
         ax.text(0.005, y + 0.28, f"{c['claim_id']} (delta {fmt(c['delta'])}): {c['verdict']}", fontsize=6.5,
                 transform=ax.get_yaxis_transform(), va="bottom",
-                color=RED if c["verdict"] == "violation" else "black")
+                color=RED if c["finding"].startswith("refuted") else "black")
     ax.set_ylim(-0.6, len(rows) - 0.1)
     if log:
         ax.set_xscale("log")
@@ -154,7 +154,7 @@ def tradeoff(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None
             continue
         e = math.exp(min(eps, 700))
         f = np.maximum.reduce([np.zeros_like(grid), 1 - c["delta"] - e * grid, (1 - c["delta"] - grid) / e])
-        ax.plot(grid, f, color=RED if c["verdict"] == "violation" else "black", lw=1,
+        ax.plot(grid, f, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
                 label=f"claimed f: {c['claim_id']}")
         shown += 1
     for p in pts:
@@ -205,7 +205,7 @@ def profile(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None:
     for c in claims:
         v = _finite(c["epsilon_claim"])
         if v is not None and c["delta"] > 0:
-            ax.plot(c["delta"], v, "s", color=RED if c["verdict"] == "violation" else "black", ms=6,
+            ax.plot(c["delta"], v, "s", color=RED if c["finding"].startswith("refuted") else "black", ms=6,
                     label=f"claim {c['claim_id']}")
     ax.set_xscale("log")
     ys = [v for line in ax.get_lines() for v in np.asarray(line.get_ydata(), dtype=float) if v > 0]
