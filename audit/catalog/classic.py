@@ -59,6 +59,50 @@ def tightness() -> list[TightnessCase]:
             TightnessCase("laplace eps=0.1", Laplace(0.1), laplace_pair, 10_000_000, 0.1)]
 
 
+# --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
+from dpcore import Claim, Document  # noqa: E402  (kept with the registry it serves)
+
+DOCUMENTS = (
+    Document(key="Dwork & Roth (2014)",
+             reference="C. Dwork and A. Roth, The Algorithmic Foundations of Differential Privacy, "
+                       "Foundations and Trends in Theoretical Computer Science 9(3–4), 2014"),
+    Document(key="KL paper",
+             reference="Y. Zhang, L. Shi, K. Panaganti, J. Ziani and A. Wierman, KL-regularization Itself is "
+                       "Differentially Private in Bandits and RLHF, arXiv preprint arXiv:2505.18407, 2025"),
+)
+
+CLAIMS = (
+    Claim(id="classic/rr", document="Dwork & Roth (2014)", where="§3.2 (randomized response)",
+          statement="report the bit q(D) with probability e^ε/(1 + e^ε), its complement otherwise: ε-DP",
+          relations=("add-remove", "swap", "label-flip"), status="proven",
+          reason="Proven: neighbours change the bit by at most one, and the two output distributions differ by "
+                 "exactly e^ε, so the bound is attained (Warner 1965; Dwork & Roth 2014, §3.2).",
+          premises=("q(D) ∈ {0, 1}",)),
+    Claim(id="classic/laplace", document="Dwork & Roth (2014)", where="Theorem 3.6 (Laplace mechanism)",
+          statement="q(D) + Lap(Δ/ε) for a query of ℓ1-sensitivity Δ: ε-DP",
+          relations=("add-remove", "swap", "zero-out"), status="proven",
+          reason="Proven (Dwork & Roth 2014, Theorem 3.6); threshold events attain the bound.",
+          premises=("|q(D) − q(D′)| ≤ Δ for neighbours (here a sum of values clipped to [0, Δ])",)),
+    Claim(id="classic/gaussian", document="Dwork & Roth (2014)", where="Theorem A.1 (Gaussian mechanism)",
+          statement="q(D) + N(0, σ²), σ = Δ₂√(2 log(1.25/δ))/ε: (ε, δ)-DP",
+          relations=("add-remove", "swap", "zero-out"), status="proven",
+          reason="Proven for ε < 1 (Dwork & Roth 2014, Theorem A.1); for ε ≥ 1 the classical calibration is not "
+                 "covered and the claim is not applicable.",
+          premises=("ε < 1", "|q(D) − q(D′)| ≤ Δ₂ for neighbours")),
+    Claim(id="classic/report-noisy-max", document="Dwork & Roth (2014)", where="Claim 3.9 (report noisy max)",
+          statement="argmax_a u(a; D) + Lap(2Δu/ε): ε-DP",
+          relations=("add-remove",), status="proven",
+          reason="Proven: Claim 3.9 gives ε-DP with Lap(1/ε) for counting queries; the doubled scale 2Δu/ε covers "
+                 "utilities of sensitivity Δu that move in both directions.",
+          premises=("|u(a; D) − u(a; D′)| ≤ Δu for every output a",)),
+    Claim(id="expmech/def2", document="KL paper", where="Definition 2, eq. (6) (exponential mechanism)",
+          statement="π(a; D) ∝ exp(ε u(a; D)/(2Δu)): ε-DP",
+          relations=("add-remove",), status="proven",
+          reason="Proven (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.10); the factor 2 is needed for "
+                 "non-monotone utilities, where the variant without it loses up to 2ε.",
+          premises=("|u(a; D) − u(a; D′)| ≤ Δu for every output a",)),
+)
+
 FAMILY = Family(
     name="classic",
     about="textbook references (Dwork & Roth 2014) and the exponential mechanism of the KL paper's Definition 2",
@@ -68,4 +112,6 @@ FAMILY = Family(
     scenarios=scenarios,
     bench=bench,
     tightness=tightness,
+    documents=DOCUMENTS,
+    claims=CLAIMS,
 )

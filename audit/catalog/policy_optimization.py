@@ -150,6 +150,57 @@ def _with_env(cls: type):
     return build
 
 
+# --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
+from dpcore import Claim, Document  # noqa: E402  (kept with the registry it serves)
+
+DOCUMENTS = (
+    Document(key="PO slides",
+             reference="Private policy optimization, slides (title, authors and date not given on the slides): a "
+                       "meta-algorithm for differentially private policy optimization, DP-PG, DP-NPG and DP-REBEL"),
+    Document(key="dpaudit spec",
+             reference="dpaudit specification of mechanisms and bounds (corrected statements proved there), 2026"),
+)
+
+_ONE_PASS = "each user contributes one record in exactly one round (one pass)"
+
+CLAIMS = (
+    Claim(id="po/dp-pg", document="PO slides", where="Theorem 1 (privacy of DP-PG, Algorithm 2)",
+          statement="σ² = 16 log(1.25/δ)R_max²G²/(m²ε²): (ε, δ)-DP in PO",
+          relations=("user-level",), status="proven",
+          reason="Holds with about a factor 2 in ε to spare when |Â| ≤ R_max (swap sensitivity 2GR_max/m), also "
+                 "for ε ≥ 1 by the exact curve (dpaudit specification, §C.2). With rewards in [−R_max, R_max] "
+                 "(|Â| ≤ 2R_max) it fails: exact ε(1e-5) = 1.098 at claimed ε = 1, 5.24 at ε = 4.",
+          premises=("|Â| ≤ R (advantage clipped)", "‖∇_θ log π_θ‖ ≤ G", _ONE_PASS)),
+    Claim(id="po/dp-pg-tight", document="dpaudit spec",
+          where="dpaudit specification, §C.2 (tight curve; Balle & Wang 2018, Theorem 8)",
+          statement="ε(δ) of δ_Gauss(ε; μ), μ = Δ₂/σ (μ√T when the same users take part in all T rounds)",
+          relations=("user-level",), status="reference",
+          reason="Exact: the changed user moves one round's Gaussian step by Δ₂ (2GR/m with |Â| ≤ R, 4GR/m with "
+                 "rewards in [−R, R]); Gaussian composition over repeated rounds is exact."),
+    Claim(id="po/meta", document="PO slides", where="Proposition 1 (meta-algorithm, Algorithm 1)",
+          statement="PrivUpdate (ε, δ)-DP for replace-one on each round's batch: the T-round run is (ε, δ)-DP in PO",
+          relations=("user-level",), status="proven",
+          reason="Adaptive parallel composition over disjoint batches (dpaudit specification, §C.1). With users "
+                 "repeating across rounds the claim does not apply: compose over their participations.",
+          premises=(_ONE_PASS, "PrivUpdate is (ε, δ)-DP for replace-one on its batch")),
+    Claim(id="po/dp-npg", document="PO slides",
+          where="Algorithm 5 (PrivLS by the exponential mechanism) in DP-NPG",
+          statement="P(w) ∝ exp(−ε L(w)/(8R_max²)) over a finite W: ε-DP in PO",
+          relations=("user-level",), status="proven",
+          reason="The exponential mechanism with per-record terms in [0, 4R_max²], i.e. the KL-policy family with "
+                 "u = −L, η = 8R_max²/ε and uniform π0, so ε_pair ≤ ε (dpaudit specification, §C.3); without the "
+                 "condition on w the per-record range is unbounded and the claim fails.",
+          premises=("sup_{w,x,y} |wᵀ∇log π(y|x)| ≤ R_max (e.g. ‖w‖ ≤ R_max/G)", "|Â| ≤ R_max", "W finite")),
+    Claim(id="po/dp-rebel", document="dpaudit spec",
+          where="dpaudit specification, §C.4 (instantiation of the slides' DP-REBEL)",
+          statement="P(θ) ∝ exp(−ε F_t(θ)/(2c)) over a finite Θ, F_t the REBEL regression loss with squared "
+                    "residuals clipped at c: ε-DP in PO",
+          relations=("user-level",), status="corrected",
+          reason="The slides give no privacy parameters and an inconsistent update; this exponential mechanism, "
+                 "each record's term in [0, c], is ε-DP by construction (McSherry & Talwar 2007).",
+          premises=("Θ finite", "squared REBEL residual clipped at c")),
+)
+
 FAMILY = Family(
     name="policy-optimization",
     about="private policy optimisation slides: DP-PG, the meta-algorithm, DP-NPG and DP-REBEL (user-level DP)",
@@ -158,4 +209,6 @@ FAMILY = Family(
     scenarios=scenarios,
     extended=extended,
     benchmarks={"dp_pg_rounds": dp_pg_rounds},
+    documents=DOCUMENTS,
+    claims=CLAIMS,
 )
