@@ -212,11 +212,17 @@ class DPPG:
         claims = [("po/dp-pg", f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); {conv}")]
         if self.T > 1:
             claims.append(("po/meta", f"{SLIDES}, Proposition 1 (one pass over users, T = {self.T}); {conv}"))
+        broken = []
         if self.schedule == "repeat":
             # Both statements assume each user contributes to one round; repeated users compose.
-            premise = f"each user in exactly one round (one pass); here the same users take part in all {self.T} rounds"
-            return [Guarantee.outside_premise(premise, epsilon=self.epsilon, delta=self.delta, relation=relation,
-                                              source=source, claim_id=cid) for cid, source in claims]
+            broken.append(f"each user in exactly one round (one pass); here the same users take part in all "
+                          f"{self.T} rounds")
+        if self.convention == "reward":
+            # Theorem 1's sensitivity 2GR/m needs |Â| <= R; rewards in [-R, R] give |Â| <= 2R (spec C.2).
+            broken.append("|Â| <= R (advantage clipped); here rewards lie in [-R, R], so |Â| reaches 2R")
+        if broken:
+            return [Guarantee.outside_premise("; ".join(broken), epsilon=self.epsilon, delta=self.delta,
+                                              relation=relation, source=source, claim_id=cid) for cid, source in claims]
         return [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation, source=source, claim_id=cid,
                           note=f"convention: {self.convention}") for cid, source in claims]
 
@@ -283,8 +289,16 @@ class DPNPG(CandidateExponentialMechanism):
         return ((grads @ np.asarray(self.candidates).T - adv[:, None]) ** 2).sum(axis=0)
 
     def _claim(self, relation: str) -> Guarantee:
-        return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)",
-                         claim_id="po/dp-npg", note="" if self.enforce_condition else "condition of spec C.3 not enforced")
+        source = f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)"
+        w = np.asarray(self.candidates)
+        limit = self.reward_bound / self.env.G
+        if np.linalg.norm(w, axis=1).max() > limit * (1 + 1e-12):
+            # The privacy argument needs every per-record loss term in [0, 4R^2] (spec C.3).
+            premise = (f"sup |w . grad log pi| <= R, i.e. ||w|| <= R/G = {limit:.4g}; here candidates reach "
+                       f"||w|| = {np.linalg.norm(w, axis=1).max():.4g}")
+            return Guarantee.outside_premise(premise, epsilon=self.epsilon, relation=relation, source=source,
+                                             claim_id="po/dp-npg")
+        return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=source, claim_id="po/dp-npg")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize
 
 from audit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
+from dpcore import Claim, Document
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE
 from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
@@ -198,7 +199,6 @@ def _mle(model: str = "pairwise", K: int = 4, H: int = 3, **params: Any) -> Priv
 
 
 # --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
-from dpcore import Claim, Document  # noqa: E402  (kept with the registry it serves)
 
 DOCUMENTS = (
     Document(key="alignment paper",

@@ -8,6 +8,7 @@ import numpy as np
 
 from audit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from audit.exact import pure_epsilon
+from dpcore import Claim, Document
 from mechanisms.classic import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse, ReportNoisyMax
 from mechanisms.faulty import ExponentialMechanismWithoutFactor2
 from neighbors import Dataset, Pair, add_remove
@@ -60,7 +61,6 @@ def tightness() -> list[TightnessCase]:
 
 
 # --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
-from dpcore import Claim, Document  # noqa: E402  (kept with the registry it serves)
 
 DOCUMENTS = (
     Document(key="Dwork & Roth (2014)",

@@ -16,6 +16,7 @@ import numpy as np
 from audit.catalog.classic import categorical_reference
 from audit.catalog.family import BenchCase, Family, Scenario, entry
 from audit.exact import pure_epsilon
+from dpcore import Claim, Document
 from mechanisms.kl_bandits import KLBandit
 from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
 from mechanisms.kl_linear import KLLinearBandit
@@ -183,7 +184,6 @@ def bench() -> list[BenchCase]:
 
 
 # --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
-from dpcore import Claim, Document  # noqa: E402  (kept with the registry it serves)
 
 DOCUMENTS = (
     Document(key="KL paper",

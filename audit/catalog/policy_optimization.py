@@ -17,7 +17,7 @@ import numpy as np
 
 from audit.catalog.family import Family, MechanismEntry, Scenario, timed
 from audit.exact import pure_epsilon
-from dpcore import Guarantee
+from dpcore import Claim, Document, Guarantee
 from mechanisms.curves import gauss_epsilon
 from mechanisms.private_po import DPNPG, DPPG, DPREBEL, PolicyEnv
 from neighbors import Dataset, Pair
@@ -92,8 +92,9 @@ def dppg(convention: str, epsilon: float = 4.0, T: int = 1, schedule: str = "one
 def scenarios() -> list[Scenario]:
     """The fixtures of claims.md for po/* (spec part C), with the tight Gaussian curve beside DP-PG's claims."""
     out = []
-    # The violation needs 10^7 samples per side; the valid convention passes at any budget.
-    for name, conv, expect, factor in (("po-dp-pg-reward", "reward", "violation", 10),
+    # Rewards in [-R, R] break Theorem 1's premise |Â| <= R (a misuse demonstration: at 10^7 samples
+    # per side the record says the samples would refute the claim); the valid convention passes.
+    for name, conv, expect, factor in (("po-dp-pg-reward", "reward", "not-applicable", 10),
                                        ("po-dp-pg-advantage", "advantage", "pass", 2)):
         mech, pair = dppg(conv), population(2, 1, 0)
         out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=factor,
@@ -110,7 +111,7 @@ def scenarios() -> list[Scenario]:
                               "premise; the rounds compose (the tight curve holds)",
                         claims=tight_claims(mech, pair.d)))
     base = batch()
-    for name, mech, expect in (("po-dp-npg", npg(), "pass"), ("po-dp-npg-unenforced", npg(False), "violation"),
+    for name, mech, expect in (("po-dp-npg", npg(), "pass"), ("po-dp-npg-unenforced", npg(False), "not-applicable"),
                                ("po-dp-rebel", rebel(), "pass")):
         pairs = [Pair(base, base.replace(i, c), f"replace user {i} by {c}", "user-level")
                  for i in range(len(base)) for c in user_candidates()]
@@ -121,9 +122,10 @@ def scenarios() -> list[Scenario]:
 
 
 def extended() -> list[Scenario]:
-    """DP-PG at ε = 1 with rewards in [−R, R]: the violation needs 10^8 samples per side."""
+    """DP-PG at ε = 1 with rewards in [−R, R], outside Theorem 1's premise |Â| ≤ R: at 10^8 samples per side
+    the record shows the samples would refute it (tight ε 1.098)."""
     mech, pair = dppg("reward", epsilon=1.0), population(2, 1, 0)
-    return [Scenario("po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "violation", "po/dp-pg-tight": "pass"},
+    return [Scenario("po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "not-applicable", "po/dp-pg-tight": "pass"},
                      samples_factor=100, about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098 (spec C.2)",
                      claims=tight_claims(mech, pair.d))]
 
@@ -151,7 +153,6 @@ def _with_env(cls: type):
 
 
 # --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
-from dpcore import Claim, Document  # noqa: E402  (kept with the registry it serves)
 
 DOCUMENTS = (
     Document(key="PO slides",
