@@ -179,10 +179,10 @@ class AuditResult:
         b = self.estimates[0]
         where = f"{self.pair or 'the pair'} ({self.relation} neighbours)"
         scenario = f" [scenario {self.scenario}]" if self.scenario else ""
-        parts = [f"Auditing {self.mechanism} on {where}{scenario}: verdict {self.verdict.upper()}.",
-                 f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
+        bound = (f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
                  f"delta = {b.delta:g} (Clopper-Pearson lower bound from {self.samples:,} samples per side, "
-                 f"seed {self.seed})."]
+                 f"seed {self.seed}).")
+        parts = [f"Auditing {self.mechanism} on {where}{scenario}: verdict {self.verdict.upper()}.", bound]
         if self.sequential:
             parts.append(f"The run was sequential: {self.sequential}.")
         if self.epsilon_exact is None:
