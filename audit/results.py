@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -148,6 +149,10 @@ class ClaimCheck:
                 "event": None if self.bound is None else self.bound.to_dict()}
 
 
+def _most_severe(findings: Sequence[str]) -> str:
+    return min(findings, key=FINDINGS.index) if findings else NO_CLAIM
+
+
 def finding(verdict: str, exact_verdict: str | None, status: str | None) -> str:
     """The combined verdict of one claim from its empirical and white-box verdicts and its status."""
     if verdict == "not-applicable":
@@ -212,6 +217,11 @@ class AuditResult:
         return "pass" if "pass" in verdicts else "not-applicable"
 
     @property
+    def finding(self) -> str:
+        """The most severe finding over the claims (:data:`FINDINGS` order), or "no claim checked"."""
+        return _most_severe([c.finding for c in self.claims])
+
+    @property
     def as_expected(self) -> bool:
         return all(c.as_expected for c in self.claims)
 
@@ -221,6 +231,127 @@ class AuditResult:
             return None
         p, q = (np.asarray(v, dtype=float) for v in self.distributions)
         return [{"delta": float(d), "epsilon": jsonable(epsilon_for_delta(p, q, float(d)))} for d in PROFILE_DELTAS]
+
+    # --- in words ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        """One line under 400 characters: mechanism, verdict, ε_lower, ε_exact, claims, samples."""
+        groups = self._claim_groups()
+        shown = [self._claim_short(cid, checks) for cid, checks in groups[:3]]
+        if len(groups) > 3:
+            shown.append(f"+{len(groups) - 3} more")
+        b = self.estimates[0]
+        exact_text = "None" if self.epsilon_exact is None else self._num(self.epsilon_exact)
+        text = (f"AuditResult(mechanism={self._clip(self.mechanism, 40)!r}, finding={self.finding!r}, "
+                f"epsilon_lower={self._num(self.epsilon_lower)} at delta={b.delta:g}, "
+                f"epsilon_exact={exact_text}, claims=[{', '.join(shown)}], samples={self.samples})")
+        return text if len(text) < 400 else text[:396] + "…)"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """One paragraph in plain words: the verdict, the ε lower bound with its confidence,
+        the exact ε when known, each claim (id, ε_claim, verdict) and the witness event."""
+        b = self.estimates[0]
+        where = f"{self.pair or 'the pair'} ({self.relation} neighbours)"
+        scenario = f" [scenario {self.scenario}]" if self.scenario else ""
+        bound = (f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
+                 f"delta = {b.delta:g} (Clopper-Pearson lower bound from {self.samples:,} samples per side, "
+                 f"seed {self.seed}).")
+        parts = [f"Auditing {self.mechanism} on {where}{scenario}: {self.finding}.", bound]
+        if self.sequential:
+            parts.append(f"The run was sequential: {self.sequential}.")
+        if self.epsilon_exact is None:
+            parts.append("The exact epsilon of the pair is not known (black box).")
+        else:
+            parts.append(f"The exact epsilon of the pair at delta = {b.delta:g} is {self._num(self.epsilon_exact)}.")
+        groups = self._claim_groups()
+        if not groups:
+            parts.append("No claim was checked.")
+        else:
+            said = [self._claim_words(cid, checks) for cid, checks in groups[:8]]
+            if len(groups) > 8:
+                said.append(f"and {len(groups) - 8} more claims")
+            parts.append(f"Claims: {'; '.join(said)}.")
+        violated = [c for c in self.claims if c.verdict == "violation"]
+        witness = violated[0].bound if violated else b
+        parts.append(f"Witness at delta = {witness.delta:g}: {self._compress_sets(witness.witness())}.")
+        return " ".join(parts)
+
+    def _claim_groups(self) -> list[tuple[str, list[ClaimCheck]]]:
+        """Claims grouped by id in order of appearance (the points of one curve share an id)."""
+        groups: dict[str, list[ClaimCheck]] = {}
+        for c in self.claims:
+            groups.setdefault(c.claim.claim_id or c.claim.source or "claim", []).append(c)
+        return list(groups.items())
+
+    @staticmethod
+    def _group_verdict(checks: list[ClaimCheck]) -> str:
+        return _most_severe([c.finding for c in checks])
+
+    @classmethod
+    def _claim_short(cls, cid: str, checks: list[ClaimCheck]) -> str:
+        verdict = cls._group_verdict(checks)
+        if len(checks) > 1:
+            return f"{cls._clip(cid, 28)}: {len(checks)}-point curve {verdict}"
+        c = checks[0].claim
+        if not c.applicable:
+            return f"{cls._clip(cid, 28)}: {verdict}"
+        at = f" at delta={c.delta:g}" if c.delta else ""
+        return f"{cls._clip(cid, 28)}: eps<={cls._num(c.epsilon)}{at} {verdict}"
+
+    @classmethod
+    def _claim_words(cls, cid: str, checks: list[ClaimCheck]) -> str:
+        verdict = cls._group_verdict(checks)
+        applicable = [c for c in checks if c.claim.applicable]
+        if not applicable:
+            return f"'{cid}' is not applicable ({cls._clip(checks[0].claim.note, 160)})"
+        worst = next((c for c in applicable if c.verdict == "violation"), None) or min(
+            applicable, key=lambda c: c.slack if c.slack is not None else math.inf)
+        point = f"epsilon <= {cls._num(worst.claim.epsilon)} at delta = {worst.claim.delta:g}"
+        head = f"'{cid}' ({len(checks)}-point curve, tightest point {point})" if len(checks) > 1 else f"'{cid}' {point}"
+        detail = [f"epsilon_lower {cls._num(worst.epsilon_lower)}"]
+        if worst.epsilon_exact is not None:
+            detail.append(f"white box: exact {cls._num(worst.epsilon_exact)}, {worst.exact_verdict}")
+        if any(c.expected_verdict for c in checks):
+            as_expected = "" if all(c.as_expected for c in checks) else ", NOT as expected"
+            detail.append(f"expected {checks[0].expected_verdict}{as_expected}")
+        return f"{head}: {verdict} ({'; '.join(detail)})"
+
+    @staticmethod
+    def _num(value: float | None) -> str:
+        if value is None:
+            return "unknown"
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else f"{value:.4g}"
+
+    @staticmethod
+    def _clip(text: str, width: int) -> str:
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    @staticmethod
+    def _compress_sets(text: str, keep: int = 3) -> str:
+        """Shorten every ``{a, b, c, …}`` of a witness to its first ``keep`` items and "… and N more"."""
+
+        def shorten(match: re.Match) -> str:
+            items, depth, current = [], 0, ""
+            for ch in match.group(1):
+                depth += (ch in "[(") - (ch in "])")
+                if ch == "," and depth == 0:
+                    items.append(current.strip())
+                    current = ""
+                else:
+                    current += ch
+            items.append(current.strip())
+            total = len(items)
+            tail = re.fullmatch(r"… \((\d+) outputs\)", items[-1])
+            if tail:
+                items, total = items[:-1], int(tail.group(1))
+            if total <= keep + 1:
+                return match.group(0)
+            return "{" + ", ".join(items[:keep]) + f", … and {total - keep} more" + "}"
+
+        return re.sub(r"\{([^{}]*)\}", shorten, text)
 
     def records(self) -> list[dict[str, Any]]:
         """One flat record per claim (one with no claim fields when there is none)."""
