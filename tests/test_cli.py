@@ -16,7 +16,8 @@ NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict"
 
 @pytest.fixture(scope="module")
 def default_run(default_suite_run):
-    return default_suite_run
+    """(exit code, results.json, out dir) of the session's one default-suite run (tests/conftest.py)."""
+    return default_suite_run.code, default_suite_run.results, default_suite_run.out
 
 
 def test_default_suite_exits_0_and_pins_every_expected_verdict(default_run):
@@ -181,9 +182,10 @@ def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1():
     assert leaky.returncode == 1 and "UNEXPECTED violation" in leaky.stdout
 
 
-def test_python_m_audit_run_defaults_exit_0():
-    proc = run_cli("run")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+def test_python_m_audit_run_defaults_exit_0(default_suite_run):
+    """The README's `python -m audit run` (the session's one run, in a subprocess)."""
+    proc = default_suite_run
+    assert proc.code == 0, proc.stdout + proc.stderr
     assert "every verdict as expected" in proc.stdout
 
 

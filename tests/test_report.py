@@ -23,9 +23,8 @@ ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
 
 @pytest.fixture(scope="module")
 def default_report(default_suite_run):
-    code, _, out = default_suite_run
-    assert code == 0
-    return out
+    assert default_suite_run.code == 0, default_suite_run.stderr[-4000:]
+    return default_suite_run.out
 
 
 def text_of(pdf: Path) -> str:
