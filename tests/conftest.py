@@ -31,7 +31,8 @@ class SuiteRun:
 def default_suite_run(tmp_path_factory):
     """The default suite, run ONCE per test session exactly as the README says
     (``python -m audit run --out DIR`` in a subprocess, against this checkout), shared by the
-    CLI and report tests."""
+    CLI and report tests.  It takes 1.5-2 min (the audits, then the report PDF): its tests are
+    in the slow tier."""
     out = tmp_path_factory.mktemp("default-run")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-m", "audit", "run", "--out", str(out)], cwd=ROOT, env=env,
