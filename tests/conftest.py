@@ -2,19 +2,42 @@ import sys
 from pathlib import Path
 
 # Tests run against the checkout (also when it is installed in editable mode).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 pytest_plugins = ["pytester"]
 
 import json  # noqa: E402
+import os  # noqa: E402
+import subprocess  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
 
 import pytest  # noqa: E402
 
 
+@dataclass(frozen=True)
+class SuiteRun:
+    """The artefacts of one ``python -m audit run --out DIR`` of the default suite."""
+
+    code: int
+    stdout: str
+    stderr: str
+    out: Path                 # DIR: results.json, summary.txt, report.pdf, ...
+    results: dict             # DIR/results.json, parsed
+    summary: str              # DIR/summary.txt
+
+
 @pytest.fixture(scope="session")
 def default_suite_run(tmp_path_factory):
-    """One `python -m audit run --out DIR` of the default suite, shared by the CLI and report tests."""
-    from audit.cli import main
+    """The default suite, run ONCE per test session exactly as the README says
+    (``python -m audit run --out DIR`` in a subprocess, against this checkout), shared by the
+    CLI and report tests.  It takes 1.5-2 min (the audits, then the report PDF): its tests are
+    in the slow tier."""
     out = tmp_path_factory.mktemp("default-run")
-    code = main(["run", "--out", str(out), "--quiet"])
-    return code, json.loads((out / "results.json").read_text()), out
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--out", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    assert (out / "results.json").exists(), f"exit {proc.returncode}, no results.json:\n{proc.stderr[-4000:]}"
+    return SuiteRun(code=proc.returncode, stdout=proc.stdout, stderr=proc.stderr, out=out,
+                    results=json.loads((out / "results.json").read_text()),
+                    summary=(out / "summary.txt").read_text() if (out / "summary.txt").exists() else "")

@@ -133,6 +133,7 @@ def test_approximate_solver_stays_within_the_accuracy_radius():
     assert approx.chi_epsilon(2, "add-remove", 5e-7) > exact.chi_epsilon(2, "add-remove", 5e-7)
 
 
+@pytest.mark.slow  # a 1.6e6-point curve and 4e5 MLE samples per side (~10 s)
 def test_exact_one_dimensional_curve_reproduces_b13_and_the_audit_stays_under_it():
     pair = af.mle_pair_1d()
     mech = af.mle("pairwise", lambda_r=8.55, output_noise=False)
@@ -221,6 +222,7 @@ def test_kwise_and_trajectory_variants_as_in_the_b2_table():
                         ("trajectory", (3,)): "pass"}
 
 
+@pytest.mark.slow  # 1e7 samples per side (~15 s)
 def test_gaussian_profile_never_exceeds_the_exact_curve_and_is_tight_at_1e_3():
     """One audit of Algorithm 2 (tight calibration, swap) with 10^7 samples per side."""
     pair = af.covariance_pair("pairwise", "swap")
@@ -250,6 +252,7 @@ class LeakyPolicy(PessimisticPolicy):
         return np.where(rng.random(size) < 0.5, 0 if leak else 1, honest)
 
 
+@pytest.mark.slow  # three 1e5-sample audits of the MLE + covariance release (~10-20 s)
 def test_pessimistic_policy_is_post_processing_and_a_leaky_one_is_caught():
     pair = af.covariance_pair("pairwise", "zero-out")
     release = PrivateAlignment(af.mle("pairwise"), af.covariance("pairwise"))

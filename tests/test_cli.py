@@ -16,9 +16,11 @@ NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict"
 
 @pytest.fixture(scope="module")
 def default_run(default_suite_run):
-    return default_suite_run
+    """(exit code, results.json, out dir) of the session's one default-suite run (tests/conftest.py)."""
+    return default_suite_run.code, default_suite_run.results, default_suite_run.out
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_default_suite_exits_0_and_pins_every_expected_verdict(default_run):
     code, results, out = default_run
     assert code == 0 and results["as_expected"]
@@ -36,6 +38,7 @@ def test_default_suite_exits_0_and_pins_every_expected_verdict(default_run):
     assert "known erratum — caught" in (out / "summary.txt").read_text()
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_default_suite_pins_the_kl_paper_fixtures(default_run):
     _, results, _ = default_run
     got = {(r["scenario"], r["claim_id"]): r for r in results["records"]}
@@ -61,6 +64,7 @@ def test_default_suite_pins_the_kl_paper_fixtures(default_run):
         assert got[("kl-inexact", cid)]["verdict"] == "pass"
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_default_suite_pins_the_policy_optimisation_fixtures(default_run):
     _, results, _ = default_run
     got = {(r["scenario"], r["claim_id"]): r for r in results["records"]}
@@ -83,6 +87,7 @@ def test_default_suite_pins_the_policy_optimisation_fixtures(default_run):
         assert rec["epsilon_lower"] <= rec["epsilon_exact"] <= rec["epsilon_claim"]
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_results_records_carry_the_schema_fields(default_run):
     _, results, _ = default_run
     required = {"mechanism", "relation", "pair", "claim_id", "claim_kind", "claim_source", "delta",
@@ -93,6 +98,7 @@ def test_results_records_carry_the_schema_fields(default_run):
         assert rec["claim_kind"] in ("printed", "corrected", "tight")
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
     _, results, _ = default_run
     for rec in results["records"]:
@@ -100,7 +106,8 @@ def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
             assert rec["epsilon_lower"] <= rec["epsilon_exact"] <= rec["epsilon_claim"]
 
 
-def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path):
+@pytest.mark.slow  # the whole suite twice at 2e5 samples
+def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf):
     """The whole default suite at a smaller budget (verdicts may then differ from the default's)."""
     runs, codes = [], []
     for jobs in ("1", "2"):
@@ -111,18 +118,30 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path):
     assert codes[0] == codes[1] and runs[0] == runs[1]
 
 
-def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path):
+@pytest.mark.slow  # the whole suite at 2e5 samples
+def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path, no_pdf):
     """Row 1 of A.2.4 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
     assert main(["run", "--samples", "200000", "--out", str(tmp_path), "--quiet"]) == 1
     assert "MISSED expected violation" in (tmp_path / "summary.txt").read_text()
 
 
-def test_a_different_seed_gives_different_numbers(tmp_path):
+@pytest.mark.slow  # the whole suite twice at 2e4 samples
+def test_a_different_seed_gives_different_numbers(tmp_path, no_pdf):
     lows = []
     for seed in ("1", "2"):
         main(["run", "--samples", "20000", "--seed", seed, "--out", str(tmp_path / seed), "--quiet"])
         lows.append([r["epsilon_lower"] for r in json.loads((tmp_path / seed / "results.json").read_text())["records"]])
     assert lows[0] != lows[1]
+
+
+@pytest.fixture
+def no_pdf(monkeypatch):
+    """For runs whose tests read results.json and summary.txt only: skip each run's PDF render
+    (~30 s, more than the 2e5-sample audits); the report tests check the default run's PDF."""
+    import reports
+    rendered = []
+    monkeypatch.setattr(reports, "write_pdf", lambda payload, path, sweeps=(): rendered.append(path))
+    return rendered
 
 
 def run_cli(*args, cwd=ROOT):
@@ -181,9 +200,11 @@ def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1():
     assert leaky.returncode == 1 and "UNEXPECTED violation" in leaky.stdout
 
 
-def test_python_m_audit_run_defaults_exit_0():
-    proc = run_cli("run")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+@pytest.mark.slow  # the session's default-suite run
+def test_python_m_audit_run_defaults_exit_0(default_suite_run):
+    """The README's `python -m audit run` (the session's one run, in a subprocess)."""
+    proc = default_suite_run
+    assert proc.code == 0, proc.stdout + proc.stderr
     assert "every verdict as expected" in proc.stdout
 
 
@@ -192,6 +213,7 @@ def test_list_shows_mechanisms_and_suite():
     assert proc.returncode == 0 and "kl-bandit" in proc.stdout and "kl-mab-a24-row3" in proc.stdout
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_default_suite_pins_the_alignment_fixtures(default_run):
     _, results, out = default_run
     got = {(r["scenario"], r["claim_id"]): r for r in results["records"]}

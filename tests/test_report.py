@@ -23,15 +23,15 @@ ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
 
 @pytest.fixture(scope="module")
 def default_report(default_suite_run):
-    code, _, out = default_suite_run
-    assert code == 0
-    return out
+    assert default_suite_run.code == 0, default_suite_run.stderr[-4000:]
+    return default_suite_run.out
 
 
 def text_of(pdf: Path) -> str:
     return "\n".join(page.extract_text() for page in PdfReader(pdf).pages)
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_every_claim_id_verdict_and_number_appears(default_report):
     text = text_of(default_report / "report.pdf")
     records = json.loads((default_report / "results.json").read_text())["records"]
@@ -45,6 +45,7 @@ def test_every_claim_id_verdict_and_number_appears(default_report):
         assert word in text
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_gaussian_scenarios_show_a_labelled_mu_gdp_and_white_box_errata_are_explained(default_report):
     text = " ".join(text_of(default_report / "report.pdf").split())
     assert "mu-GDP fit, ASSUMING a Gaussian trade-off curve" in text  # e.g. the alignment covariance pages
@@ -52,6 +53,7 @@ def test_gaussian_scenarios_show_a_labelled_mu_gdp_and_white_box_errata_are_expl
     assert "the exact privacy loss (white box)" in text               # align/alg2-printed under zero-out
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF) and two more PDFs
 def test_regenerating_from_the_same_results_is_byte_identical(default_report, tmp_path):
     assert main(["report", str(default_report / "results.json"), "-o", str(tmp_path / "a.pdf")]) == 0
     assert main(["report", str(default_report / "results.json"), "-o", str(tmp_path / "b.pdf")]) == 0
@@ -59,6 +61,7 @@ def test_regenerating_from_the_same_results_is_byte_identical(default_report, tm
     assert (tmp_path / "a.pdf").read_bytes() == (default_report / "report.pdf").read_bytes()
 
 
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_pages_render_and_are_not_blank(default_report, tmp_path):
     if shutil.which("pdftoppm") is None:
         pytest.skip("pdftoppm (poppler-utils) is not installed: pages cannot be rendered here")

@@ -26,6 +26,7 @@ def records(folder):
     return [{k: r[k] for k in NUMBERS} for r in json.loads((folder / "results.json").read_text())["records"]]
 
 
+@pytest.mark.slow  # two 3e6-sample runs of a slow sampler (~25 s)
 def test_a_killed_run_resumes_to_exactly_the_uninterrupted_numbers(tmp_path):
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     subprocess.run([sys.executable, "-m", "audit", *SLOW, "--out", str(whole)], cwd=ROOT, env=ENV, check=False,
@@ -115,6 +116,7 @@ def test_cli_dask_backend_matches_jobs_1(tmp_path):
     assert records(tmp_path / "a") == records(tmp_path / "b")
 
 
+@pytest.mark.slow  # the bench: every family's throughput (~20 s)
 def test_bench_writes_its_table_and_json(tmp_path, capsys):
     assert main(["bench", "--samples", "20000", "--out", str(tmp_path / "bench.json")]) == 0
     report = json.loads((tmp_path / "bench.json").read_text())
