@@ -12,6 +12,7 @@ import pytest
 
 from audit import audit_mechanism
 from audit.cli import main
+from audit.api import RunContext
 from audit.execution import Execution
 from tests.zoo import LaplaceOnCount
 
@@ -76,7 +77,7 @@ def test_resume_without_a_run_exits_2(tmp_path, capsys):
 
 def test_progress_lines_in_a_log(capsys):
     audit_mechanism(LaplaceOnCount(1.0), 0, 1, samples=2_000_000, seed=0,
-                    execution=Execution(progress="log", log_every=0.0))
+                    context=RunContext(execution=Execution(progress="log", log_every=0.0)))
     err = capsys.readouterr().err
     assert "[dpaudit] laplace-count:" in err and "samples" in err and "current eps_lower" in err
 
@@ -93,7 +94,7 @@ def dask_client():
 def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
     mech = LaplaceOnCount(0.5)
     local = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3)
-    remote = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3, execution=Execution(backend="dask"))
+    remote = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3, context=RunContext(execution=Execution(backend="dask")))
     assert [b.to_dict() for b in local.estimates] == [b.to_dict() for b in remote.estimates]
 
 
