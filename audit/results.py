@@ -155,12 +155,12 @@ def _most_severe(findings: Sequence[str]) -> str:
 
 def finding(verdict: str, exact_verdict: str | None, status: str | None) -> str:
     """The combined verdict of one claim from its empirical and white-box verdicts and its status."""
-    if verdict == "not-applicable":
-        return NOT_APPLICABLE
     if verdict == "violation":
         return REFUTED_EMPIRICAL
-    if exact_verdict == "violation":
+    if exact_verdict == "violation":  # "not-applicable" for a claim that does not apply
         return REFUTED_WHITE_BOX
+    if verdict == "not-applicable":
+        return NOT_APPLICABLE
     return UNVERIFIED_HOLDS if status == "unverified" else HOLDS
 
 
