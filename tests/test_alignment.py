@@ -330,9 +330,10 @@ def test_exact_violation_expectation_and_its_outcome_text():
     caught = ClaimCheck(claim, None, 0.566, "exact-violation")
     missed = ClaimCheck(claim, None, 0.45, "exact-violation")
     assert caught.as_expected and not missed.as_expected
-    rec = {"verdict": "pass", "expected_verdict": "exact-violation", "exact_verdict": "violation"}
+    rec = {"finding": "refuted (white box)", "expected_verdict": "exact-violation"}
     assert outcome(rec) == "known erratum — caught by the white box"
-    assert outcome({**rec, "exact_verdict": "pass"}) == "MISSED expected violation"
+    assert outcome({**rec, "finding": "holds at this budget"}) == "MISSED expected violation"
+    assert outcome({**rec, "expected_verdict": "violation"}) == "MISSED expected violation"
     pair = af.covariance_pair("pairwise", "swap")
     with pytest.raises(InputError, match="expected"):
         audit_mechanism(af.covariance("pairwise"), pair.d, pair.d_prime, samples=100,

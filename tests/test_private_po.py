@@ -73,13 +73,19 @@ def test_dp_npg_and_dp_rebel_exact_loss_within_their_claims():
         assert r.verdict == "pass" and r.epsilon_lower <= r.epsilon_exact <= mech.epsilon
 
 
-def test_dp_npg_without_its_condition_is_caught():
+def test_dp_npg_without_its_condition_is_outside_its_claim_and_caught():
+    """Unbounded candidates break DP-NPG's premise: its claim does not apply (a misuse, not an
+    erratum), the record says the samples would refute it, and an explicit ε = 1 claim is refuted."""
     mech = po.npg(enforced=False)
     base = po.batch()
     pairs = [(base, base.replace(i, c)) for i in range(len(base)) for c in po.user_candidates()]
     d, dp = max(pairs, key=lambda p: pure_epsilon(mech.output_distribution(p[0]), mech.output_distribution(p[1])))
     r = audit_mechanism(mech, d, dp, samples=400_000, seed=0, relation="user-level")
-    assert r.verdict == "violation" and r.claims[0].exact_verdict == "violation"
+    check = r.claims[0]
+    assert check.finding == "not-applicable" and "outside the claim's premise" in check.premise_note
+    assert "the samples would refute it" in check.premise_note
+    explicit = audit_mechanism(mech, d, dp, samples=400_000, seed=0, relation="user-level", epsilon=1.0)
+    assert explicit.claims[0].finding == "refuted (empirical)"
     with pytest.raises(InputError, match="C.3"):
         DPNPG(po.ENV, po.disc(6.0 / po.ENV.G, 5), epsilon=1.0)
 

@@ -136,8 +136,8 @@ def test_repr_is_short_and_names_verdict_bounds_claims_and_samples():
     r = audit_mechanism(RandomizedResponse(1.0), BIT, BIT_PRIME, samples=N, epsilon=0.5)
     text = repr(r)
     assert len(text) < 400
-    for part in ("verdict='violation'", f"epsilon_lower={r.epsilon_lower:.4g}", "epsilon_exact=1",
-                 "user/claim: eps<=0.5 violation", f"samples={N}"):
+    for part in ("finding='refuted (empirical)'", f"epsilon_lower={r.epsilon_lower:.4g}", "epsilon_exact=1",
+                 "user/claim: eps<=0.5 refuted (empirical)", f"samples={N}"):
         assert part in text
 
 
@@ -156,10 +156,10 @@ def test_summary_says_verdict_bound_exact_value_claims_and_witness():
                         context=RunContext(pair="add a record with bit 1"))
     text = r.summary()
     assert "\n" not in text
-    assert "verdict VIOLATION" in text
+    assert "refuted (empirical)" in text
     assert f"With confidence 95%, epsilon >= {r.epsilon_lower:.4g} at delta = 0" in text
     assert "exact epsilon of the pair at delta = 0 is 1" in text
-    assert "'user/claim' epsilon <= 0.5 at delta = 0: violation" in text
+    assert "'user/claim' epsilon <= 0.5 at delta = 0: refuted (empirical)" in text
     assert "add a record with bit 1" in text
     assert "Witness at delta = 0: S = output in {" in text and "Clopper-Pearson" in text
     assert str(r) == text

@@ -86,7 +86,7 @@ def test_a_report_with_a_sweep_has_the_rate_page(tmp_path):
 @pytest.mark.parametrize("content,message", [
     ("{not json", "not valid JSON"),
     (json.dumps({"schema": 99, "records": []}), "schema = 99"),
-    (json.dumps({"schema": 1, "records": "x", "scenarios": []}), "records"),
+    (json.dumps({"schema": 2, "records": "x", "scenarios": []}), "records"),
 ])
 def test_malformed_or_incompatible_results_exit_2(tmp_path, content, message, capsys):
     (tmp_path / "results.json").write_text(content)
