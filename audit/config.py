@@ -30,6 +30,7 @@
     epsilon = 1.0
     delta = 0.0
     id = "user/claim"
+    relation = "label-flip"      # optional; must be the scenario's relation (an input error otherwise)
 
 Every unknown key, wrong type or out-of-range value stops with a message naming its key
 path (``scenario[1].data.generator``), the value and what is allowed.  Data files are
@@ -283,7 +284,12 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
         _fail(path, raw, "must be an array of tables ([[scenario.claim]])")
     out = []
     for i, c in enumerate(raw):
-        c = _table(c, f"{path}[{i}]", {"epsilon", "delta", "id", "source", "kind"}, {"epsilon"})
+        c = _table(c, f"{path}[{i}]", {"epsilon", "delta", "id", "source", "kind", "relation"}, {"epsilon"})
+        stated = c.get("relation", relation)
+        if stated != relation:
+            _fail(f"{path}[{i}].relation", stated, f"the scenario's pair is {relation}: a claim stated for "
+                  f"{stated} neighbours does not cover it (set relation = {relation!r} if the claim covers "
+                  f"{relation} neighbours)")
         out.append(Guarantee(epsilon=_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
                              delta=_number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0), relation=relation,
                              source=str(c.get("source", "config")), claim_id=str(c.get("id", "user/claim")),
