@@ -37,15 +37,20 @@ _EXPORTS = {
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
-if TYPE_CHECKING:
-    from audit.api import audit_mechanism
-    from audit.estimate import Bound, Estimate, audit_samples
-    from audit.results import AuditResult, ClaimCheck
-    from audit.views import Event
-    from audit.testing import assert_private
-    from dpcore import Guarantee, InputError
-    from mechanisms.base import Mechanism
-    from neighbors import Dataset, Pair
+if TYPE_CHECKING:  # the same names for type checkers; "x as x" marks them as re-exports
+    from audit.api import audit_mechanism as audit_mechanism
+    from audit.estimate import Bound as Bound
+    from audit.estimate import Estimate as Estimate
+    from audit.estimate import audit_samples as audit_samples
+    from audit.results import AuditResult as AuditResult
+    from audit.results import ClaimCheck as ClaimCheck
+    from audit.testing import assert_private as assert_private
+    from audit.views import Event as Event
+    from dpcore import Guarantee as Guarantee
+    from dpcore import InputError as InputError
+    from mechanisms.base import Mechanism as Mechanism
+    from neighbors import Dataset as Dataset
+    from neighbors import Pair as Pair
 
 
 def __getattr__(name: str) -> Any:

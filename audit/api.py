@@ -20,8 +20,8 @@ import numpy as np
 from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
 from audit.execution import Execution
-from audit.results import EXPECTATIONS, AuditResult, ClaimCheck
-from dpcore import RELATIONS, Claim, Guarantee, check_nonnegative, is_real, require
+from audit.results import AuditResult, ClaimCheck
+from dpcore import EXPECTATIONS, RELATIONS, Claim, Guarantee, check_nonnegative, is_real, require
 from mechanisms.base import capabilities
 
 __all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
@@ -72,7 +72,7 @@ class RunContext:
 
 
 def _check_int(field: str, value: Any, minimum: int) -> int:
-    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= minimum,
+    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and bool(value >= minimum),
             field, value, f"must be an integer >= {minimum}")
     return int(value)
 
@@ -297,7 +297,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
 def mechanism_params(mechanism: Any) -> dict[str, Any]:
     """The mechanism's dataclass fields that are plain values (numbers, strings, tuples), for records."""
     fields = getattr(mechanism, "__dataclass_fields__", {})
-    out = {}
+    out: dict[str, Any] = {}
     for name in fields:
         value = getattr(mechanism, name)
         if isinstance(value, (int, float, str, bool, type(None))):

@@ -45,7 +45,7 @@ class Bound:
 
     def witness(self) -> str:
         """The event and its counts in words, including evidence of infinite ε."""
-        k = dict(zip(("D", "D'"), ((self.counts[0], self.counts[1]), (self.counts[2], self.counts[3]))))
+        k = dict(zip(("D", "D'"), ((self.counts[0], self.counts[1]), (self.counts[2], self.counts[3])), strict=True))
         (kf, nf), (ko, no) = k[self.event.favours], k[self.event.other]
         text = (f"S = {self.event.describe()}: {kf}/{nf} under {self.event.favours}, {ko}/{no} under "
                 f"{self.event.other}; P[S] >= {self.p_lower:.3g} and <= {self.q_upper:.3g} respectively "
@@ -189,6 +189,6 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     kx, ky = count_members(x[sx:], chosen + family), count_members(y[sy:], chosen + family)
     nx, ny = len(x) - sx, len(y) - sy
     bounds = tuple(bound_from_counts(ev, d, kx[i], nx, ky[i], ny, confidence)
-                   for i, (ev, d) in enumerate(zip(chosen, deltas)))
+                   for i, (ev, d) in enumerate(zip(chosen, deltas, strict=True)))
     curve = tradeoff_points(family, kx[len(chosen):], nx, ky[len(chosen):], ny, confidence)
     return Estimate(bounds, confidence, min(len(x), len(y)), min(sx, sy), tradeoff=curve)

@@ -121,7 +121,7 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
     wanted = ("audit", "mechanisms", "neighbors", *modules)
     try:
         answers = client.run(_probe_imports, wanted)
-    except Exception as exc:  # noqa: BLE001 - any worker failure is reported the same way
+    except Exception as exc:  # any worker failure is reported the same way
         client.close()
         raise InputError(f"the Dask workers cannot run dpaudit: {type(exc).__name__}: {exc}") from None
     missing = {w: a for w, a in answers.items() if a}
@@ -137,7 +137,7 @@ def _probe_imports(modules: tuple[str, ...]) -> str:
     for name in modules:
         try:
             importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             return f"{name!r} ({type(exc).__name__}: {exc})"
     return ""
 

@@ -14,9 +14,9 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,10 +24,8 @@ import numpy as np
 from audit import __version__
 from audit.estimate import Bound, Estimate
 from audit.exact import epsilon_for_delta
-from dpcore import EXPECTATIONS, VERDICTS, Claim, Document, Guarantee, InputError
+from dpcore import VERDICTS, Claim, Document, Guarantee, InputError
 
-# What a scenario may expect: a verdict, or "exact-violation" for an erratum only the white-box
-# check can reach at the sample budget (the empirical verdict may then be either).
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
 PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
 _REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
@@ -276,6 +274,8 @@ class AuditResult:
             parts.append(f"Claims: {'; '.join(said)}.")
         violated = [c for c in self.claims if c.verdict == "violation"]
         witness = violated[0].bound if violated else b
+        # Structural: a "violation" verdict is only given with a bound (ClaimCheck.verdict).
+        assert witness is not None, "a violated claim has a bound"
         parts.append(f"Witness at delta = {witness.delta:g}: {self._compress_sets(witness.witness())}.")
         return " ".join(parts)
 
@@ -480,12 +480,14 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
             _number_or_inf(rec.get("delta"))
         except ValueError as exc:
             raise InputError(f"{where}: {exc}") from None
-        if rec["verdict"] != "not-applicable" and (claim is None or lower is None):
-            raise InputError(f"{where}: a {rec['verdict']} verdict needs epsilon_claim and epsilon_lower")
-        if rec["verdict"] == "violation" and not lower > claim:
-            raise InputError(f"{where}: verdict 'violation' contradicts epsilon_lower {lower} <= epsilon_claim {claim}")
-        if rec["verdict"] == "pass" and lower > claim:
-            raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
+        if rec["verdict"] != "not-applicable":
+            if claim is None or lower is None:
+                raise InputError(f"{where}: a {rec['verdict']} verdict needs epsilon_claim and epsilon_lower")
+            if rec["verdict"] == "violation" and not lower > claim:
+                raise InputError(f"{where}: verdict 'violation' contradicts epsilon_lower {lower} "
+                                 f"<= epsilon_claim {claim}")
+            if rec["verdict"] == "pass" and lower > claim:
+                raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
         expected_finding = (NO_CLAIM if rec.get("claim_id") is None and rec["verdict"] == "not-applicable" else
                             finding(rec["verdict"], rec.get("exact_verdict"), rec.get("claim_status")))
         if rec.get("finding") != expected_finding:

@@ -19,7 +19,6 @@ from audit.execution import Execution, Progress, events_fingerprint
 from audit.selection import count_members, describe_outputs, select_events
 from audit.tradeoff import tradeoff_points
 from audit.views import Event
-
 from dpcore import InputError
 
 TRADEOFF_POINTS = 24
@@ -81,6 +80,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     chunks run and holds the checkpoint; chunks already in the checkpoint are not redrawn.
     """
     execution = execution or Execution()
+    targets = targets or {}  # None and {} alike: nothing to stop for, a single look
     deltas = [lv[0] for lv in levels]
     confidences = [lv[1] for lv in levels]
     n_sel = max(1, int(samples * selection_fraction))
@@ -100,7 +100,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     del x, y, drawn
     sizes = _chunk_sizes(n_est)
     stops = sorted({max(1, int(np.ceil(len(sizes) * f))) for f in LOOKS}) if sequential and targets else [len(sizes)]
-    spend = dict(zip(stops, SPENDING[-len(stops):])) if len(stops) > 1 else {stops[-1]: 1.0}
+    spend = dict(zip(stops, SPENDING[-len(stops):], strict=True)) if len(stops) > 1 else {stops[-1]: 1.0}
     if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
         total = sum(spend.values())
         spend = {k: v / total for k, v in spend.items()}
@@ -131,7 +131,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                     drawn_per_side[s] += sizes[c]
         results = execution.map(_count_chunk, [(mechanism, sides[s], sizes[c], seed, key, s, c, counted)
                                                for s, c in todo])
-        for (s, c), counts in zip(todo, results):
+        for (s, c), counts in zip(todo, results, strict=True):
             k[s] += counts
             first[s, c] = counts[0]
             drawn_per_side[s] += sizes[c]
@@ -143,7 +143,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         n_done = int(sum(sizes[:done]))
         share = spend[stop]
         bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
-                       for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences)))
+                       for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
         if len(stops) > 1:
             note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
             if any(bounds[i].epsilon_lower > t for i, t in targets.items()):

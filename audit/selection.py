@@ -66,6 +66,8 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
                                   (n_est[fav], n_est[1 - fav]), delta, alpha)
         if best is None or score > best[0]:
             best = (score, fam, j)
+    # Structural: select_events requires at least one family before choosing.
+    assert best is not None, "choose needs at least one candidate family"
     return best[1].make(best[2]), best[1], best[2]
 
 
@@ -97,13 +99,16 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
 
     ``confidence`` may be one value or one per δ (a curve claim tested at Bonferroni levels).
     """
-    confidences = [confidence] * len(deltas) if np.isscalar(confidence) else list(confidence)
+    if isinstance(confidence, (int, float, np.generic)):  # np.isscalar's cases here, numpy scalars included
+        confidences = [confidence] * len(deltas)
+    else:
+        confidences = list(confidence)
     require(len(confidences) == len(deltas), "confidence", confidence, "one value, or one per delta")
     for v in views:
         require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
     families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
-    picks = [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences)]
+    picks = [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences, strict=True)]
     family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
     return [p[0] for p in picks], family
 

@@ -16,7 +16,7 @@ symbol −1 inside real outputs) and quantile bins of the rest, dense in both ta
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -29,7 +29,8 @@ _MAX_ATOMS = 64
 class Statistic(Protocol):
     """A named scalar function of outputs: one value per output (per row for vectors)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # read-only, so the frozen dataclasses below satisfy it
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray: ...
 
@@ -57,6 +58,16 @@ class Identity:
         return np.asarray(outputs, dtype=float).reshape(len(outputs))
 
 
+def _raw_features(outputs: np.ndarray, atoms: tuple[tuple[int, float], ...], quadratic: bool) -> np.ndarray:
+    """Raw coordinates, indicators of the ``atoms`` (coordinate, value), optional quadratic terms."""
+    x = as_matrix(outputs)
+    cols = [x] + [(x[:, [j]] == v).astype(float) for j, v in atoms]
+    if quadratic:
+        iu = np.triu_indices(x.shape[1])
+        cols.append(x[:, iu[0]] * x[:, iu[1]])
+    return np.hstack(cols)
+
+
 @dataclass(frozen=True, eq=False)
 class Features:
     """Raw coordinates, indicators of frequent values per coordinate, optional quadratic terms,
@@ -64,16 +75,11 @@ class Features:
 
     atoms: tuple[tuple[int, float], ...]
     quadratic: bool
-    mean: np.ndarray = field(default=None)
-    scale: np.ndarray = field(default=None)
+    mean: np.ndarray
+    scale: np.ndarray
 
     def raw(self, outputs: np.ndarray) -> np.ndarray:
-        x = as_matrix(outputs)
-        cols = [x] + [(x[:, [j]] == v).astype(float) for j, v in self.atoms]
-        if self.quadratic:
-            iu = np.triu_indices(x.shape[1])
-            cols.append(x[:, iu[0]] * x[:, iu[1]])
-        return np.hstack(cols)
+        return _raw_features(outputs, self.atoms, self.quadratic)
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return (self.raw(outputs) - self.mean) / self.scale
@@ -136,8 +142,7 @@ def logistic(x: np.ndarray, y: np.ndarray, quadratic: bool, rng: np.random.Gener
     pooled = np.vstack([as_matrix(x), as_matrix(y)])
     atoms = tuple((j, v) for j in range(pooled.shape[1]) for v in _frequent_values(pooled[:, j])
                   if 0 < np.mean(pooled[:, j] == v) < 0.999)
-    probe = Features(atoms, quadratic)
-    raw = probe.raw(pooled)
+    raw = _raw_features(pooled, atoms, quadratic)
     scale = raw.std(axis=0)
     feats = Features(atoms, quadratic, raw.mean(axis=0), np.where(scale > 0, scale, 1.0))
     labels = np.concatenate([np.ones(len(x)), np.zeros(len(y))])

@@ -65,12 +65,15 @@ def assert_private(mechanism: Any, d: Any, d_prime: Any, *, epsilon: float, delt
     seeded runs of randomized response exactly at its ε.  Returns the :class:`AuditResult`
     when no violation is found, so a test can also assert on tightness.
     """
-    claim = Guarantee(epsilon=float(epsilon), delta=float(delta), relation=relation, source="assert_private", claim_id="user/assert_private")
+    claim = Guarantee(epsilon=float(epsilon), delta=float(delta), relation=relation, source="assert_private",
+                      claim_id="user/assert_private")
     result = audit_mechanism(mechanism, d, d_prime, samples=samples or default_samples(), deltas=(delta,),
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=relation,
                              claims=[claim], sequential=sequential, **options)
     check = result.claims[0]
     if check.verdict == "violation":
+        # Structural: a "violation" verdict is only given with a bound (ClaimCheck.verdict).
+        assert check.bound is not None, "a violated claim has a bound"
         exact = "" if check.epsilon_exact is None else f"; exact epsilon of the pair: {check.epsilon_exact:.6g}"
         raise PrivacyViolation(
             f"{result.mechanism} is not ({epsilon:g}, {delta:g})-DP on {result.pair or 'this pair'}: "
@@ -157,14 +160,14 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
         __tracebackhide__ = True
         try:
             return mechanism.sample(data, size, generator)
-        except Exception as exc:  # noqa: BLE001 — a broken mechanism may raise anything: name the check
+        except Exception as exc:  # a broken mechanism may raise anything: name the check
             fail(check, f"sample({side}, {size}, rng) raised {type(exc).__name__}: {exc}")
 
     def call(check: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         __tracebackhide__ = True
         try:
             return fn(*args)
-        except Exception as exc:  # noqa: BLE001 — as in draw
+        except Exception as exc:  # as in draw
             fail(check, f"{what} raised {type(exc).__name__}: {exc}")
 
     if not (isinstance(name, str) and name):

@@ -60,7 +60,8 @@ def tradeoff_points(events: Sequence[Event], k_d: np.ndarray, n_d: int, k_dp: np
     ko, no = np.where(on_d, k_dp, k_d), np.where(on_d, n_dp, n_d)
     f_lo, f_hi = clopper_pearson(ko, no, alpha)
     p_lo, p_hi = clopper_pearson(kf, nf, alpha)
-    points = [TradeoffPoint(*map(float, row)) for row in zip(ko / no, f_lo, f_hi, 1 - kf / nf, 1 - p_hi, 1 - p_lo)]
+    points = [TradeoffPoint(*map(float, row))
+              for row in zip(ko / no, f_lo, f_hi, 1 - kf / nf, 1 - p_hi, 1 - p_lo, strict=True)]
     return tuple(sorted(points, key=lambda p: p.fpr))
 
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CLAIM_KINDS", "CLAIM_STATUSES", "Claim", "ClaimKind", "ClaimStatus", "Document", "EXPECTATIONS", "Guarantee", "InputError", "RELATIONS", "Relation",
-           "VERDICTS", "Verdict", "check_nonnegative", "check_positive", "check_probability_vector", "is_real",
-           "require"]
+__all__ = ["CLAIM_KINDS", "CLAIM_STATUSES", "EXPECTATIONS", "RELATIONS", "VERDICTS", "Claim", "ClaimKind",
+           "ClaimStatus", "Document", "Guarantee", "InputError", "Relation", "Verdict", "check_nonnegative",
+           "check_positive", "check_probability_vector", "is_real", "require"]
 
 
 class InputError(ValueError):

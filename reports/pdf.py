@@ -17,13 +17,20 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.backends.backend_pdf import PdfPages  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.backends.backend_pdf import PdfPages
 
-from audit.results import (HOLDS, NO_CLAIM, NOT_APPLICABLE, REFUTED_EMPIRICAL, REFUTED_WHITE_BOX,  # noqa: E402
-                           UNVERIFIED_HOLDS, outcome)
-from reports import plots  # noqa: E402
-from reports.text import fmt  # noqa: E402
+from audit.results import (
+    HOLDS,
+    NO_CLAIM,
+    NOT_APPLICABLE,
+    REFUTED_EMPIRICAL,
+    REFUTED_WHITE_BOX,
+    UNVERIFIED_HOLDS,
+    outcome,
+)
+from reports import plots
+from reports.text import fmt
 
 PAGE = (8.27, 11.69)  # A4 portrait, inches
 ROWS_PER_PAGE = 34
@@ -71,7 +78,7 @@ def _cover(pdf: PdfPages, payload: dict[str, Any]) -> None:
     records = _sorted_records(payload["records"])
     counts = {f: sum(r["finding"] == f for r in records) for f in RANK}
     complete = payload.get("complete", True)
-    audited = payload.get("suite") and f"built-in suite '{payload['suite']}'" or "scenarios of the command below"
+    audited = (payload.get("suite") and f"built-in suite '{payload['suite']}'") or "scenarios of the command below"
     lines = [
         f"What was audited: {audited}: {len(payload['scenarios'])} scenarios, {len(records)} claim checks.",
         f"When: run started {payload.get('started', '?')} (UTC), {fmt(payload.get('seconds'))} s of wall time.",
@@ -268,8 +275,8 @@ def _reproducibility(pdf: PdfPages, payload: dict[str, Any]) -> None:
              + ", ".join(f"{k} {v}" for k, v in env.items()),
              f"Root seed {payload['seed']}; every chunk's generator is SeedSequence(seed, spawn_key=(scenario, phase, "
              f"side, chunk)), so the numbers do not depend on --jobs or the backend.",
-             f"Budget {payload['samples']} samples per side and scenario; confidence {payload['confidence']} per bound; "
-             f"jobs {payload.get('jobs')}, backend {payload.get('backend', 'local')}.",
+             f"Budget {payload['samples']} samples per side and scenario; confidence {payload['confidence']} "
+             f"per bound; jobs {payload.get('jobs')}, backend {payload.get('backend', 'local')}.",
              f"Started {payload.get('started', '?')} (UTC); wall time {fmt(payload.get('seconds'))} s; "
              f"{'complete' if payload.get('complete', True) else 'PARTIAL'} run."]
     fig = _page(pdf, "Reproducibility")
@@ -283,7 +290,8 @@ def _sweep_page(pdf: PdfPages, sweep: dict[str, Any]) -> None:
     ax = fig.add_axes([0.12, 0.45, 0.8, 0.45])
     plots.sweep(ax, sweep)
     slopes = "\n".join(f"{cid}: log-log slope of eps_claim {s['epsilon_claim']:+.3f}, of eps_exact "
-                       f"{s['epsilon_exact']:+.3f} (the paper's rate is -1)" for cid, s in sweep.get("slopes", {}).items())
+                       f"{s['epsilon_exact']:+.3f} (the paper's rate is -1)"
+                       for cid, s in sweep.get("slopes", {}).items())
     fig.text(0.06, 0.38, _wrap(f"{sweep['samples']} samples per side at each n, seed {sweep['seed']}.\n" + slopes),
              fontsize=8, va="top", linespacing=1.5)
     pdf.savefig(fig)
@@ -294,15 +302,15 @@ def write_pdf(payload: dict[str, Any], path: str | os.PathLike, sweeps: Sequence
     """Write the report of ``payload`` (a results.json) and optional sweeps to ``path``, atomically."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
-    with plt.rc_context(STYLE):
-        with PdfPages(tmp, metadata={"Creator": "dpaudit", "Producer": "dpaudit", "CreationDate": None,
-                                     "ModDate": None, "Title": "dpaudit audit report"}) as pdf:
-            _cover(pdf, payload)
-            for scenario in payload["scenarios"]:
-                records = [r for r in payload["records"] if r["scenario"] == scenario["scenario"]]
-                _scenario_page(pdf, scenario, records)
-            for sweep in sweeps:
-                _sweep_page(pdf, sweep)
-            _errata(pdf, payload)
-            _reproducibility(pdf, payload)
+    metadata = {"Creator": "dpaudit", "Producer": "dpaudit", "CreationDate": None, "ModDate": None,
+                "Title": "dpaudit audit report"}
+    with plt.rc_context(STYLE), PdfPages(tmp, metadata=metadata) as pdf:
+        _cover(pdf, payload)
+        for scenario in payload["scenarios"]:
+            records = [r for r in payload["records"] if r["scenario"] == scenario["scenario"]]
+            _scenario_page(pdf, scenario, records)
+        for sweep in sweeps:
+            _sweep_page(pdf, sweep)
+        _errata(pdf, payload)
+        _reproducibility(pdf, payload)
     os.replace(tmp, path)

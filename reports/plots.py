@@ -84,7 +84,8 @@ def distributions(ax, scenario: dict[str, Any]) -> None:
         ax.set_xticks(x)
         ax.set_xticklabels([str(i) for i in idx], fontsize=6 if len(idx) <= 12 else 5,
                            rotation=0 if len(idx) <= 12 else 90)
-        if max(p.max(), q.max()) / max(min(p[p > 0].min() if (p > 0).any() else 1, q[q > 0].min() if (q > 0).any() else 1), 1e-300) > 100:
+        smallest = min(p[p > 0].min() if (p > 0).any() else 1, q[q > 0].min() if (q > 0).any() else 1)
+        if max(p.max(), q.max()) / max(smallest, 1e-300) > 100:
             ax.set_yscale("log")
         ax.set_xlabel("output", fontsize=8)
         ax.set_title("Exact output distributions", fontsize=9)
@@ -94,8 +95,8 @@ def distributions(ax, scenario: dict[str, Any]) -> None:
         ax.bar(x - 0.2, np.asarray(display["D"]) / nx, width=0.4, color=BLUE, label="under D")
         ax.bar(x + 0.2, np.asarray(display["D'"]) / ny, width=0.4, color=ORANGE, label="under D'")
         ax.set_xticks(x)
-        ax.set_xticklabels([v + (" *" if e else "") for v, e in zip(display["values"], display["in_event"])],
-                           fontsize=5.5, rotation=45, ha="right")
+        labels = [v + (" *" if e else "") for v, e in zip(display["values"], display["in_event"], strict=True)]
+        ax.set_xticklabels(labels, fontsize=5.5, rotation=45, ha="right")
         ax.set_title("Top outputs (selection split; * in event)", fontsize=9)
     elif display.get("kind") == "histogram":
         edges = np.asarray(display["edges"])
@@ -124,7 +125,7 @@ def convergence(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> N
         ax.text(0.5, 0.5, "no convergence series", ha="center", va="center", transform=ax.transAxes)
         ax.set_axis_off()
         return
-    n, eps = zip(*series)
+    n, eps = zip(*series, strict=True)
     ax.plot(n, eps, marker="o", color=GREEN, ms=4, label="eps_lower at the first delta")
     exact = _finite(scenario.get("epsilon_exact"))
     if exact is not None:

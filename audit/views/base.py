@@ -116,9 +116,9 @@ class Event:
 
     favours: str
     view: str
-    statistic: Any = None
+    statistic: Statistic | None = None  # threshold and histogram views
     members: np.ndarray | None = None   # keys (rows view) or codes (histogram view)
-    bins: Bins | None = None
+    bins: Bins | None = None            # histogram view
     threshold: float = 0.0
     upper: bool = True
 
@@ -152,6 +152,14 @@ def prefix_ends(n: int, inner: int = 1000) -> np.ndarray:
     return np.unique(np.concatenate([np.linspace(0, n - 1, inner).astype(int), tail - 1, n - tail]))
 
 
+def _prefix_event(make: Callable[[str, np.ndarray], Event], fav: int, order: np.ndarray, ends: np.ndarray
+                  ) -> Callable[[int], Event]:
+    """The builder of candidate j of one direction: the event of its prefix of ``order``."""
+    def build(j: int) -> Event:
+        return make(SIDES[fav], order[: ends[j] + 1])
+    return build
+
+
 def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray, np.ndarray],
                     n_fit: tuple[int, int], make: Callable[[str, np.ndarray], Event]) -> list[Family]:
     """Prefixes in likelihood-ratio order: the order from the fitting half's per-category counts
@@ -164,7 +172,7 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
         order = np.argsort(-ratio, kind="stable")
         ends = prefix_ends(len(order))
         out.append(Family(np.cumsum(score[fav][order])[ends], np.cumsum(score[1 - fav][order])[ends], fav,
-                          lambda j, fav=fav, order=order, ends=ends: make(SIDES[fav], order[: ends[j] + 1])))
+                          _prefix_event(make, fav, order, ends)))
     return out
 
 

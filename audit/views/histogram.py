@@ -9,6 +9,7 @@ captures non-monotone ratios and shifted supports that no single threshold can.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -21,6 +22,18 @@ def _cell_counts(bins: Bins, s: np.ndarray) -> np.ndarray:
     return np.bincount(bins(s), minlength=bins.n_codes).astype(float)
 
 
+def _cell_histogram(bins: Bins, s: np.ndarray) -> np.ndarray:
+    return np.bincount(bins(s), minlength=bins.n_codes)
+
+
+def _parts(event: Event) -> tuple[Statistic, Bins, np.ndarray]:
+    """A histogram event's statistic, bins and chosen cells."""
+    # Structural: histogram events are built by Histogram.candidates, always with all three.
+    assert event.statistic is not None and event.bins is not None and event.members is not None, (
+        "a histogram event has a statistic, bins and cells")
+    return event.statistic, event.bins, event.members
+
+
 class Histogram:
     """S = the cells ``members`` of ``bins`` applied to the event's statistic."""
 
@@ -28,6 +41,8 @@ class Histogram:
     statistic_based: ClassVar[bool] = True
 
     def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
+        # Structural: statistic views are only ever asked with a statistic (selection.candidate_views).
+        assert statistic is not None, "the histogram view is statistic-based"
         bins = quantile_bins(np.concatenate([split.fit_x, split.fit_y]))
         if bins.n_codes < 3:
             return []
@@ -40,21 +55,24 @@ class Histogram:
         costs one pass over the chunk, not one per event."""
         out = np.empty(len(events), dtype=np.int64)
         for i, ev in enumerate(events):
-            s = cache.statistic(ev.statistic, outputs)
-            cells = cache.once(("cells", id(ev.bins)), lambda ev=ev, s=s: np.bincount(ev.bins(s),
-                                                                                      minlength=ev.bins.n_codes))
-            out[i] = int(cells[ev.members].sum())
+            statistic, bins, members = _parts(ev)
+            s = cache.statistic(statistic, outputs)
+            cells = cache.once(("cells", id(bins)), partial(_cell_histogram, bins, s))
+            out[i] = int(cells[members].sum())
         return out
 
     def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
-        return np.isin(event.bins(event.statistic(outputs)), event.members)
+        statistic, bins, members = _parts(event)
+        return np.isin(bins(statistic(outputs)), members)
 
     def describe(self, event: Event) -> str:
-        return f"{event.statistic.name} in {len(event.members)} of {event.bins.n_codes} likelihood-ratio cells"
+        statistic, bins, members = _parts(event)
+        return f"{statistic.name} in {len(members)} of {bins.n_codes} likelihood-ratio cells"
 
     def fields(self, event: Event) -> dict[str, Any]:
-        return {"cells": len(event.members), "atoms": event.bins.atoms.tolist()}
+        _, bins, members = _parts(event)
+        return {"cells": len(members), "atoms": bins.atoms.tolist()}
 
     def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
         """A histogram of the statistic."""
-        return {**statistic_histogram(x, y, event.statistic, bins), "threshold": None, "upper": None}
+        return {**statistic_histogram(x, y, _parts(event)[0], bins), "threshold": None, "upper": None}

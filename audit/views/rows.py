@@ -31,6 +31,12 @@ def _show(values: np.ndarray, limit: int = 8) -> str:
     return "{" + text + (f", … ({len(items)} outputs)" if len(items) > limit else "") + "}"
 
 
+def _members(event: Event) -> np.ndarray:
+    # Structural: rows events are built by Rows.candidates, always with the keys of their outputs.
+    assert event.members is not None, "a rows event has members"
+    return event.members
+
+
 class Rows:
     """S = a set of distinct outputs (``members`` holds their keys)."""
 
@@ -51,16 +57,16 @@ class Rows:
 
     def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
         values, counts = cache.once(("rows",), lambda: np.unique(keys(outputs), return_counts=True))
-        return np.array([int(counts[np.isin(values, ev.members)].sum()) for ev in events], dtype=np.int64)
+        return np.array([int(counts[np.isin(values, _members(ev))].sum()) for ev in events], dtype=np.int64)
 
     def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
-        return np.isin(keys(outputs), event.members)
+        return np.isin(keys(outputs), _members(event))
 
     def describe(self, event: Event) -> str:
-        return f"output in {_show(event.members)}"
+        return f"output in {_show(_members(event))}"
 
     def fields(self, event: Event) -> dict[str, Any]:
-        return {"values": _values_list(event.members)}
+        return {"values": _values_list(_members(event))}
 
     def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
         """The ``top`` most frequent outputs with their counts under D and D′."""
@@ -71,4 +77,4 @@ class Rows:
         order = np.argsort(-(cx + cy), kind="stable")[:top]
         return {"kind": "outputs", "values": [str(v) for v in _values_list(values[order])],
                 "D": cx[order].tolist(), "D'": cy[order].tolist(), "n": [len(x), len(y)],
-                "in_event": np.isin(values[order], event.members).tolist()}
+                "in_event": np.isin(values[order], _members(event)).tolist()}

@@ -6,13 +6,28 @@ ranks; each is counted on the scoring half, in both directions and for both side
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from audit.statistics import Statistic
 from audit.views.base import SIDES, ChunkCache, Event, Family, Split, prefix_ends, statistic_histogram
+
+
+def _statistic(event: Event) -> Statistic:
+    # Structural: threshold events are built by Threshold.candidates, always with the statistic
+    # whose values they threshold.
+    assert event.statistic is not None, "a threshold event has a statistic"
+    return event.statistic
+
+
+def _threshold_event(name: str, statistic: Statistic, t: np.ndarray, fav: int, upper: bool
+                     ) -> Callable[[int], Event]:
+    """The builder of candidate j of one (direction, side): s >= t[j] (``upper``) or s <= t[j]."""
+    def build(j: int) -> Event:
+        return Event(SIDES[fav], name, statistic, threshold=float(t[j]), upper=upper)
+    return build
 
 
 class Threshold:
@@ -22,6 +37,8 @@ class Threshold:
     statistic_based: ClassVar[bool] = True
 
     def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
+        # Structural: statistic views are only ever asked with a statistic (selection.candidate_views).
+        assert statistic is not None, "the threshold view is statistic-based"
         sx, sy = np.sort(split.score_x), np.sort(split.score_y)
         pooled = np.sort(np.concatenate([split.fit_x, split.fit_y]))
         t = np.unique(pooled[prefix_ends(len(pooled))])
@@ -31,28 +48,27 @@ class Threshold:
         for upper, counts in ((True, ge), (False, le)):
             for fav in (0, 1):
                 out.append(Family(counts[fav].astype(float), counts[1 - fav].astype(float), fav,
-                                  lambda j, fav=fav, upper=upper: Event(SIDES[fav], self.name, statistic,
-                                                                         threshold=float(t[j]), upper=upper)))
+                                  _threshold_event(self.name, statistic, t, fav, upper)))
         return out
 
     def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
         out = np.empty(len(events), dtype=np.int64)
         for i, ev in enumerate(events):
-            s = cache.statistic(ev.statistic, outputs)
+            s = cache.statistic(_statistic(ev), outputs)
             out[i] = int((s >= ev.threshold).sum() if ev.upper else (s <= ev.threshold).sum())
         return out
 
     def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
-        s = event.statistic(outputs)
+        s = _statistic(event)(outputs)
         return s >= event.threshold if event.upper else s <= event.threshold
 
     def describe(self, event: Event) -> str:
-        return f"{event.statistic.name} {'>=' if event.upper else '<='} {event.threshold:.6g}"
+        return f"{_statistic(event).name} {'>=' if event.upper else '<='} {event.threshold:.6g}"
 
     def fields(self, event: Event) -> dict[str, Any]:
         return {"threshold": event.threshold, "upper": event.upper}
 
     def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
         """A histogram of the statistic with the threshold marked."""
-        return {**statistic_histogram(x, y, event.statistic, bins), "threshold": event.threshold,
+        return {**statistic_histogram(x, y, _statistic(event), bins), "threshold": event.threshold,
                 "upper": event.upper}
