@@ -158,7 +158,7 @@ def load_mechanism(spec: str, params: dict, path: str) -> Any:
     object at ``pkg.module:attr``."""
     if ":" not in spec:
         try:
-            return catalog.build_mechanism(spec, params, f"{path}.mechanism")
+            return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
         except InputError as exc:
             raise InputError(f"config: {exc}") from None
     if params:

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from audit import Guarantee, InputError, audit_mechanism
+from audit.api import RunContext
 
 SMALL = 20_000
 
 
 def claim(eps, delta=0.0, cid="test/claim", relation="add-remove", **kw):
-    return Guarantee(eps, delta, relation, "test", cid, **kw)
+    return Guarantee(epsilon=eps, delta=delta, relation=relation, source="test", claim_id=cid, **kw)
 
 
 class Coin:
@@ -30,8 +31,8 @@ class Coin:
         return (rng.random(size) >= self.output_distribution(data)[0]).astype(np.int64)
 
     def guarantees(self, data, relation):
-        return [Guarantee(math.log(3), 0.0, relation, "coin", "coin/exact"),
-                Guarantee(0.5, 0.0, relation, "coin", "coin/understated")]
+        return [Guarantee(epsilon=math.log(3), delta=0.0, relation=relation, source="coin", claim_id="coin/exact"),
+                Guarantee(epsilon=0.5, delta=0.0, relation=relation, source="coin", claim_id="coin/understated")]
 
 
 class Shift:
@@ -57,7 +58,7 @@ class BothWhiteBoxes(Coin):
 
 class PairClaims(Coin):
     def pair_guarantees(self, d, d_prime, relation):
-        return [Guarantee(2.0, 0.0, relation, "pair", f"pair/{d}-{d_prime}")]
+        return [Guarantee(epsilon=2.0, delta=0.0, relation=relation, source="pair", claim_id=f"pair/{d}-{d_prime}")]
 
 
 @pytest.mark.parametrize("kwargs,field", [
@@ -73,7 +74,7 @@ class PairClaims(Coin):
     ({"deltas": (0.0, 1.5)}, "delta"),
     ({"deltas": ()}, "deltas"),
     ({"expected": {"coin/exact": "maybe"}}, "expected['coin/exact']"),
-    ({"claims": [(1.0, 0.0)]}, "claims"),
+    ({"claims": [(1.0, 0.0)]}, "claims[0]"),
 ])
 def test_bad_arguments_raise_an_input_error_naming_the_field(kwargs, field):
     args = {"mechanism": Coin(), "samples": SMALL, **kwargs}
@@ -82,15 +83,12 @@ def test_bad_arguments_raise_an_input_error_naming_the_field(kwargs, field):
         audit_mechanism(mechanism, 0, 1, **args)
 
 
-def test_a_claim_for_another_relation_is_not_applicable_with_the_reason():
-    r = audit_mechanism(Coin(), 0, 1, samples=SMALL, relation="add-remove",
+def test_an_explicit_claim_for_another_relation_is_an_input_error_naming_both():
+    with pytest.raises(InputError, match=r"claims\[0\]\.relation = 'swap'.*the audit's pair is add-remove"):
+        audit_mechanism(Coin(), 0, 1, samples=SMALL, relation="add-remove",
                         claims=[claim(math.log(3), relation="swap", cid="user/swap"), claim(math.log(3))])
-    swap, same = r.claims
-    assert swap.verdict == "not-applicable" and swap.bound is None and swap.exact_verdict == "not-applicable"
-    assert swap.claim.note == "the claim is for swap neighbours, the pair is add-remove"
-    assert swap.claim.relation == "swap" and swap.claim.claim_id == "user/swap"
-    assert same.verdict == "pass" and same.bound is not None
-    assert r.verdict == "pass"  # the not-applicable claim neither passes nor fails the audit
+    same = audit_mechanism(Coin(), 0, 1, samples=SMALL, relation="add-remove", claims=[claim(math.log(3))])
+    assert same.claims[0].verdict == "pass" and same.claims[0].bound is not None
 
 
 def test_claims_default_to_the_pair_guarantees_then_the_guarantees():
@@ -165,8 +163,8 @@ def test_white_box_exact_loss_from_exact_epsilon():
 
 
 def test_the_result_records_its_inputs():
-    r = audit_mechanism(Coin(), 0, 1, samples=SMALL, seed=3, confidence=0.9, relation="swap", pair="0 vs 1",
-                        scenario="coin-test", claims=[claim(2.0, relation="swap")])
+    r = audit_mechanism(Coin(), 0, 1, samples=SMALL, seed=3, confidence=0.9, relation="swap",
+                        context=RunContext(pair="0 vs 1", scenario="coin-test"), claims=[claim(2.0, relation="swap")])
     assert (r.mechanism, r.relation, r.pair, r.seed, r.scenario) == ("coin", "swap", "0 vs 1", 3, "coin-test")
     assert r.samples == SMALL and r.confidence == 0.9
     (rec,) = r.records()

@@ -129,9 +129,10 @@ def suggest(name: str, known: list[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def build_mechanism(name: str, params: Mapping[str, Any], field: str = "mechanism") -> Any:
-    """The built-in mechanism ``name`` built from JSON/TOML ``params``; an unknown name or
-    parameters the builder does not take stop with an :class:`InputError` naming ``field``."""
+def build_mechanism(name: str, params: Mapping[str, Any], field: str = "mechanism", params_field: str = "--param"
+                    ) -> Any:
+    """The built-in mechanism ``name`` built from JSON/TOML ``params``; an unknown name stops with an
+    :class:`InputError` naming ``field``, parameters the builder does not take one naming ``params_field``."""
     known = mechanisms()
     if name not in known:
         raise InputError(f"{field} = {name!r} is invalid: not a built-in mechanism{suggest(name, list(known))}; "
@@ -140,5 +141,5 @@ def build_mechanism(name: str, params: Mapping[str, Any], field: str = "mechanis
         return known[name].build(**_tuples(dict(params)))
     except TypeError as exc:
         allowed = ", ".join(f"{p} ({d})" for p, d in known[name].parameters())
-        raise InputError(f"{field} {name!r}: parameters {dict(params)!r} are invalid ({exc}); "
+        raise InputError(f"{params_field} = {dict(params)!r} is invalid for {name} ({exc}); "
                          f"it takes: {allowed}") from None
