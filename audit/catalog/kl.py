@@ -117,6 +117,7 @@ def kl_paper_scenarios() -> list[Scenario]:
 def mab_scenarios() -> list[Scenario]:
     """The KL bandit's fixtures: worst add/remove and swap pairs, and the A.2.4 witnesses."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
+    row2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
     row3 = bandit_log([[1.0], [0.067345] * 3000])
     row1 = bandit_log([[], [0.0] * 1_000_000])
     return [
@@ -129,6 +130,13 @@ def mab_scenarios() -> list[Scenario]:
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
                  about="spec A.2.4 row 3: claimed (4.03, 3.4e-4), exact delta 0.50"),
+        Scenario("kl-mab-a24-row2", KLBandit(2, eta=0.002, beta0=0.6, n0=100, k=100),
+                 Pair(row2, row2.remove(0), "remove (b, 1): b = {1, 0}, c has 1e4 rewards 0.081736"),
+                 {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "exact-violation",
+                  "kl-mab/cor1": "exact-violation", "kl-mab/thm1-approx-corrected": "pass"},
+                 samples_factor=0.1,
+                 about="spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuting it from samples "
+                       "needs about 2.4e9 per side, so the white box catches it"),
         Scenario("kl-mab-a24-row1", KLBandit(2, eta=0.003, beta0=0.7, n0=100, k=10_000),
                  Pair(row1, row1.add({"action": 0, "reward": 1.0}), "add (b, 1): b empty, c has 1e6 rewards 0"),
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
