@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from audit.catalog.classic import categorical_reference
 from audit.catalog.family import BenchCase, Family, Scenario, entry
@@ -76,6 +77,21 @@ def _rlhf_approx(lambda0: float) -> Scenario:
                     about=f"spec A.4.2 approximate label DP, lambda0 = {lambda0:g}: exact delta about 0.5")
 
 
+def _linear_cor2_approx() -> Scenario:
+    """Corollary 2's approximate part: d = 2, 1000 reward-0 points on e1, two reward-1 points on e2,
+    actions {e2, 0}, β0 = 100, η = 1, π0 making π̃(e2; D) = 1/2, k1 = 250.5 (smallest admissible), c = 0.05."""
+    log = linear_log([[1.0, 0.0]] * 1000 + [[0.0, 1.0]] * 2, [0.0] * 1000 + [1.0] * 2)
+    feats = ((0.0, 1.0), (0.0, 0.0))
+    u = KLLinearBandit(feats, ridge=1.0, beta0=100.0, eta=1.0).utility(log)
+    pi0 = (float(expit(u[1] - u[0])), float(expit(u[0] - u[1])))  # in log space: pi0(0) is about 1.8e-25
+    mech = KLLinearBandit(feats, ridge=1.0, beta0=100.0, eta=1.0, pi0=pi0, k1=250.5, c=0.05)
+    return Scenario("kl-linear-cor2-approx", mech, Pair(log, log.remove(1000), "remove a reward-1 point on e2"),
+                    {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass",
+                     "kl-linear/cor2-approx": "violation"},
+                    about="Corollary 2's approximate part, k1 = 250.5, c = 0.05: claimed (3.40, 7.1e-4), "
+                          "exact delta 0.50")
+
+
 def kl_paper_scenarios() -> list[Scenario]:
     """The fixtures of claims.md for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
@@ -93,7 +109,7 @@ def kl_paper_scenarios() -> list[Scenario]:
                  about="spec A.3.2 tight family: n = 0 -> 1, lambda = 100, beta0 = 0 (exact/claim about 0.98)"),
         Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},
                  about="random linear log (d = 2, n = 30), worst add/remove pair by feature search"),
-        _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4),
+        _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4), _linear_cor2_approx(),
         Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
                  Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
                  about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25)"),
