@@ -64,17 +64,32 @@ def _linear_a33(lambda0: float) -> Scenario:
                     about=f"spec A.3.3, lambda0 = {lambda0:g}: 99 points phi = 1, ten with reward 1; exact delta 0.50")
 
 
-def _rlhf_approx(lambda0: float) -> Scenario:
+def _rlhf_approx_mechanism(lambda0: float) -> tuple[KLRLHF, Dataset]:
+    """Spec A.4.2's approximate fixture: 100 comparisons z = 2, 57 labelled 1, π0 making π̃(a1; D) = 1/2."""
     log = comparisons(np.full((100, 1), 2.0), [1] * 57 + [0] * 43)
     probe = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3)
     u = probe.utility(log) / probe.eta
     p1 = float(1 / (1 + np.exp(u[0] - u[1])))  # pi0 that makes pi(a1; D) = 1/2
-    mech = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3, pi0=(p1, 1 - p1), lambda0=lambda0)
+    return KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3, pi0=(p1, 1 - p1), lambda0=lambda0), log
+
+
+def _rlhf_approx(lambda0: float) -> Scenario:
+    mech, log = _rlhf_approx_mechanism(lambda0)
     return Scenario(f"kl-rlhf-approx-{lambda0:g}", mech, Pair(log, log.flip(0), "flip one label 1 -> 0 (57 -> 56)",
                                                                "label-flip"),
                     {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-approx": "violation",
                      "kl-rlhf/thm3-label-corrected": "pass"},
                     about=f"spec A.4.2 approximate label DP, lambda0 = {lambda0:g}: exact delta about 0.5")
+
+
+def _rlhf_approx_addremove(lambda0: float) -> Scenario:
+    mech, log = _rlhf_approx_mechanism(lambda0)
+    return Scenario(f"kl-rlhf-approx-addremove-{lambda0:g}", mech,
+                    Pair(log, log.remove(0), "remove a label-1 comparison (100 -> 99, 57 -> 56 labelled 1)"),
+                    {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-approx": "violation",
+                     "kl-rlhf/thm4-addremove-corrected": "pass"},
+                    about=f"Theorem 4's approximate part on spec A.4.2's approximate fixture, lambda0 = {lambda0:g}: "
+                          "claimed (0.66, 1.2e-6), exact delta 0.48")
 
 
 def _linear_cor2_approx() -> Scenario:
@@ -110,9 +125,11 @@ def kl_paper_scenarios() -> list[Scenario]:
         Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},
                  about="random linear log (d = 2, n = 30), worst add/remove pair by feature search"),
         _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4), _linear_cor2_approx(),
-        Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
-                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
-                 about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25)"),
+        Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, k1=0.25),
+                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"),
+                 {**label_expect, "kl-rlhf/cor3-label": "violation"},
+                 about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25); "
+                       "Corollary 3 at the smallest admissible k1 = n/(d(lambda_min - lambda)) = 1/4 equals Theorem 3"),
         Scenario("kl-rlhf-label-tight", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, pi0=(0.999, 0.001)),
                  Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
                  about="canonical family with pi0 on argmin du: the corrected label bound is tight"),
@@ -120,7 +137,13 @@ def kl_paper_scenarios() -> list[Scenario]:
                  Pair(canon11, canon11.remove(10), "D = n = 10, k = 5 plus (z = 2, y = 0); D' removes it"),
                  {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-corrected": "pass"},
                  about="spec A.4.2 canonical family, add (z = 2, y = 0), eta = 0.1"),
-        _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625),
+        Scenario("kl-rlhf-swap", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
+                 Pair(canon10, canon10.replace(0, {"z": [2.0], "label": 0}),
+                      "replace (z = 2, y = 1) by (z = 2, y = 0): k 5 -> 4", "swap"),
+                 {"kl-rlhf/prop1-swap": "violation", "kl-rlhf/prop1-swap-corrected": "pass"},
+                 about="spec A.4.2: a label flip is also a swap; Proposition 1 on Theorem 4 gives 2 eps0 = 1.25 "
+                       "(exact 3.38; eps_sup/2eps0 = 3.24 at n = 10)"),
+        _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625), _rlhf_approx_addremove(1e4),
         Scenario("kl-repeated-T", RepeatedSampling(kl, 10), mab_pair,
                  {"kl/repeated-T": "pass", "kl/repeated-T-advanced": "pass"},
                  about="T = 10 draws from the MAB fixture's worst pair: exact T-fold loss vs composition"),
@@ -360,6 +383,17 @@ CLAIMS = (
                  "so its double is too. Witness (dpaudit specification, §A.4.2): a label flip is also a swap; on the "
                  "canonical family (k = n/2 → n/2 − 1) the exact ε_sup exceeds 2ε0 by ×3.24, ×3.80 and ×3.96 at "
                  "n = 10, 40 and 200.",
+          premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
+    Claim(id="kl-rlhf/prop1-swap-corrected", document="dpaudit spec",
+          where="Proposition 1 (first part) applied to the dpaudit specification's corrected add/remove bound (§A.4.3)",
+          statement="swap neighbours: 2ε_add/rm(D), ε_add/rm of kl-rlhf/thm4-addremove-corrected, with B ≥ ‖θ_MLE‖ "
+                    "on D, D′ and D ∪ {z′}; the smaller of its values on D and on D′",
+          relations=("swap",), status="corrected",
+          reason="Group privacy over the chain D → L = D ∪ {z′} → D′: the first step is an addition to D, covered by "
+                 "ε_add/rm(D); the second a removal from L, covered by ε_add/rm(L) ≤ ε_add/rm(D) since M_L ⪰ M_D "
+                 "(dpaudit specification, §A.1 Proposition 1 part 1 and §A.4.3). On the canonical family "
+                 "(label flip k = n/2 → n/2 − 1 as a swap) ε_sup/(2ε_add/rm) = 0.81, 0.95 and 0.99 at n = 10, 40 "
+                 "and 200; never exceeded on random small swap pairs (dpaudit's exact pair loss).",
           premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
     # --- §4.4 extensions, over any KL policy ---
     Claim(id="kl/repeated-T", document="KL paper", where="§4.4 (repeated sampling, basic composition)",
