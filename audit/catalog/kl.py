@@ -3,8 +3,11 @@ the linear bandit (eq. 10), RLHF with the Bradley–Terry MLE (eq. 11) and the �
 
 The default suite holds every ``kl-mab/*``, ``kl-linear/*``, ``kl-rlhf/*``, ``kl/repeated-T`` and
 ``kl/inexact`` fixture of the claims table: valid claims must pass on the worst pair that
-:func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–3
-and Corollary 1 must be caught on the witnesses of spec A.2.4, A.3.3 and A.4.2.
+:func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–4
+and Corollaries 1–3, and Proposition 1's swap claim for RLHF, must be caught on the witnesses of
+spec A.2.4, A.3.3 and A.4.2 (A.2.4 row 2 only by the white box: its samples would need ~2.4e9 per
+side).  ``kl-inexact-delta`` runs the §4.4 inexact policy over an approximate base claim that holds,
+where the printed δ is too small and only e^ε̂ δ holds (spec A.5).
 """
 
 from __future__ import annotations
@@ -107,6 +110,23 @@ def _linear_cor2_approx() -> Scenario:
                           "exact delta 0.50")
 
 
+def _inexact_delta() -> Scenario:
+    """kl/inexact over an approximate base claim that holds and is tight: the corrected A.2.4 statement.
+
+    Arm b is empty in D and D′ adds (b, R): its weight under D′ is exactly w_b, so δ_c = π̃(b; D′) is
+    the pair's exact δ.  Two mirror-ascent steps flatten the policy, π̂(b; D′) > π̃(b; D′), so the
+    printed (ε_c + 2ε̂, δ_c) fails while (ε_c + 2ε̂, e^ε̂ δ_c) holds.
+    """
+    base = KLBandit(3, eta=0.5, beta0=1.0, pi0=(0.2, 0.4, 0.4), n0=1)
+    log = bandit_log([[], [0.0] * 5, [1.0] * 50])
+    return Scenario("kl-inexact-delta", InexactPolicy(base, iterations=2, step=1.0,
+                                                      base_claim="kl-mab/thm1-approx-corrected"),
+                    Pair(log, log.add({"action": 0, "reward": 1.0}), "add (b, R): b empty, a = 5 zeros, c = 50 ones"),
+                    {"kl/inexact": "not-applicable", "kl/inexact-corrected": "pass"},
+                    about="inexact policy over the corrected A.2.4 claim (1.59, 0.077): the printed delta is too small "
+                          "(exact 0.108 > 0.077), e^eps_hat delta = 0.14 holds")
+
+
 def kl_paper_scenarios() -> list[Scenario]:
     """The fixtures of claims.md for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
@@ -150,6 +170,7 @@ def kl_paper_scenarios() -> list[Scenario]:
         Scenario("kl-inexact", InexactPolicy(kl, iterations=3, step=1.0), mab_pair,
                  {"kl/inexact": "pass", "kl/inexact-corrected": "pass"},
                  about="3 mirror-ascent steps toward the MAB policy: (eps + 2 eps_hat, e^eps_hat delta)"),
+        _inexact_delta(),
     ]
 
 
