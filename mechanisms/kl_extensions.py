@@ -122,15 +122,18 @@ class InexactPolicy:
         log π_{t+1} = (1 − αη) log π_t + αη log π0 + α u + const,
 
     converging to π̃ ∝ π0 e^{u/η}.  With ε̂ = the larger D∞ gap between π̂ and π̃ in either
-    order on D and D′, the claims are:
+    order on D and D′, and (ε, δ) the base's claim ``base_claim`` (by id; None: its first
+    applicable printed claim), the claims are:
 
-    * ``kl/inexact``  the paper's (ε + 2ε̂, δ) for the base's first printed claim (VALID for δ = 0);
+    * ``kl/inexact``  the paper's (ε + 2ε̂, δ) (VALID for δ = 0; for δ > 0 the printed δ is wrong,
+      so the claim is stated outside its premise δ = 0, with its value kept);
     * ``kl/inexact-corrected``  (ε + 2ε̂, e^{ε̂} δ) (spec A.5).
     """
 
     base: KLPolicy
     iterations: int
     step: float
+    base_claim: str | None = None
     name: ClassVar[str] = "inexact-kl-policy"
 
     def __post_init__(self) -> None:
@@ -138,6 +141,8 @@ class InexactPolicy:
                 self.iterations, "must be an integer >= 0")
         check_positive("step", self.step)
         require(self.step * self.base.eta < 1, "step", self.step, f"needs step * eta < 1 (eta = {self.base.eta})")
+        require(self.base_claim is None or (isinstance(self.base_claim, str) and self.base_claim), "base_claim",
+                self.base_claim, "must be a claim id of the base mechanism, or None")
 
     @per_dataset
     def output_distribution(self, data: Any) -> np.ndarray:
@@ -161,15 +166,28 @@ class InexactPolicy:
 
     def pair_guarantees(self, data: Any, data_prime: Any, relation: str) -> list[Guarantee]:
         claims = _base_claims(self.base, data, data_prime, relation)
-        base = next((c for c in claims if c.kind == "printed" and c.applicable), None)
+        if self.base_claim is None:
+            base = next((c for c in claims if c.kind == "printed" and c.applicable), None)
+            why = "the base mechanism has no applicable printed claim for " + relation
+        else:
+            named = next((c for c in claims if c.claim_id == self.base_claim), None)
+            base = named if named is not None and named.applicable else None
+            why = (f"the base mechanism states no {self.base_claim} for {relation}" if named is None
+                   else f"the base claim {self.base_claim} is not applicable: {named.note}")
         src = f"KL paper, Sec. 4.4, inexact policy optimisation ({self.iterations} mirror-ascent steps)"
         if base is None:
-            why = "the base mechanism has no applicable printed claim for " + relation
             return [Guarantee.not_applicable(why, relation=relation, source=src, claim_id=cid)
                     for cid in ("kl/inexact", "kl/inexact-corrected")]
         gap = max(self.gap(data), self.gap(data_prime))
         note = f"eps_hat = {gap:.6g} (measured on D and D'), base claim {base.claim_id}"
         eps = base.epsilon + 2 * gap
-        return [Guarantee(epsilon=eps, delta=base.delta, relation=relation, source=src, claim_id="kl/inexact", note=note),
-                Guarantee(epsilon=eps, delta=min(1.0, math.exp(gap) * base.delta), relation=relation, source=src + ", corrected delta (spec A.5)",
-                          claim_id="kl/inexact-corrected", kind="corrected", note=note)]
+        if base.delta > 0:
+            printed = Guarantee.outside_premise(
+                f"δ = 0 (the printed δ is wrong for δ > 0: it should be e^ε̂ δ); {note}",
+                epsilon=eps, delta=base.delta, relation=relation, source=src, claim_id="kl/inexact")
+        else:
+            printed = Guarantee(epsilon=eps, delta=0.0, relation=relation, source=src, claim_id="kl/inexact", note=note)
+        return [printed,
+                Guarantee(epsilon=eps, delta=min(1.0, math.exp(gap) * base.delta), relation=relation,
+                          source=src + ", corrected delta (spec A.5)", claim_id="kl/inexact-corrected",
+                          kind="corrected", note=note)]

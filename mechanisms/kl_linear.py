@@ -10,7 +10,9 @@ Claims, evaluated on D (λ_min = λ_min(Σ_D), n = |D|):
 * ``kl-linear/thm2-pure``  Theorem 2: ε0 = (2(1 + √(nd/(λ_min−1))) R/√(λ_min−1) + β0/(λ_min−1))/(η√λ_min),
   when λ_min > 1 (VALID, asymptotically tight: spec A.3.2);
 * ``kl-linear/thm2-approx`` its approximate part for a user λ0 (VIOLATED: spec A.3.3);
-* ``kl-linear/cor2-pure``  Corollary 2 for a user k1, when λ_min ≥ 1 + n/(k1 d) (VALID).
+* ``kl-linear/cor2-pure``  Corollary 2 for a user k1, when λ_min ≥ 1 + n/(k1 d) (VALID);
+* ``kl-linear/cor2-approx`` its approximate part for a user c ∈ (0, 1), as printed:
+  (cε0, |A| e^{cε0} exp((β0/η)√(d/n)(1 − √(c k1))))  (VIOLATED: spec A.3.3).
 """
 
 from __future__ import annotations
@@ -27,7 +29,11 @@ from neighbors.dataset import Dataset
 
 @dataclass(frozen=True)
 class KLLinearBandit(FeaturePolicy):
-    """Eq. (10) on a log with columns ``phi`` (n, d) and ``reward`` (n,) in [0, R]."""
+    """Eq. (10) on a log with columns ``phi`` (n, d) and ``reward`` (n,) in [0, R].
+
+    ``lambda0`` states Theorem 2's approximate part, ``k1`` Corollary 2's pure part, and ``k1``
+    with ``c`` Corollary 2's approximate part; each claim is stated only when its parameters are set.
+    """
 
     features: tuple[tuple[float, ...], ...]
     ridge: float
@@ -37,6 +43,7 @@ class KLLinearBandit(FeaturePolicy):
     pi0: tuple[float, ...] | None = None
     lambda0: float | None = None
     k1: float | None = None
+    c: float | None = None
     name: ClassVar[str] = "kl-linear-bandit"
 
     def __post_init__(self) -> None:
@@ -51,6 +58,9 @@ class KLLinearBandit(FeaturePolicy):
             check_positive("lambda0", self.lambda0)
         if self.k1 is not None:
             check_positive("k1", self.k1)
+        if self.c is not None:
+            require(isinstance(self.c, (int, float)) and 0 < self.c < 1, "c", self.c, "must be in (0, 1)")
+            require(self.k1 is not None, "c", self.c, "Corollary 2's approximate part needs k1 too")
         self._check_pi0()
 
     def statistics(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -103,15 +113,27 @@ class KLLinearBandit(FeaturePolicy):
                 out.append(Guarantee(epsilon=eps, delta=1.0 if log_delta >= 0 else math.exp(log_delta), relation=relation,
                                      source=f"{src}, approximate part (lambda0 = {self.lambda0:g})", claim_id="kl-linear/thm2-approx"))
         if self.k1 is not None:
-            out.append(self._corollary2(lam_min, n, d))
+            out.extend(self._corollary2(lam_min, n, d))
         return out
 
-    def _corollary2(self, lam_min: float, n: int, d: int) -> Guarantee:
+    def _corollary2(self, lam_min: float, n: int, d: int) -> list[Guarantee]:
+        """Corollary 2's pure part and, with ``c`` set, its approximate part as printed."""
         src = f"KL paper, Corollary 2, pure part (k1 = {self.k1:g})"
-        if n == 0 or lam_min < 1 + n / (self.k1 * d):
+        src_approx = f"KL paper, Corollary 2, approximate part (k1 = {self.k1:g}, c = {self.c:g})" if self.c else ""
+        if n == 0 or lam_min < (1 + n / (self.k1 * d)) * (1 - 1e-12):  # equality admitted despite rounding
             need = "n >= 1" if n == 0 else f"lambda_min >= 1 + n/(k1 d) = {1 + n / (self.k1 * d):.6g}"
-            return Guarantee.not_applicable(f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 2 needs {need}",
-                                            source=src, claim_id="kl-linear/cor2-pure")
+            why = f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 2 needs {need}"
+            out = [Guarantee.not_applicable(why, source=src, claim_id="kl-linear/cor2-pure")]
+            if self.c is not None:
+                out.append(Guarantee.not_applicable(why, source=src_approx, claim_id="kl-linear/cor2-approx"))
+            return out
         k1, R = self.k1, self.reward_range
         eps = k1 * d / (n * self.eta) * (2 * R * (1 + math.sqrt(k1) * d) + self.beta0 * math.sqrt(k1 * d / n))
-        return Guarantee(epsilon=eps, delta=0.0, relation="add-remove", source=src, claim_id="kl-linear/cor2-pure")
+        out = [Guarantee(epsilon=eps, delta=0.0, relation="add-remove", source=src, claim_id="kl-linear/cor2-pure")]
+        if self.c is not None:
+            eps_c = self.c * eps
+            log_delta = (math.log(len(self.features)) + eps_c
+                         + self.beta0 / self.eta * math.sqrt(d / n) * (1 - math.sqrt(self.c * k1)))
+            out.append(Guarantee(epsilon=eps_c, delta=1.0 if log_delta >= 0 else math.exp(log_delta),
+                                 relation="add-remove", source=src_approx, claim_id="kl-linear/cor2-approx"))
+        return out

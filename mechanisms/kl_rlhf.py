@@ -9,13 +9,21 @@ y_i = 1 iff a¹ ≻ a².  With the standard logistic s (the paper's σ is a typo
 The MLE exists iff the data are not (quasi-)completely separated; otherwise the mechanism is
 undefined and its claims are ``not-applicable`` with the reason (no silent clipping).
 
-Claims (B = the smallest admissible bound on ‖θ_MLE‖ over the pair, unless given;
+Claims (B = the smallest admissible bound on ‖θ_MLE‖ over the pair — for a swap pair also over
+the intermediate D ∪ {z′} of the group-privacy chain — unless given;
 λ_min = λ_min(Σ_D); m = λ_min − λ; γ_B = 1/(2 + e^{2B} + e^{−2B})):
 
 * ``kl-rlhf/thm3-label``  Theorem 3 / Cor. 3, label DP: ε0′ = (2 + 2e^{2B})/(η m)   (VIOLATED, ×3.2–4)
 * ``kl-rlhf/thm3-label-approx`` its approximate part for a user λ0 > λ                (VIOLATED)
+* ``kl-rlhf/cor3-label``  Corollary 3 for a user k1, when λ_min ≥ λ + n/(k1 d):
+  ε0′ = (2 + 2e^{2B}) k1 d/(nη)                                                      (VIOLATED)
 * ``kl-rlhf/thm4-addremove`` Theorem 4, add/remove:
   ε0 = ((1 + e^{2B})√λ_min/m + 2β0/(λ_min − 1))/(η√λ_min)                          (VIOLATED)
+* ``kl-rlhf/thm4-addremove-approx`` its approximate part for a user λ0 > λ: √λ_min → √λ0 in the
+  leading factor, δ = |A| e^ε exp((β0/η)(min_a ‖φ_a‖_{Σ_D⁻¹} − λ0^{−1/2}))            (VIOLATED)
+* ``kl-rlhf/prop1-swap``  swap neighbours, Proposition 1 part 1 on Theorem 4: 2ε0       (VIOLATED)
+* ``kl-rlhf/prop1-swap-corrected``  swap, Proposition 1 part 1 on the corrected A.4.3
+  add/remove bound: 2ε_add/rm (the chain D → D ∪ {z′} → D′)                           (VALID)
 * ``kl-rlhf/thm3-label-corrected`` A.4.3: (2/(η γ_B)) min(1, 2/√m)/√m                 (VALID, tight)
 * ``kl-rlhf/thm4-addremove-corrected`` A.4.3:
   (2(1 + e^{2B}) min(1, 2/√m)/√m + β0/√λ_min ((1 − p_D)^{−1/2} − 1))/η,
@@ -95,7 +103,8 @@ class KLRLHF(FeaturePolicy):
 
     ``features`` are the query context's action features φ_a (‖φ_a‖ ≤ 1).  ``bound_b`` is
     the B of Theorems 3–4; None takes the smallest admissible value for the audited pair,
-    max(‖θ_MLE(D)‖, ‖θ_MLE(D′)‖) (spec A.4.1).
+    max(‖θ_MLE(D)‖, ‖θ_MLE(D′)‖) (spec A.4.1).  ``lambda0`` (> λ) states the approximate parts
+    of Theorem 3 (label flips) and Theorem 4 (add/remove); ``k1`` (> 0) states Corollary 3.
     """
 
     features: tuple[tuple[float, ...], ...]
@@ -105,6 +114,7 @@ class KLRLHF(FeaturePolicy):
     pi0: tuple[float, ...] | None = None
     bound_b: float | None = None
     lambda0: float | None = None
+    k1: float | None = None
     name: ClassVar[str] = "kl-rlhf"
 
     def __post_init__(self) -> None:
@@ -119,6 +129,8 @@ class KLRLHF(FeaturePolicy):
         if self.lambda0 is not None:
             require(isinstance(self.lambda0, (int, float)) and self.lambda0 > self.ridge, "lambda0",
                     self.lambda0, f"must be > lambda = {self.ridge}")
+        if self.k1 is not None:
+            check_positive("k1", self.k1)
         self._check_pi0()
 
     def comparisons(self, data: Dataset) -> tuple[np.ndarray, np.ndarray]:
@@ -140,13 +152,49 @@ class KLRLHF(FeaturePolicy):
     def smallest_b(self, data: Dataset, data_prime: Dataset) -> float:
         return max(float(np.linalg.norm(self.fit(data)[0])), float(np.linalg.norm(self.fit(data_prime)[0])))
 
+    def _chain_b(self, data: Dataset, data_prime: Dataset) -> float:
+        """‖θ_MLE‖ on L = D ∪ (D′ \\ D), the intermediate dataset of the swap chain D → L → D′.
+
+        Adding records never creates separation, so the MLE on L exists whenever it does on D."""
+        z, y = self.comparisons(data)
+        z2, y2 = self.comparisons(data_prime)
+        left = {}
+        for row in zip(map(tuple, z.tolist()), y.tolist(), strict=True):
+            left[row] = left.get(row, 0) + 1
+        extra = []
+        for i, row in enumerate(zip(map(tuple, z2.tolist()), y2.tolist(), strict=True)):
+            if left.get(row, 0) > 0:
+                left[row] -= 1
+            else:
+                extra.append(i)
+        if not extra:
+            return 0.0
+        theta = bradley_terry_mle(np.concatenate([z, z2[extra]]), np.concatenate([y, y2[extra]]))
+        return float(np.linalg.norm(theta))
+
     def pair_guarantees(self, data: Dataset, data_prime: Dataset, relation: str) -> list[Guarantee]:
-        """The claims on D with B = the smallest admissible value for (D, D′) unless ``bound_b`` is set."""
+        """The claims on D with B = the smallest admissible value for (D, D′) unless ``bound_b`` is set.
+
+        Swap claims (Proposition 1 part 1: group privacy over the chain D → D ∪ {z′} → D′) take B
+        over the chain's three datasets and are evaluated on D and on D′, keeping the smaller ε
+        (each covers the pair: spec §0)."""
         try:
             b = self.bound_b if self.bound_b is not None else self.smallest_b(data, data_prime)
+            if relation == "swap" and self.bound_b is None:
+                b = max(b, self._chain_b(data, data_prime))
         except MLEUndefined as exc:
             return self._not_applicable(relation, str(exc))
-        return self._claims(data, relation, b)
+        on_d = self._claims(data, relation, b)
+        if relation != "swap":
+            return on_d
+        on_d_prime = self._claims(data_prime, relation, b)
+        out = []
+        for g, h in zip(on_d, on_d_prime, strict=True):
+            if h.applicable and (not g.applicable or h.epsilon < g.epsilon):
+                g = Guarantee(epsilon=h.epsilon, delta=h.delta, relation=h.relation, source=h.source,
+                              claim_id=h.claim_id, kind=h.kind, note=h.note + "; evaluated on D' (the stricter)")
+            out.append(g)
+        return out
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         """The claims on D; B = ``bound_b``, or ‖θ_MLE(D)‖ when unset (a pair needs pair_guarantees)."""
@@ -158,45 +206,73 @@ class KLRLHF(FeaturePolicy):
 
     def _ids(self, relation: str) -> list[tuple[str, str, str]]:
         if relation == "label-flip":
-            out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)"),
-                   ("kl-rlhf/thm3-label-corrected", "corrected", "spec A.4.3, corrected label bound")]
+            out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)")]
             if self.lambda0 is not None:
-                out.insert(1, ("kl-rlhf/thm3-label-approx", "printed",
-                               f"KL paper, Theorem 3, approximate part (lambda0 = {self.lambda0:g})"))
-            return out
+                out.append(("kl-rlhf/thm3-label-approx", "printed",
+                            f"KL paper, Theorem 3, approximate part (lambda0 = {self.lambda0:g})"))
+            if self.k1 is not None:
+                out.append(("kl-rlhf/cor3-label", "printed",
+                            f"KL paper, Corollary 3 (label DP, pure, k1 = {self.k1:g})"))
+            return [*out, ("kl-rlhf/thm3-label-corrected", "corrected", "spec A.4.3, corrected label bound")]
         if relation == "add-remove":
-            return [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)"),
-                    ("kl-rlhf/thm4-addremove-corrected", "corrected", "spec A.4.3, corrected add/remove bound")]
+            out = [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)")]
+            if self.lambda0 is not None:
+                out.append(("kl-rlhf/thm4-addremove-approx", "printed",
+                            f"KL paper, Theorem 4, approximate part (lambda0 = {self.lambda0:g})"))
+            return [*out, ("kl-rlhf/thm4-addremove-corrected", "corrected", "spec A.4.3, corrected add/remove bound")]
+        if relation == "swap":
+            return [("kl-rlhf/prop1-swap", "printed", "KL paper, Proposition 1 part 1 applied to Theorem 4 (2 eps0)"),
+                    ("kl-rlhf/prop1-swap-corrected", "corrected",
+                     "Proposition 1 part 1 applied to spec A.4.3's corrected add/remove bound (2 eps_add/rm)")]
         return []
 
-    def _not_applicable(self, relation: str, why: str) -> list[Guarantee]:
+    def _not_applicable(self, relation: str, why: str, only: str | None = None) -> list[Guarantee]:
         return [Guarantee.not_applicable(why, relation=relation, source=src, claim_id=cid, kind=kind)
-                for cid, kind, src in self._ids(relation)]
+                for cid, kind, src in self._ids(relation) if only is None or cid == only]
 
     def _claims(self, data: Dataset, relation: str, b: float) -> list[Guarantee]:
+        z, _ = self.comparisons(data)
         _, sigma = self.fit(data)
         lam_min = float(np.linalg.eigvalsh(sigma)[0])
         m = lam_min - self.ridge
+        n, d = len(z), sigma.shape[0]
         eta, beta0, ids = self.eta, self.beta0, self._ids(relation)
-        if m <= 0 or (relation == "add-remove" and lam_min <= 1):
+        if m <= 0 or (relation in ("add-remove", "swap") and lam_min <= 1):
             return self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: the bound needs "
-                                        f"lambda_min > {'max(1, lambda)' if relation == 'add-remove' else 'lambda'}")
+                                        f"lambda_min > {'lambda' if relation == 'label-flip' else 'max(1, lambda)'}")
         lev = min(1.0, 2 / math.sqrt(m)) / math.sqrt(m)
         gamma_b = 1 / (2 + math.exp(2 * b) + math.exp(-2 * b))
+        thm4_bracket = (1 + math.exp(2 * b)) * math.sqrt(lam_min) / m + 2 * beta0 / (lam_min - 1)
+        p_d = min(4 / lam_min, 4 / (4 + self.ridge))
+        add_rm = (2 * (1 + math.exp(2 * b)) * lev + beta0 / math.sqrt(lam_min) * (1 / math.sqrt(1 - p_d) - 1)) / eta
         values: dict[str, tuple[float, float]] = {
             "kl-rlhf/thm3-label": ((2 + 2 * math.exp(2 * b)) / (eta * m), 0.0),
             "kl-rlhf/thm3-label-corrected": (2 / (eta * gamma_b) * lev, 0.0),
-            "kl-rlhf/thm4-addremove": (((1 + math.exp(2 * b)) * math.sqrt(lam_min) / m
-                                        + 2 * beta0 / (lam_min - 1)) / (eta * math.sqrt(lam_min)), 0.0),
+            "kl-rlhf/thm4-addremove": (thm4_bracket / (eta * math.sqrt(lam_min)), 0.0),
+            "kl-rlhf/thm4-addremove-corrected": (add_rm, 0.0),
+            "kl-rlhf/prop1-swap": (2 * thm4_bracket / (eta * math.sqrt(lam_min)), 0.0),
+            "kl-rlhf/prop1-swap-corrected": (2 * add_rm, 0.0),
         }
-        p_d = min(4 / lam_min, 4 / (4 + self.ridge))
-        values["kl-rlhf/thm4-addremove-corrected"] = (
-            (2 * (1 + math.exp(2 * b)) * lev + beta0 / math.sqrt(lam_min) * (1 / math.sqrt(1 - p_d) - 1)) / eta, 0.0)
         if self.lambda0 is not None:
-            eps = (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(self.lambda0) * m)
             gamma_min = float(elliptical_norms(self.phi, sigma).min())
-            log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(self.lambda0))
-            values["kl-rlhf/thm3-label-approx"] = (eps, 1.0 if log_delta >= 0 else math.exp(log_delta))
+
+            def approx(eps: float) -> tuple[float, float]:
+                log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(self.lambda0))
+                return eps, 1.0 if log_delta >= 0 else math.exp(log_delta)
+
+            values["kl-rlhf/thm3-label-approx"] = approx(
+                (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(self.lambda0) * m))
+            values["kl-rlhf/thm4-addremove-approx"] = approx(thm4_bracket / (eta * math.sqrt(self.lambda0)))
+        out = []
         note = f"B = {b:.6g}"
-        return [Guarantee(epsilon=values[cid][0], delta=values[cid][1], relation=relation, source=src, claim_id=cid, kind=kind, note=note)
-                for cid, kind, src in ids]
+        for cid, kind, src in ids:
+            if cid == "kl-rlhf/cor3-label":
+                need = self.ridge + n / (self.k1 * d)
+                if lam_min < need * (1 - 1e-12):
+                    out += self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 3 needs "
+                                                f"lambda_min >= lambda + n/(k1 d) = {need:.6g}", only=cid)
+                    continue
+                values[cid] = ((2 + 2 * math.exp(2 * b)) * self.k1 * d / (n * eta), 0.0)
+            out.append(Guarantee(epsilon=values[cid][0], delta=values[cid][1], relation=relation, source=src,
+                                 claim_id=cid, kind=kind, note=note))
+        return out

@@ -128,3 +128,29 @@ def test_invalid_hyperparameters_name_the_field(kwargs, field):
 def test_malformed_logs_name_the_column(columns, field):
     with pytest.raises(InputError, match=field):
         KLBandit(2, eta=1.0, beta0=0.1).output_distribution(Dataset(columns))
+
+
+def test_row2_is_an_exact_only_fixture_of_the_default_suite():
+    """Spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact δ 0.50.  From samples the event {b} bounds ε
+    by about log(0.5 n/3), so refuting 20.30 needs n ≈ 2.4e9 per side: only the white box reaches it."""
+    from audit.catalog.kl import mab_scenarios
+    sc = next(s for s in mab_scenarios() if s.name == "kl-mab-a24-row2")
+    assert sc.expected["kl-mab/thm1-approx"] == sc.expected["kl-mab/cor1"] == "exact-violation"
+    assert sc.samples_factor <= 0.1
+    d, dp, mech = A24[1][:3]
+    assert sc.mechanism == mech and sc.pair.d.fingerprint == d.fingerprint
+    assert sc.pair.d_prime.fingerprint == dp.fingerprint
+    p, q = mech.output_distribution(d), mech.output_distribution(dp)
+    assert p[0] == pytest.approx(0.5, abs=1e-4) and q[0] < 1e-100
+    r = audit_mechanism(mech, d, dp, samples=100_000, seed=0, expected=sc.expected)
+    by = {c.claim.claim_id: c for c in r.claims}
+    for cid in ("kl-mab/thm1-approx", "kl-mab/cor1"):
+        assert by[cid].claim.epsilon == pytest.approx(20.30, abs=0.005)
+        assert by[cid].exact_verdict == "violation" and by[cid].verdict == "pass"
+        assert by[cid].finding == "refuted (white box)" and by[cid].as_expected
+        assert by[cid].epsilon_lower < 12  # far below 20.30 at this budget
+    # the pure claim applies on D (min N = 2) and holds: 2300 vs an exact 337
+    assert by["kl-mab/thm1-pure"].claim.epsilon == pytest.approx(2300.0)
+    assert by["kl-mab/thm1-pure"].exact_verdict == "pass" and by["kl-mab/thm1-pure"].as_expected
+    corrected = by["kl-mab/thm1-approx-corrected"]
+    assert corrected.claim.delta == 1.0 and corrected.exact_verdict == "pass" and corrected.as_expected

@@ -83,6 +83,49 @@ def test_inexact_corrected_delta_differs_only_for_approximate_claims():
     assert claims["kl/inexact"].delta == 0.0 == claims["kl/inexact-corrected"].delta  # base: Thm 1 pure
 
 
+def test_inexact_over_a_tight_approximate_claim_needs_the_corrected_delta():
+    """Spec A.5: for δ > 0 the printed (ε + 2ε̂, δ) is wrong, e^ε̂ δ is right.  Base claim: the corrected
+    A.2.4 statement, which holds and is tight on this pair (b empty in D, D′ adds (b, R): δ_c = π̃(b; D′))."""
+    from audit.catalog.kl import _inexact_delta
+    sc = _inexact_delta()
+    inexact, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
+    base = inexact.base
+    base_claim = next(g for g in base.guarantees(d, "add-remove") if g.claim_id == "kl-mab/thm1-approx-corrected")
+    p, q = base.output_distribution(d), base.output_distribution(dp)
+    assert base_claim.epsilon == pytest.approx((0.5 + (1 - 1 / math.sqrt(2))) / 0.5)  # N0 = 1, R = 1, β0 = 1
+    assert base_claim.delta == pytest.approx(q[0], rel=1e-12) and p[0] == 0.0
+    assert delta_for_epsilon(p, q, base_claim.epsilon) == pytest.approx(base_claim.delta, rel=1e-9)  # tight
+    gap = max(inexact.gap(d), inexact.gap(dp))
+    claims = {g.claim_id: g for g in inexact.pair_guarantees(d, dp, "add-remove")}
+    printed, corrected = claims["kl/inexact"], claims["kl/inexact-corrected"]
+    assert not printed.applicable and printed.broken_premise and "δ = 0" in printed.note
+    assert printed.epsilon == corrected.epsilon == pytest.approx(base_claim.epsilon + 2 * gap)
+    assert printed.delta == base_claim.delta and corrected.delta == pytest.approx(math.exp(gap) * base_claim.delta)
+    ph, qh = inexact.output_distribution(d), inexact.output_distribution(dp)
+    actual = delta_for_epsilon(ph, qh, printed.epsilon)
+    assert printed.delta == pytest.approx(0.0772, abs=5e-4) and corrected.delta == pytest.approx(0.1395, abs=5e-4)
+    assert actual == pytest.approx(0.1078, abs=5e-4)
+    assert printed.delta * 1.3 < actual < corrected.delta * 0.9  # the printed δ is too small, e^ε̂ δ is not
+    r = audit_mechanism(inexact, d, dp, samples=200_000, seed=0, expected=sc.expected)
+    by = {c.claim.claim_id: c for c in r.claims}
+    assert by["kl/inexact"].finding == "not-applicable" and by["kl/inexact"].as_expected
+    assert "the samples would refute it" in by["kl/inexact"].premise_note
+    assert by["kl/inexact-corrected"].verdict == by["kl/inexact-corrected"].exact_verdict == "pass"
+    assert by["kl/inexact-corrected"].as_expected
+
+
+def test_inexact_base_claim_by_id_must_be_stated_and_applicable():
+    kl = KLBandit(2, eta=0.5, beta0=1.0, n0=1)
+    from neighbors.synthetic import bandit_log
+    d = bandit_log([[], [1.0] * 5])
+    missing = InexactPolicy(kl, iterations=2, step=1.0, base_claim="kl-mab/no-such-claim")
+    gs = missing.pair_guarantees(d, d.add({"action": 0, "reward": 1.0}), "add-remove")
+    assert all(not g.applicable and "states no kl-mab/no-such-claim" in g.note for g in gs)
+    pure = InexactPolicy(kl, iterations=2, step=1.0, base_claim="kl-mab/thm1-pure")
+    gs = pure.pair_guarantees(d, d.add({"action": 0, "reward": 1.0}), "add-remove")
+    assert all(not g.applicable and not g.broken_premise and "min_a N(a;D) = 0" in g.note for g in gs)
+
+
 @pytest.mark.parametrize("kwargs,field", [({"T": 0}, "T"), ({"delta_prime": 0.0}, "delta_prime")])
 def test_repeated_sampling_validates(kwargs, field):
     with pytest.raises(InputError, match=field):

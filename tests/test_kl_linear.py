@@ -87,6 +87,42 @@ def test_corollary2_needs_its_coverage_assumption():
     assert not cor2.applicable and "Corollary 2 needs" in cor2.note
 
 
+def test_corollary2_approximate_part_reproduces_its_witness_and_is_refuted():
+    """Registry witness of kl-linear/cor2-approx: d = 2, 1000 reward-0 points on e1, two reward-1 points on
+    e2, actions {e2, 0}, β0 = 100, η = 1, π̃(e2; D) = 1/2, k1 = 250.5, c = 0.05: claimed (3.40, 7.1e-4),
+    exact δ(3.40) = 0.50."""
+    from audit.catalog.kl import _linear_cor2_approx
+    sc = _linear_cor2_approx()
+    mech, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
+    sigma, _ = mech.statistics(d)
+    assert np.linalg.eigvalsh(sigma)[0] == pytest.approx(3.0) and len(d) == 1002
+    assert 1 + len(d) / (mech.k1 * 2) == pytest.approx(3.0)  # k1 = 250.5 is the smallest admissible
+    g = {c.claim_id: c for c in mech.guarantees(d, "add-remove")}
+    eps0 = 250.5 * 2 / 1002 * (2 * (1 + math.sqrt(250.5) * 2) + 100 * math.sqrt(250.5 * 2 / 1002))
+    assert g["kl-linear/cor2-pure"].epsilon == pytest.approx(eps0, rel=1e-12)
+    approx = g["kl-linear/cor2-approx"]
+    assert approx.epsilon == pytest.approx(0.05 * eps0, rel=1e-12)
+    assert approx.epsilon == pytest.approx(3.40, abs=0.005) and approx.delta == pytest.approx(7.1e-4, rel=0.01)
+    p, q = mech.output_distribution(d), mech.output_distribution(dp)
+    assert p[0] == pytest.approx(0.5, rel=1e-9)
+    assert delta_for_epsilon(p, q, approx.epsilon) == pytest.approx(0.50, abs=1e-3)
+    # on D′ the coverage assumption fails (λ_min = 2 < 2.998): D's claims are the ones tested
+    on_dp = {c.claim_id: c for c in mech.guarantees(dp, "add-remove")}
+    assert not on_dp["kl-linear/cor2-approx"].applicable and "Corollary 2 needs" in on_dp["kl-linear/cor2-approx"].note
+    r = audit_mechanism(mech, d, dp, samples=200_000, seed=0, expected=sc.expected)
+    by = {c.claim.claim_id: c for c in r.claims}
+    cor2 = by["kl-linear/cor2-approx"]
+    assert cor2.verdict == cor2.exact_verdict == "violation"
+    assert all(c.as_expected for c in r.claims)
+    assert by["kl-linear/cor2-pure"].exact_verdict == by["kl-linear/thm2-pure"].exact_verdict == "pass"
+
+
+@pytest.mark.parametrize("kwargs", [{"k1": 1.0, "c": 1.0}, {"k1": 1.0, "c": 0.0}, {"c": 0.5}])
+def test_corollary2_c_must_be_in_0_1_and_needs_k1(kwargs):
+    with pytest.raises(InputError, match="c"):
+        KLLinearBandit(((1.0,), (0.0,)), ridge=2.0, beta0=0.1, eta=1.0, **kwargs)
+
+
 def test_theorem2_is_not_applicable_without_coverage():
     mech = KLLinearBandit(((1.0,), (0.0,)), ridge=0.5, beta0=0.1, eta=1.0)
     (g,) = mech.guarantees(EMPTY, "add-remove")

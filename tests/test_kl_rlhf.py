@@ -145,6 +145,134 @@ def test_approximate_label_dp_is_caught(lambda0, eps, delta, exact_delta):
     assert {c.claim.claim_id: c.verdict for c in r.claims}["kl-rlhf/thm3-label-approx"] == "violation"
 
 
+def test_theorem4_approximate_part_reproduces_its_witness_and_is_caught():
+    """Registry witness of kl-rlhf/thm4-addremove-approx: the approximate fixture of spec A.4.2, remove a
+    label-1 comparison, B = 0.141, λ0 = 1e4: claimed (0.66, 1.2e-6), exact δ = 0.48."""
+    from audit.catalog.kl import _rlhf_approx_addremove
+    sc = _rlhf_approx_addremove(1e4)
+    mech, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
+    g = claims(mech, d, dp, "add-remove")
+    b = 0.5 * logit(0.57)  # ‖θ_MLE(D)‖ > ‖θ_MLE(D′)‖ = ½ logit(56/99)
+    assert float(g["kl-rlhf/thm4-addremove-approx"].note.split("= ")[1]) == pytest.approx(b, rel=1e-5)
+    assert b == pytest.approx(0.141, abs=5e-4)
+    lam_min, m = 401.0, 400.0
+    bracket = (1 + math.exp(2 * b)) * math.sqrt(lam_min) / m + 2 * 3.0 / (lam_min - 1)
+    approx = g["kl-rlhf/thm4-addremove-approx"]
+    assert approx.epsilon == pytest.approx(bracket / (2e-3 * 100), rel=1e-6)  # 1/(η√λ0)
+    assert g["kl-rlhf/thm4-addremove"].epsilon == pytest.approx(bracket / (2e-3 * math.sqrt(lam_min)), rel=1e-6)
+    assert approx.epsilon == pytest.approx(0.66, abs=0.005) and approx.delta == pytest.approx(1.2e-6, rel=0.03)
+    p, q = mech.output_distribution(d), mech.output_distribution(dp)
+    assert p[0] == pytest.approx(0.5, rel=1e-9)
+    assert delta_for_epsilon(p, q, approx.epsilon) == pytest.approx(0.48, abs=0.005)
+    r = audit_mechanism(mech, d, dp, samples=200_000, seed=0, expected=sc.expected)
+    by = {c.claim.claim_id: c for c in r.claims}
+    assert by["kl-rlhf/thm4-addremove-approx"].verdict == "violation"
+    assert by["kl-rlhf/thm4-addremove"].verdict == "violation"
+    assert by["kl-rlhf/thm4-addremove-corrected"].exact_verdict == "pass"
+    assert all(c.as_expected for c in r.claims)
+
+
+def test_corollary3_at_the_smallest_k1_is_theorem3_and_is_caught():
+    """Corollary 3 needs λ_min ≥ λ + n/(k1 d): on the canonical n = 10 family (λ_min − λ = 40) the smallest
+    k1 is 1/4, where ε0′ = (2 + 2e^{2B})k1 d/(nη) equals Theorem 3's (1.25 at η = 0.1; exact 3.38)."""
+    from audit.catalog.kl import kl_paper_scenarios
+    sc = next(s for s in kl_paper_scenarios() if s.name == "kl-rlhf-label")
+    assert sc.mechanism.k1 == 0.25 and sc.expected["kl-rlhf/cor3-label"] == "violation"
+    d, dp = sc.pair.d, sc.pair.d_prime
+    g = claims(sc.mechanism, d, dp, "label-flip")
+    assert g["kl-rlhf/cor3-label"].epsilon == pytest.approx(g["kl-rlhf/thm3-label"].epsilon, rel=1e-12)
+    assert g["kl-rlhf/cor3-label"].epsilon == pytest.approx(1.25, abs=0.005)
+    for k1 in (0.5, 2.0):  # larger k1: a weaker assumption and a larger (still refuted at 0.5) claim
+        bigger = claims(KLRLHF(PM, ridge=1.0, beta0=0.01, eta=0.1, k1=k1), d, dp, "label-flip")["kl-rlhf/cor3-label"]
+        assert bigger.epsilon == pytest.approx(k1 / 0.25 * 1.2503, rel=1e-3)
+    short = claims(KLRLHF(PM, ridge=1.0, beta0=0.01, eta=0.1, k1=0.2), d, dp, "label-flip")["kl-rlhf/cor3-label"]
+    assert not short.applicable and "Corollary 3 needs" in short.note
+    r = audit_mechanism(sc.mechanism, d, dp, samples=200_000, seed=0, relation="label-flip", expected=sc.expected)
+    by = {c.claim.claim_id: c for c in r.claims}
+    assert by["kl-rlhf/cor3-label"].verdict == by["kl-rlhf/cor3-label"].exact_verdict == "violation"
+    assert by["kl-rlhf/cor3-label"].epsilon_exact == pytest.approx(3.38, abs=0.005)
+    assert all(c.as_expected for c in r.claims)
+
+
+@pytest.mark.parametrize("n,ratio,corrected_ratio", [(10, 3.24, 0.81), (40, 3.80, 0.95), (200, 3.96, 0.99)])
+def test_swap_claims_on_the_canonical_family(n, ratio, corrected_ratio):
+    """Spec A.4.2: a label flip is also a swap; ε_sup/(2ε0 of Theorem 4) = 3.24, 3.80, 3.96.  The corrected
+    swap bound (Proposition 1 on A.4.3's add/remove bound) holds with ratios 0.81, 0.95, 0.99."""
+    d = canon(n, n // 2)
+    dp = d.replace(0, {"z": [2.0], "label": 0})
+    mech = KLRLHF(PM, ridge=1.0, beta0=0.01, eta=1.0)
+    g = claims(mech, d, dp, "swap")
+    add_rm = claims(mech, canon(n + 1, n // 2), canon(n + 1, n // 2).remove(n), "add-remove")
+    b = 0.5 * logit((n // 2) / n)
+    b_swap = float(g["kl-rlhf/prop1-swap"].note.split("= ")[1].split(";")[0])
+    assert b_swap == pytest.approx(abs(0.5 * logit((n // 2 - 1) / n)), rel=1e-5)  # ‖θ(D′)‖ is the largest
+    sup = mech.epsilon_sup_pi0(d, dp)
+    assert sup == pytest.approx(2 * abs(0.5 * logit((n // 2 - 1) / n) - b), rel=1e-9)
+    assert sup / g["kl-rlhf/prop1-swap"].epsilon == pytest.approx(ratio, abs=0.005)
+    assert sup / g["kl-rlhf/prop1-swap-corrected"].epsilon == pytest.approx(corrected_ratio, abs=0.005)
+    assert g["kl-rlhf/prop1-swap"].kind == "printed" and g["kl-rlhf/prop1-swap-corrected"].kind == "corrected"
+    assert set(g) == {"kl-rlhf/prop1-swap", "kl-rlhf/prop1-swap-corrected"} and add_rm  # no label/add-remove ids
+
+
+def test_swap_scenario_is_caught_and_its_corrected_bound_passes():
+    from audit.catalog.kl import kl_paper_scenarios
+    sc = next(s for s in kl_paper_scenarios() if s.name == "kl-rlhf-swap")
+    assert sc.pair.relation == "swap"
+    d, dp = sc.pair.d, sc.pair.d_prime
+    assert dp.fingerprint == d.flip(0).fingerprint  # the swap (z = 2, y = 1) -> (z = 2, y = 0) is the label flip
+    r = audit_mechanism(sc.mechanism, d, dp, samples=200_000, seed=0, relation="swap", expected=sc.expected)
+    by = {c.claim.claim_id: c for c in r.claims}
+    printed, corrected = by["kl-rlhf/prop1-swap"], by["kl-rlhf/prop1-swap-corrected"]
+    assert printed.claim.epsilon == pytest.approx(1.25, abs=0.005)
+    assert printed.epsilon_exact == pytest.approx(3.38, abs=0.005)
+    assert printed.verdict == printed.exact_verdict == "violation"
+    assert corrected.claim.epsilon == pytest.approx(5.00, abs=0.005) and corrected.exact_verdict == "pass"
+    assert all(c.as_expected for c in r.claims)
+
+
+def test_swap_corrected_bound_is_never_exceeded_on_random_small_swaps():
+    """General swaps (the replaced record's z and y both change); the printed 2ε0 fails on some."""
+    rng = np.random.default_rng(41)
+    checked, worst, worst_printed = 0, 0.0, 0.0
+    for _ in range(30):
+        d = int(rng.integers(1, 3))
+        n = int(rng.integers(4, 12))
+        z = rng.normal(size=(n, d))
+        z = 2 * z / np.maximum(1.0, np.linalg.norm(z, axis=1, keepdims=True))
+        y = rng.integers(0, 2, n)
+        if separation(z, y.astype(float)) is not None:
+            continue
+        data = comparisons(z, y)
+        acts = rng.normal(size=(3, d))
+        acts /= np.linalg.norm(acts, axis=1, keepdims=True)
+        mech = KLRLHF(acts, ridge=float(rng.uniform(0.5, 3)), beta0=float(rng.uniform(0, 1)), eta=1.0)
+        for i in range(n):
+            zn = rng.normal(size=d)
+            zn = 2 * zn / np.linalg.norm(zn)
+            dp = data.replace(i, {"z": zn.tolist(), "label": int(rng.integers(0, 2))})
+            if separation(dp["z"], dp["label"].astype(float)) is not None:
+                continue
+            g = claims(mech, data, dp, "swap")
+            if g["kl-rlhf/prop1-swap-corrected"].applicable:
+                sup = mech.epsilon_sup_pi0(data, dp)
+                worst = max(worst, sup / g["kl-rlhf/prop1-swap-corrected"].epsilon)
+                worst_printed = max(worst_printed, sup / g["kl-rlhf/prop1-swap"].epsilon)
+                checked += 1
+    assert checked > 100 and worst <= 1.0 and worst_printed > 1.5
+
+
+def test_swap_bound_b_covers_the_chain_intermediate():
+    """B for a swap is the largest ‖θ_MLE‖ over D, D′ and D ∪ {z′} (the group-privacy chain's middle)."""
+    z = np.array([[2.0], [2.0], [2.0], [-1.0]])
+    d = comparisons(z, [1, 0, 1, 0])
+    dp = d.replace(3, {"z": [2.0], "label": 1})
+    mech = KLRLHF(PM, ridge=1.0, beta0=0.1, eta=1.0)
+    middle = comparisons(np.vstack([z, [[2.0]]]), [1, 0, 1, 0, 1])
+    norms = [abs(float(mech.fit(x)[0][0])) for x in (d, dp, middle)]
+    b = float(claims(mech, d, dp, "swap")["kl-rlhf/prop1-swap"].note.split("= ")[1].split(";")[0])
+    assert b == pytest.approx(max(norms), rel=1e-6)
+
+
 def test_corrected_bounds_are_never_exceeded_on_random_small_datasets():
     rng = np.random.default_rng(31)
     checked = 0

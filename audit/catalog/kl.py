@@ -3,8 +3,11 @@ the linear bandit (eq. 10), RLHF with the Bradley–Terry MLE (eq. 11) and the �
 
 The default suite holds every ``kl-mab/*``, ``kl-linear/*``, ``kl-rlhf/*``, ``kl/repeated-T`` and
 ``kl/inexact`` fixture of the claims table: valid claims must pass on the worst pair that
-:func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–3
-and Corollary 1 must be caught on the witnesses of spec A.2.4, A.3.3 and A.4.2.
+:func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–4
+and Corollaries 1–3, and Proposition 1's swap claim for RLHF, must be caught on the witnesses of
+spec A.2.4, A.3.3 and A.4.2 (A.2.4 row 2 only by the white box: its samples would need ~2.4e9 per
+side).  ``kl-inexact-delta`` runs the §4.4 inexact policy over an approximate base claim that holds,
+where the printed δ is too small and only e^ε̂ δ holds (spec A.5).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.special import expit
 
 from audit.catalog.classic import categorical_reference
 from audit.catalog.family import BenchCase, Family, Scenario, entry
@@ -63,17 +67,64 @@ def _linear_a33(lambda0: float) -> Scenario:
                     about=f"spec A.3.3, lambda0 = {lambda0:g}: 99 points phi = 1, ten with reward 1; exact delta 0.50")
 
 
-def _rlhf_approx(lambda0: float) -> Scenario:
+def _rlhf_approx_mechanism(lambda0: float) -> tuple[KLRLHF, Dataset]:
+    """Spec A.4.2's approximate fixture: 100 comparisons z = 2, 57 labelled 1, π0 making π̃(a1; D) = 1/2."""
     log = comparisons(np.full((100, 1), 2.0), [1] * 57 + [0] * 43)
     probe = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3)
     u = probe.utility(log) / probe.eta
     p1 = float(1 / (1 + np.exp(u[0] - u[1])))  # pi0 that makes pi(a1; D) = 1/2
-    mech = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3, pi0=(p1, 1 - p1), lambda0=lambda0)
+    return KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3, pi0=(p1, 1 - p1), lambda0=lambda0), log
+
+
+def _rlhf_approx(lambda0: float) -> Scenario:
+    mech, log = _rlhf_approx_mechanism(lambda0)
     return Scenario(f"kl-rlhf-approx-{lambda0:g}", mech, Pair(log, log.flip(0), "flip one label 1 -> 0 (57 -> 56)",
                                                                "label-flip"),
                     {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-approx": "violation",
                      "kl-rlhf/thm3-label-corrected": "pass"},
                     about=f"spec A.4.2 approximate label DP, lambda0 = {lambda0:g}: exact delta about 0.5")
+
+
+def _rlhf_approx_addremove(lambda0: float) -> Scenario:
+    mech, log = _rlhf_approx_mechanism(lambda0)
+    return Scenario(f"kl-rlhf-approx-addremove-{lambda0:g}", mech,
+                    Pair(log, log.remove(0), "remove a label-1 comparison (100 -> 99, 57 -> 56 labelled 1)"),
+                    {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-approx": "violation",
+                     "kl-rlhf/thm4-addremove-corrected": "pass"},
+                    about=f"Theorem 4's approximate part on spec A.4.2's approximate fixture, lambda0 = {lambda0:g}: "
+                          "claimed (0.66, 1.2e-6), exact delta 0.48")
+
+
+def _linear_cor2_approx() -> Scenario:
+    """Corollary 2's approximate part: d = 2, 1000 reward-0 points on e1, two reward-1 points on e2,
+    actions {e2, 0}, β0 = 100, η = 1, π0 making π̃(e2; D) = 1/2, k1 = 250.5 (smallest admissible), c = 0.05."""
+    log = linear_log([[1.0, 0.0]] * 1000 + [[0.0, 1.0]] * 2, [0.0] * 1000 + [1.0] * 2)
+    feats = ((0.0, 1.0), (0.0, 0.0))
+    u = KLLinearBandit(feats, ridge=1.0, beta0=100.0, eta=1.0).utility(log)
+    pi0 = (float(expit(u[1] - u[0])), float(expit(u[0] - u[1])))  # in log space: pi0(0) is about 1.8e-25
+    mech = KLLinearBandit(feats, ridge=1.0, beta0=100.0, eta=1.0, pi0=pi0, k1=250.5, c=0.05)
+    return Scenario("kl-linear-cor2-approx", mech, Pair(log, log.remove(1000), "remove a reward-1 point on e2"),
+                    {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass",
+                     "kl-linear/cor2-approx": "violation"},
+                    about="Corollary 2's approximate part, k1 = 250.5, c = 0.05: claimed (3.40, 7.1e-4), "
+                          "exact delta 0.50")
+
+
+def _inexact_delta() -> Scenario:
+    """kl/inexact over an approximate base claim that holds and is tight: the corrected A.2.4 statement.
+
+    Arm b is empty in D and D′ adds (b, R): its weight under D′ is exactly w_b, so δ_c = π̃(b; D′) is
+    the pair's exact δ.  Two mirror-ascent steps flatten the policy, π̂(b; D′) > π̃(b; D′), so the
+    printed (ε_c + 2ε̂, δ_c) fails while (ε_c + 2ε̂, e^ε̂ δ_c) holds.
+    """
+    base = KLBandit(3, eta=0.5, beta0=1.0, pi0=(0.2, 0.4, 0.4), n0=1)
+    log = bandit_log([[], [0.0] * 5, [1.0] * 50])
+    return Scenario("kl-inexact-delta", InexactPolicy(base, iterations=2, step=1.0,
+                                                      base_claim="kl-mab/thm1-approx-corrected"),
+                    Pair(log, log.add({"action": 0, "reward": 1.0}), "add (b, R): b empty, a = 5 zeros, c = 50 ones"),
+                    {"kl/inexact": "not-applicable", "kl/inexact-corrected": "pass"},
+                    about="inexact policy over the corrected A.2.4 claim (1.59, 0.077): the printed delta is too small "
+                          "(exact 0.108 > 0.077), e^eps_hat delta = 0.14 holds")
 
 
 def kl_paper_scenarios() -> list[Scenario]:
@@ -93,10 +144,12 @@ def kl_paper_scenarios() -> list[Scenario]:
                  about="spec A.3.2 tight family: n = 0 -> 1, lambda = 100, beta0 = 0 (exact/claim about 0.98)"),
         Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},
                  about="random linear log (d = 2, n = 30), worst add/remove pair by feature search"),
-        _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4),
-        Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
-                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
-                 about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25)"),
+        _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4), _linear_cor2_approx(),
+        Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, k1=0.25),
+                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"),
+                 {**label_expect, "kl-rlhf/cor3-label": "violation"},
+                 about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25); "
+                       "Corollary 3 at the smallest admissible k1 = n/(d(lambda_min - lambda)) = 1/4 equals Theorem 3"),
         Scenario("kl-rlhf-label-tight", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, pi0=(0.999, 0.001)),
                  Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
                  about="canonical family with pi0 on argmin du: the corrected label bound is tight"),
@@ -104,19 +157,27 @@ def kl_paper_scenarios() -> list[Scenario]:
                  Pair(canon11, canon11.remove(10), "D = n = 10, k = 5 plus (z = 2, y = 0); D' removes it"),
                  {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-corrected": "pass"},
                  about="spec A.4.2 canonical family, add (z = 2, y = 0), eta = 0.1"),
-        _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625),
+        Scenario("kl-rlhf-swap", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
+                 Pair(canon10, canon10.replace(0, {"z": [2.0], "label": 0}),
+                      "replace (z = 2, y = 1) by (z = 2, y = 0): k 5 -> 4", "swap"),
+                 {"kl-rlhf/prop1-swap": "violation", "kl-rlhf/prop1-swap-corrected": "pass"},
+                 about="spec A.4.2: a label flip is also a swap; Proposition 1 on Theorem 4 gives 2 eps0 = 1.25 "
+                       "(exact 3.38; eps_sup/2eps0 = 3.24 at n = 10)"),
+        _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625), _rlhf_approx_addremove(1e4),
         Scenario("kl-repeated-T", RepeatedSampling(kl, 10), mab_pair,
                  {"kl/repeated-T": "pass", "kl/repeated-T-advanced": "pass"},
                  about="T = 10 draws from the MAB fixture's worst pair: exact T-fold loss vs composition"),
         Scenario("kl-inexact", InexactPolicy(kl, iterations=3, step=1.0), mab_pair,
                  {"kl/inexact": "pass", "kl/inexact-corrected": "pass"},
                  about="3 mirror-ascent steps toward the MAB policy: (eps + 2 eps_hat, e^eps_hat delta)"),
+        _inexact_delta(),
     ]
 
 
 def mab_scenarios() -> list[Scenario]:
     """The KL bandit's fixtures: worst add/remove and swap pairs, and the A.2.4 witnesses."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
+    row2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
     row3 = bandit_log([[1.0], [0.067345] * 3000])
     row1 = bandit_log([[], [0.0] * 1_000_000])
     return [
@@ -129,6 +190,13 @@ def mab_scenarios() -> list[Scenario]:
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
                  about="spec A.2.4 row 3: claimed (4.03, 3.4e-4), exact delta 0.50"),
+        Scenario("kl-mab-a24-row2", KLBandit(2, eta=0.002, beta0=0.6, n0=100, k=100),
+                 Pair(row2, row2.remove(0), "remove (b, 1): b = {1, 0}, c has 1e4 rewards 0.081736"),
+                 {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "exact-violation",
+                  "kl-mab/cor1": "exact-violation", "kl-mab/thm1-approx-corrected": "pass"},
+                 samples_factor=0.1,
+                 about="spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuting it from samples "
+                       "needs about 2.4e9 per side, so the white box catches it"),
         Scenario("kl-mab-a24-row1", KLBandit(2, eta=0.003, beta0=0.7, n0=100, k=10_000),
                  Pair(row1, row1.add({"action": 0, "reward": 1.0}), "add (b, 1): b empty, c has 1e6 rewards 0"),
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
@@ -336,6 +404,17 @@ CLAIMS = (
                  "so its double is too. Witness (dpaudit specification, §A.4.2): a label flip is also a swap; on the "
                  "canonical family (k = n/2 → n/2 − 1) the exact ε_sup exceeds 2ε0 by ×3.24, ×3.80 and ×3.96 at "
                  "n = 10, 40 and 200.",
+          premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
+    Claim(id="kl-rlhf/prop1-swap-corrected", document="dpaudit spec",
+          where="Proposition 1 (first part) applied to the dpaudit specification's corrected add/remove bound (§A.4.3)",
+          statement="swap neighbours: 2ε_add/rm(D), ε_add/rm of kl-rlhf/thm4-addremove-corrected, with B ≥ ‖θ_MLE‖ "
+                    "on D, D′ and D ∪ {z′}; the smaller of its values on D and on D′",
+          relations=("swap",), status="corrected",
+          reason="Group privacy over the chain D → L = D ∪ {z′} → D′: the first step is an addition to D, covered by "
+                 "ε_add/rm(D); the second a removal from L, covered by ε_add/rm(L) ≤ ε_add/rm(D) since M_L ⪰ M_D "
+                 "(dpaudit specification, §A.1 Proposition 1 part 1 and §A.4.3). On the canonical family "
+                 "(label flip k = n/2 → n/2 − 1 as a swap) ε_sup/(2ε_add/rm) = 0.81, 0.95 and 0.99 at n = 10, 40 "
+                 "and 200; never exceeded on random small swap pairs (dpaudit's exact pair loss).",
           premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
     # --- §4.4 extensions, over any KL policy ---
     Claim(id="kl/repeated-T", document="KL paper", where="§4.4 (repeated sampling, basic composition)",
