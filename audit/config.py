@@ -170,7 +170,7 @@ def load_mechanism(spec: str, params: dict, path: str) -> Any:
             obj = getattr(obj, part)
     except InputError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any import failure is reported the same way
+    except Exception as exc:
         _fail(f"{path}.mechanism", spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
     if not callable(getattr(obj, "sample", None)):
         _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")

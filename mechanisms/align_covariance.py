@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import check_positive, Guarantee, require
+from dpcore import Guarantee, check_positive, require
 from mechanisms.base import per_dataset
 from mechanisms.curves import gauss_epsilon, gauss_mu
 from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model

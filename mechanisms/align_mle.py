@@ -34,7 +34,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import integrate, optimize
 
-from dpcore import check_positive, Guarantee, require
+from dpcore import Guarantee, check_positive, require
 from mechanisms.base import per_dataset
 from mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
 from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model

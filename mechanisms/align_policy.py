@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+
+from dpcore import Guarantee, check_nonnegative, check_positive, require
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE
-from dpcore import check_nonnegative, check_positive, Guarantee, require
 from mechanisms.curves import chi_delta_array, compose_epsilon, gauss_delta_array
 
 PAPER = "alignment paper"

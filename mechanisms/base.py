@@ -104,7 +104,7 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     return shifted - np.log(np.sum(np.exp(shifted)))
 
 
-_PER_DATASET: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+_PER_DATASET: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
 
 
 def per_dataset(method: Callable) -> Callable:

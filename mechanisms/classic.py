@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import check_positive, Guarantee, require
+from dpcore import Guarantee, check_positive, require
 from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from neighbors.dataset import Dataset
 

@@ -98,7 +98,7 @@ def objective_sigma(epsilon: float, delta: float, sensitivity: float, k: int = 1
     """The smallest objective-noise σ with χ-bound δ(ε) ≤ ``delta`` (spec B.1.4, "objective noise")."""
     require(epsilon > epsilon_j >= 0, "(epsilon, epsilon_j)", (epsilon, epsilon_j), "need epsilon > epsilon_j >= 0")
     require(0 < delta < 1, "delta", delta, "must be in (0, 1)")
-    check = lambda log_s: chi_delta(epsilon, sensitivity / math.exp(log_s), k, epsilon_j) - delta  # noqa: E731
+    check = lambda log_s: chi_delta(epsilon, sensitivity / math.exp(log_s), k, epsilon_j) - delta
     lo, hi = math.log(sensitivity) - 5, math.log(sensitivity) + 12
     return float(math.exp(brentq(check, lo, hi, xtol=1e-12)))
 

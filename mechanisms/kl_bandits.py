@@ -22,7 +22,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from dpcore import check_nonnegative, check_positive, Guarantee, InputError, require
+from dpcore import Guarantee, InputError, check_nonnegative, check_positive, require
 from mechanisms.kl_policy import KLPolicy
 from neighbors.dataset import Dataset
 

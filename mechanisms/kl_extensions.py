@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from dpcore import check_positive, Guarantee, require
+from dpcore import Guarantee, check_positive, require
 from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from mechanisms.kl_policy import KLPolicy
 

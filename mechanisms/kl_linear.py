@@ -23,9 +23,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import check_nonnegative, check_positive, Guarantee, InputError, require
+from dpcore import Guarantee, InputError, check_nonnegative, check_positive, require
 from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from neighbors.dataset import Dataset
+
 
 @dataclass(frozen=True)
 class KLLinearBandit(FeaturePolicy):

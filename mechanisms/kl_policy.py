@@ -17,9 +17,8 @@ import math
 
 import numpy as np
 
-from dpcore import check_probability_vector, InputError, require
+from dpcore import InputError, check_probability_vector, require
 from mechanisms.base import log_softmax, per_dataset, sample_categorical
-
 
 _NORM_TOL = 1e-9
 

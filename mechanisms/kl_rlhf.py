@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
-from dpcore import check_nonnegative, check_positive, Guarantee, InputError, require
+from dpcore import Guarantee, InputError, check_nonnegative, check_positive, require
 from mechanisms.base import per_dataset
 from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from neighbors.dataset import Dataset

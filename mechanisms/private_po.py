@@ -31,7 +31,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpcore import check_positive, Guarantee, InputError, require
+from dpcore import Guarantee, InputError, check_positive, require
 from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from neighbors.dataset import Dataset
 

@@ -51,7 +51,7 @@ class Dataset:
         object.__setattr__(self, "columns", frozen)
 
     @classmethod
-    def from_columns(cls, **columns: Any) -> "Dataset":
+    def from_columns(cls, **columns: Any) -> Dataset:
         return cls(columns)
 
     def __len__(self) -> int:
@@ -95,18 +95,18 @@ class Dataset:
             require(value.dtype.kind in "biuf" and bool(np.all(np.isfinite(value))), f"record[{k!r}]", record[k],
                     "must be finite numbers")
 
-    def add(self, record: Mapping[str, Any]) -> "Dataset":
+    def add(self, record: Mapping[str, Any]) -> Dataset:
         """D ∪ {record}."""
         self._check_record(record)
         return Dataset({k: np.concatenate([v, np.asarray([record[k]], dtype=v.dtype)])
                         for k, v in self.columns.items()})
 
-    def remove(self, i: int) -> "Dataset":
+    def remove(self, i: int) -> Dataset:
         """D without record ``i``."""
         self.record(i)
         return Dataset({k: np.delete(v, i, axis=0) for k, v in self.columns.items()})
 
-    def replace(self, i: int, record: Mapping[str, Any]) -> "Dataset":
+    def replace(self, i: int, record: Mapping[str, Any]) -> Dataset:
         """D with record ``i`` replaced by ``record`` (a swap neighbour)."""
         self.record(i)
         self._check_record(record)
@@ -117,14 +117,14 @@ class Dataset:
             cols[k] = new
         return Dataset(cols)
 
-    def zero_out(self, i: int, columns: tuple[str, ...] | list[str]) -> "Dataset":
+    def zero_out(self, i: int, columns: tuple[str, ...] | list[str]) -> Dataset:
         """D with record ``i``'s ``columns`` set to zero: its contribution removed, n kept (zero-out)."""
         record = self.record(i)
         for name in columns:
             self[name]
         return self.replace(i, {**record, **{c: np.zeros_like(self[c][i]).tolist() for c in columns}})
 
-    def flip(self, i: int, column: str = "label") -> "Dataset":
+    def flip(self, i: int, column: str = "label") -> Dataset:
         """D with the 0/1 ``column`` of record ``i`` flipped (a label-flip neighbour)."""
         labels = self[column]
         require(bool(np.isin(labels, (0, 1)).all()), f"column {column!r}", labels,

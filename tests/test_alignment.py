@@ -9,20 +9,27 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from audit.catalog import alignment as af
 from audit import audit_mechanism, audit_samples
-from audit.results import ClaimCheck
+from audit.catalog import alignment as af
+from audit.results import ClaimCheck, outcome
+from dpcore import Guarantee, InputError
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE, minimise_batch, objective_curve_1d
 from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
-from dpcore import Guarantee, InputError
-from mechanisms.curves import (chi_delta, chi_delta_array, chi_epsilon, compose_epsilon, gauss_delta,
-                               gauss_delta_array, gauss_epsilon, gauss_mu, objective_sigma)
+from mechanisms.curves import (
+    chi_delta,
+    chi_delta_array,
+    chi_epsilon,
+    compose_epsilon,
+    gauss_delta,
+    gauss_delta_array,
+    gauss_epsilon,
+    objective_sigma,
+)
 from mechanisms.faulty import PrivateMLEOnTenthNoise
 from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory
 from neighbors import Dataset, zero_out
 from neighbors.synthetic import preference_records, preferences
-from audit.results import outcome
 
 # --- reference curves ------------------------------------------------------------------
 
@@ -61,7 +68,7 @@ def test_vectorised_curves_match_the_reference_and_composition_is_bracketed():
         assert chi_delta_array(eps, 0.05, k, 0.1) == pytest.approx([chi_delta(e, 0.05, k, 0.1) for e in eps],
                                                                    rel=1e-4)
     assert gauss_delta_array(eps, 0.3) == pytest.approx([gauss_delta(e, 0.3) for e in eps], rel=1e-9)
-    one = lambda e: gauss_delta_array(e, 0.3)  # noqa: E731
+    one = lambda e: gauss_delta_array(e, 0.3)
     both = compose_epsilon(1e-6, one, one)
     single = gauss_epsilon(1e-6, 0.3)
     # two identical Gaussians compose to mu*sqrt(2) exactly; basic composition lies between that and 2x
@@ -70,7 +77,7 @@ def test_vectorised_curves_match_the_reference_and_composition_is_bracketed():
 
 
 def test_b2_table_tight_epsilons_and_dp_accounting_agree():
-    mu0 = lambda eps, delta: eps / (2 * math.sqrt(math.log(1 / delta)))  # noqa: E731
+    mu0 = lambda eps, delta: eps / (2 * math.sqrt(math.log(1 / delta)))
     rows = [(0.1, 1e-5, 1, 0.045), (0.1, 1e-10, 1, 0.057), (0.5, 1e-6, 1, 0.271), (1.0, 1e-6, 1, 0.566),
             (1.0, 1e-6, math.sqrt(2), 0.819), (1.0, 1e-10, math.sqrt(2), 0.876)]
     for eps, delta, factor, tight in rows:
@@ -167,7 +174,7 @@ def test_instantiated_claims_follow_the_calibrated_relation():
     data = af.mle_pair("pairwise").d
     add = af.mle("pairwise", "instantiated")
     swap = af.mle("pairwise", "instantiated", "swap")
-    ids = lambda m, rel: {c.claim_id: c.applicable for c in m.guarantees(data, rel)}  # noqa: E731
+    ids = lambda m, rel: {c.claim_id: c.applicable for c in m.guarantees(data, rel)}
     assert ids(add, "add-remove")["align/alg1-instantiated"] and ids(add, "zero-out")["align/alg1-instantiated"]
     assert not ids(add, "swap")["align/alg1-instantiated"]
     assert ids(swap, "add-remove")["align/alg1-instantiated"] and ids(swap, "swap")["align/alg1-instantiated"]

@@ -85,7 +85,7 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
         for dst in targets:
             ls, ld = layer_of(src), layer_of(dst)
             sibling = {ls, ld} == {"catalog", "reports"}
-            if LAYER[ld] > LAYER[ls] or sibling or dst == "audit.cli" and src != "audit.__main__":
+            if LAYER[ld] > LAYER[ls] or sibling or (dst == "audit.cli" and src != "audit.__main__"):
                 bad.append(f"{src} ({ls}) imports {dst} ({ld})")
     return sorted(bad)
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from audit import audit_mechanism
-from audit.exact import delta_for_epsilon, pure_epsilon
 from audit.catalog.kl import _kl_search
+from audit.exact import delta_for_epsilon, pure_epsilon
 from dpcore import InputError
 from mechanisms.kl_bandits import KLBandit
 from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling

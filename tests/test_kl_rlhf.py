@@ -32,7 +32,7 @@ def test_mle_matches_closed_form_and_an_independent_optimiser():
     z = rng.normal(size=(200, 3))
     z /= np.maximum(0.5, np.linalg.norm(z, axis=1, keepdims=True)) / 2
     y = (rng.random(200) < 1 / (1 + np.exp(-z @ np.array([0.5, -1.0, 0.2])))).astype(float)
-    nll = lambda t: np.sum(np.logaddexp(0, -(2 * y - 1) * (z @ t)))  # noqa: E731
+    nll = lambda t: np.sum(np.logaddexp(0, -(2 * y - 1) * (z @ t)))
     ref = minimize(nll, np.zeros(3), method="BFGS", options={"gtol": 1e-10}).x
     assert np.allclose(bradley_terry_mle(z, y), ref, atol=1e-6)
 

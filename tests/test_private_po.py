@@ -8,9 +8,9 @@ import pytest
 
 from audit import audit_mechanism
 from audit.catalog import policy_optimization as po
-from mechanisms.curves import gauss_delta, gauss_epsilon, gauss_mu
 from audit.exact import pure_epsilon
 from dpcore import InputError
+from mechanisms.curves import gauss_delta, gauss_epsilon, gauss_mu
 from mechanisms.private_po import DPNPG, DPPG, PolicyEnv
 from neighbors import Dataset
 
@@ -107,4 +107,4 @@ def test_rewards_out_of_range_and_wrong_population_size_are_refused():
 
 def test_policy_env_gradient_bound():
     env = PolicyEnv(features=np.random.default_rng(0).normal(size=(3, 4, 5)))
-    assert env.G == pytest.approx(2 * np.linalg.norm(np.asarray(env.features), axis=2).max())
+    assert pytest.approx(2 * np.linalg.norm(np.asarray(env.features), axis=2).max()) == env.G

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from audit import audit_mechanism
-from audit.cli import main
 from audit.api import RunContext
+from audit.cli import main
 from audit.execution import Execution
 from tests.zoo import LaplaceOnCount
 

@@ -37,7 +37,7 @@ class Cauchy:
     @property
     def true_epsilon(self):
         s = self.scale
-        f = lambda x: -math.log((s * s + (x - 1) ** 2) / (s * s + x * x))  # noqa: E731
+        f = lambda x: -math.log((s * s + (x - 1) ** 2) / (s * s + x * x))
         return -minimize_scalar(f, bounds=(-50, 50), method="bounded", options={"xatol": 1e-12}).fun
 
     def sample(self, data, size, rng):

@@ -26,8 +26,24 @@ from audit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, Ti
 from dpcore import Claim, Document, InputError
 from neighbors import Dataset, Pair
 
-__all__ = ["ENTRY_POINT_GROUP", "BenchCase", "Family", "MechanismEntry", "Scenario", "SUITES", "TightnessCase",
-           "build_mechanism", "claims", "documents", "families", "generators", "mechanisms", "suggest", "suite", "sweeps"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SUITES",
+    "BenchCase",
+    "Family",
+    "MechanismEntry",
+    "Scenario",
+    "TightnessCase",
+    "build_mechanism",
+    "claims",
+    "documents",
+    "families",
+    "generators",
+    "mechanisms",
+    "suggest",
+    "suite",
+    "sweeps",
+]
 
 ENTRY_POINT_GROUP = "dpaudit.families"
 BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY)
@@ -45,7 +61,7 @@ def families() -> tuple[Family, ...]:
     for ep in sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
             family = ep.load()
-        except Exception as exc:  # noqa: BLE001 - any failure of a plugin is reported the same way
+        except Exception as exc:
             raise InputError(f"plugin family {ep.name!r} ({ep.value}) cannot be loaded: "
                              f"{type(exc).__name__}: {exc}") from None
         if not isinstance(family, Family):
