@@ -1,27 +1,76 @@
-"""pytest plugin (registered through the ``pytest11`` entry point): ``--dp-samples N`` sets
-the budget of :func:`audit.testing.assert_private`; the ``dp_samples`` fixture reads it."""
+"""pytest plugin (registered through the ``pytest11`` entry point ``dpaudit``).
+
+Options: ``--dp-profile NAME`` (``default``, ``ci``: a small budget, ``nightly``: a large one,
+or a profile registered with ``audit.testing.settings.register_profile``) and ``--dp-samples N``
+(samples per side for the whole run, e.g. ``1e5``); the marker
+``@pytest.mark.dp_settings(samples=..., confidence=...)`` sets one test's budget; the fixture
+``dp_samples`` gives the run's samples per side.
+
+pytest loads this plugin in every run of every project where dpaudit is installed, so it
+imports only :mod:`audit.budget` (the standard library): numpy, scipy and the audit engine
+are imported when a test calls ``assert_private``.  ``-p no:dpaudit`` disables it.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
 import pytest
 
-from audit import testing
+from audit import budget
+
+
+def _samples(text: str) -> int:
+    try:
+        return budget.parse_count(text, "--dp-samples", budget.MIN_SAMPLES)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--dp-samples", type=int, default=None, metavar="N",
-                     help="samples per side for dpaudit's assert_private (default 1000000)")
+    group = parser.getgroup("dpaudit", "differential-privacy audits (dpaudit)")
+    group.addoption("--dp-samples", type=_samples, default=None, metavar="N",
+                    help="samples per side for assert_private in this run, e.g. 1e5 (overrides the profile)")
+    group.addoption("--dp-profile", default=None, metavar="NAME",
+                    help="budget profile of assert_private: default (1e6 samples per side, confidence 0.99), "
+                         "ci (1e5), nightly (1e7), or a registered one")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    testing.set_default_samples(config.getoption("--dp-samples"))
+    config.addinivalue_line("markers", "dp_settings(samples=None, confidence=None): the budget of the "
+                                       "assert_private calls in this test (as audit.testing.settings)")
+    profile = config.getoption("--dp-profile")
+    if profile is not None:
+        try:
+            budget.load_profile(profile)
+        except ValueError as exc:
+            raise pytest.UsageError(f"--dp-profile: {exc}") from None
+    budget.set_default_samples(config.getoption("--dp-samples"))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    testing.set_default_samples(None)
+    budget.reset()
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.getoption("--dp-profile") is None and config.getoption("--dp-samples") is None:
+        return None
+    now = budget.current()
+    return f"dpaudit: profile {budget.active_profile()}, {now.samples} samples per side, confidence {now.confidence:g}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    marker = item.get_closest_marker("dp_settings")
+    if marker is None:
+        return (yield)
+    if marker.args:
+        raise pytest.UsageError(f"{item.nodeid}: dp_settings takes keywords only (samples=, confidence=)")
+    with budget.settings(**marker.kwargs):
+        return (yield)
 
 
 @pytest.fixture
 def dp_samples() -> int:
-    """The per-side sample budget of this run (``--dp-samples``, or 10^6)."""
-    return testing.default_samples()
+    """The run's samples per side (``--dp-samples``, else the ``--dp-profile``'s; 10^6 by default)."""
+    return budget.default_samples()

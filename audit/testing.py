@@ -8,26 +8,32 @@
     def test_my_mechanism_is_private():
         assert_private(MyMechanism(epsilon=1.0), d, d_prime, epsilon=1.0, seed=0)
 
-The sample budget defaults to 10^6 per side; ``pytest --dp-samples N`` changes it for a whole
-run (the ``dp_samples`` fixture reads it), so CI can run cheap and a nightly job thorough.
+The budget (samples per side, confidence) defaults to 10^6 and 0.99.  Like Hypothesis'
+settings it comes from a profile (``pytest --dp-profile ci`` is cheap, ``nightly`` thorough),
+``pytest --dp-samples N``, and :class:`settings` as a decorator or context manager, innermost
+first (:mod:`audit.budget`); the ``dp_samples`` fixture reads the run's samples.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from audit.api import audit_mechanism
+from audit import budget, runner
+from audit.api import RunContext, audit_mechanism
+from audit.budget import current, default_samples, settings
+from audit.estimate import Bound
 from audit.results import AuditResult
-from dpcore import RELATIONS, Guarantee, is_real, require
+from dpcore import RELATIONS, Guarantee, InputError, is_real, require
 from mechanisms.base import capabilities
 
-_DEFAULT_SAMPLES = 1_000_000
-_samples_override: int | None = None
+__all__ = ["MechanismCheckError", "PrivacyViolation", "assert_private", "check_mechanism", "default_samples",
+           "set_default_samples", "settings"]
 
 
 class PrivacyViolation(AssertionError):
@@ -35,29 +41,27 @@ class PrivacyViolation(AssertionError):
 
 
 def set_default_samples(samples: int | None) -> None:
-    """Set (or with None, reset) the budget used when ``assert_private`` gets no ``samples``."""
-    global _samples_override
-    require(samples is None or (isinstance(samples, int) and samples >= 100), "dp samples", samples,
-            "must be an integer >= 100")
-    _samples_override = samples
-
-
-def default_samples() -> int:
-    return _samples_override or _DEFAULT_SAMPLES
+    """Set (or with None, reset) the run's samples per side, as ``pytest --dp-samples`` does."""
+    try:
+        budget.set_default_samples(samples)
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
 
 
 def assert_private(mechanism: Any, d: Any, d_prime: Any, *, epsilon: float, delta: float = 0.0,
-                   samples: int | None = None, seed: int = 0, confidence: float = 0.99,
+                   samples: int | None = None, seed: int = 0, confidence: float | None = None,
                    relation: str = "add-remove", n_jobs: int = 1, sequential: bool = True,
-                   **options: Any) -> AuditResult:
+                   pair: str | None = None, **options: Any) -> AuditResult:
     """Fail when the audit certifies that ``mechanism`` is not (ε, δ)-DP on the pair (d, d′).
 
-    It draws ``samples`` outputs per side (default 10^6, or ``--dp-samples``), bounds ε from
-    below at δ with Clopper–Pearson at ``confidence``, and raises :class:`PrivacyViolation`
-    (an ``AssertionError``) with the witness event, its counts and the exact loss when known
-    if the bound exceeds ε.  With ``sequential`` (the default) it stops as soon as a violation
-    is certified or can no longer be reached (α-spending over looks, :data:`audit.runner.RULE`),
-    so a clear verdict costs a fraction of the budget.
+    It draws ``samples`` outputs per side, bounds ε from below at δ with Clopper–Pearson at
+    ``confidence``, and raises :class:`PrivacyViolation` (an ``AssertionError``) naming the
+    pair (``pair``, or a description of ``d`` and ``d_prime``), the witness event, its counts
+    and the exact loss when known if the bound exceeds ε.  ``samples`` and ``confidence``
+    default to the budget in force (:mod:`audit.budget`: 10^6 and 0.99, or ``--dp-profile``,
+    ``--dp-samples``, :class:`settings`).  With ``sequential`` (the default) it stops as soon as
+    a violation is certified or can no longer be reached (α-spending over looks,
+    :data:`audit.runner.RULE`), so a clear verdict costs a fraction of the budget.
 
     False-alarm rate: a mechanism that really is (ε, δ)-DP on the pair fails with
     probability at most 1 − ``confidence`` = 1 % by default, whatever the mechanism (the
@@ -65,22 +69,52 @@ def assert_private(mechanism: Any, d: Any, d_prime: Any, *, epsilon: float, delt
     seeded runs of randomized response exactly at its ε.  Returns the :class:`AuditResult`
     when no violation is found, so a test can also assert on tightness.
     """
+    __tracebackhide__ = True  # a failing test shows the test's line, not dpaudit's frames
+    budget_now = current()
+    confidence = budget_now.confidence if confidence is None else confidence
+    label = pair if pair is not None else _pair_label(d, d_prime)
+    context = options.pop("context", None) or RunContext(pair=label)
     claim = Guarantee(epsilon=float(epsilon), delta=float(delta), relation=relation, source="assert_private",
                       claim_id="user/assert_private")
-    result = audit_mechanism(mechanism, d, d_prime, samples=samples or default_samples(), deltas=(delta,),
+    result = audit_mechanism(mechanism, d, d_prime, samples=samples or budget_now.samples, deltas=(delta,),
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=relation,
-                             claims=[claim], sequential=sequential, **options)
+                             claims=[claim], sequential=sequential, context=context, **options)
     check = result.claims[0]
     if check.verdict == "violation":
         # Structural: a "violation" verdict is only given with a bound (ClaimCheck.verdict).
         assert check.bound is not None, "a violated claim has a bound"
-        exact = "" if check.epsilon_exact is None else f"; exact epsilon of the pair: {check.epsilon_exact:.6g}"
-        raise PrivacyViolation(
-            f"{result.mechanism} is not ({epsilon:g}, {delta:g})-DP on {result.pair or 'this pair'}: "
-            f"epsilon >= {check.epsilon_lower:.6g} with confidence {confidence:g}{exact}.\n"
-            f"Witness: {check.bound.witness()}.\n"
-            f"{result.samples} samples per side, seed {seed}.")
+        raise PrivacyViolation(_violation_message(result, check.bound, check.epsilon_exact, epsilon, delta,
+                                                  confidence, seed, samples or budget_now.samples))
     return result
+
+
+def _pair_label(d: Any, d_prime: Any) -> str:
+    """The pair in words: each dataset's description (``Dataset.describe``) or a short repr."""
+    def one(data: Any) -> str:
+        describe = getattr(data, "describe", None)
+        text = describe() if callable(describe) else repr(data)
+        text = " ".join(str(text).split())
+        return text if len(text) <= 60 else text[:59] + "…"
+    return f"D = {one(d)}, D' = {one(d_prime)}"
+
+
+def _violation_message(result: AuditResult, bound: Bound, exact: float | None, epsilon: float, delta: float,
+                       confidence: float, seed: int, budget_samples: int) -> str:
+    exact_text = "" if exact is None else f"; the exact epsilon of the pair is {exact:.6g}"
+    lines = [f"{result.mechanism} is not ({epsilon:g}, {delta:g})-DP on the pair {result.pair} "
+             f"[{result.relation}]: epsilon >= {bound.epsilon_lower:.6g} with confidence {confidence:g}{exact_text}.",
+             f"Witness: {bound.witness()}."]
+    if result.sequential:
+        look = re.search(r"look (\d+) of (\d+) at (\d+) estimation samples", result.sequential)
+        where = f"stopped at look {look.group(1)} of {look.group(2)}, after {look.group(3)} estimation samples " \
+                f"per side; " if look else ""
+        share = (1 - bound.confidence) / (1 - confidence)
+        lines.append(
+            f"Sequential rule: {runner.RULE}. It {where}each look's bound is computed at its own confidence "
+            f"1 - {1 - confidence:g} x (its share of alpha), here {bound.confidence:.6g} (share {share:.4g}), so over "
+            f"all looks together the violation holds with confidence >= {confidence:g}.")
+    lines.append(f"{result.samples} of {budget_samples} samples per side drawn, seed {seed}.")
+    return "\n".join(lines)
 
 
 # --- conformance -------------------------------------------------------------------------
