@@ -1,7 +1,12 @@
-"""``python -m audit``: run the built-in suite or a user's mechanism, list what is built in.
+"""``python -m audit`` (or the ``dpaudit`` console script): run the built-in suite or a user's
+mechanism, list what is built in.
 
 Exit status: 0 when every verdict is as expected and no unexpected violation appears,
 1 otherwise, 2 for bad usage or input (a message, never a traceback).
+
+Both entry points find a user's module (``--mechanism mymod:m``) in the current folder:
+``python -m`` puts it first on ``sys.path`` itself, and :func:`console_main`, the console
+script's entry point, does the same explicitly.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ import dataclasses
 import importlib
 import json
 import math
+import os
 import platform
 import sys
+import textwrap
 import time
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +56,24 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def _integer(text: str) -> int:
+    """An integer, also in float notation when it is a whole number: ``1000000``, ``1_000_000``, ``1e6``."""
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not number.is_finite() or number != number.to_integral_value():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (write a whole number, e.g. 1000000 or 1e6)")
+    if number.adjusted() > 18:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: too large (at most 1e18)")
+    return int(number)
+
+
 def _int_at_least(minimum: int):
     def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        value = _integer(text)
         if value < minimum:
-            raise argparse.ArgumentTypeError(f"{value} is invalid: must be an integer >= {minimum}")
+            raise argparse.ArgumentTypeError(f"{text} is invalid: must be an integer >= {minimum}")
         return value
     return parse
 
@@ -78,7 +96,10 @@ def _jobs(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.")
+    parser = _Parser(prog="python -m audit", description="Empirical differential-privacy audits.",
+                     epilog="`python -m audit list` shows every built-in mechanism with its parameters; "
+                            "`python -m audit COMMAND -h` the options of one command.")
+    parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench}",
                                 parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
@@ -90,7 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="samples per side and scenario (default: 1000000, or the config's)")
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
     run.add_argument("--confidence", type=_confidence, default=None, help="confidence of each bound (default: 0.95)")
-    run.add_argument("--jobs", type=_jobs, default=None, help="parallel workers, -1 for all cores (default: -1; results do not depend on it)")
+    run.add_argument("--jobs", type=_jobs, default=None,
+                     help="at most this many worker processes, -1 for all cores (default: -1); small budgets run in "
+                          "process, and results do not depend on it")
     run.add_argument("--backend", choices=("local", "dask"), default=None,
                      help="where chunks run: local processes or a Dask cluster (default: local)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "
@@ -111,13 +134,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sequential", action="store_true", default=None,
                      help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
-    sub.add_parser("list", help="show the built-in mechanisms and suites")
+    ls = sub.add_parser("list", help="the built-in mechanisms (with their parameters), sweeps, suites and configs")
+    ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
+    ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
     rp.add_argument("results", type=Path, nargs="+", help="a results.json, optionally followed by sweep.json files")
     rp.add_argument("-o", "--output", type=Path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
-    bn.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON file to write (default bench.json)")
+    bn.add_argument("--out", type=Path, default=None, metavar="FILE",
+                    help="also write the measurements as JSON to FILE (default: print only)")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=Path, help="a results.json written by run --out")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
@@ -133,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _sizes(text: str) -> list[int]:
     try:
-        sizes = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
+        sizes = [_integer(part) for part in text.split(",") if part.strip()]
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
     if not sizes or min(sizes) < 2:
         raise argparse.ArgumentTypeError(f"{text!r} is invalid: sizes must be integers >= 2")
@@ -214,7 +240,8 @@ def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | N
         raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
     if not 0 <= args.delta < 1:
         raise UsageError(f"--delta {args.delta} is invalid: must be in [0, 1)")
-    return [Guarantee(epsilon=args.epsilon, delta=args.delta, relation=scenario.pair.relation, source="command line", claim_id="user/claim")]
+    return [Guarantee(epsilon=args.epsilon, delta=args.delta, relation=scenario.pair.relation, source="command line",
+                      claim_id="user/claim")]
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -324,21 +351,97 @@ def _environment() -> dict[str, str]:
             "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
 
 
-def _list() -> int:
-    print("Built-in mechanisms (--mechanism NAME --param KEY=VALUE ...):")
-    for family in catalog.families():
-        print(f"  [{family.name}] {family.about}")
-        for entry in family.mechanisms:
-            print(f"    {entry.name:40s} {entry.about}")
-    print(f"\nSweeps (python -m audit sweep NAME): {', '.join(catalog.sweeps())}")
-    for suite in SUITES:
-        print(f"\nSuite {suite!r} (python -m audit run --suite {suite}):")
-        for sc in catalog.suite(suite):
-            print(f"  {sc.name:18s} {sc.about}")
-            print(f"  {'':18s} pair: {sc.pair.description} [{sc.pair.relation}]")
-            for cid, verdict in sc.expected.items():
-                print(f"  {'':18s} expects {cid}: {verdict}")
+SHIPPED_CONFIGS = Path(__file__).resolve().parent / "configs"  # package data (configs/ in a checkout links here)
+
+
+def _list(args: argparse.Namespace) -> int:
+    """``list`` (everything, with each mechanism's parameters), ``list NAME`` or ``list --configs``."""
+    if args.configs:
+        text = _list_configs()
+    elif args.mechanism:
+        known = catalog.mechanisms()
+        if args.mechanism not in known:
+            raise UsageError(f"list: {args.mechanism!r} is not a built-in mechanism"
+                             f"{catalog.suggest(args.mechanism, list(known))}; `python -m audit list` shows them all")
+        text = _mechanism_details(known[args.mechanism])
+    else:
+        text = _list_all()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `list | head`: the reader has what it wanted
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the interpreter's final flush
     return EXIT_OK
+
+
+def _wrap(text: str, indent: int, width: int = 100) -> str:
+    return textwrap.fill(text, width=width, initial_indent=" " * indent, subsequent_indent=" " * indent)
+
+
+def _parameter_lines(entry: catalog.MechanismEntry, indent: int) -> list[str]:
+    table = entry.parameter_table()
+    if not table:
+        return [" " * indent + "(no parameters)"]
+    rows = [(p.name, p.type or "-", p.default, p.meaning or "-") for p in table]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines = []
+    for name, kind, default, meaning in rows:
+        head = " " * indent + f"{name:{widths[0]}}  {kind:{widths[1]}}  {default:{widths[2]}}  "
+        width = max(100, len(head) + 40)
+        lines.append(textwrap.fill(meaning, width=width, initial_indent=head, subsequent_indent=" " * len(head)))
+    return lines
+
+
+def _list_all() -> str:
+    out = ["Built-in mechanisms (--mechanism NAME --param KEY=VALUE ...; `list NAME` for one in detail).",
+           "Parameters: name, type, default, meaning."]
+    for family in catalog.families():
+        out.append(f"\n[{family.name}] {family.about}")
+        for entry in family.mechanisms:
+            out.append(f"  {entry.name}")
+            out.append(_wrap(entry.about, 6))
+            out += _parameter_lines(entry, 6)
+    out.append(f"\nSweeps (python -m audit sweep NAME): {', '.join(catalog.sweeps())}")
+    for suite in SUITES:
+        out.append(f"\nSuite {suite!r} (python -m audit run --suite {suite}):")
+        for sc in catalog.suite(suite):
+            out.append(f"  {sc.name:18s} {sc.about}")
+            out.append(f"  {'':18s} pair: {sc.pair.description} [{sc.pair.relation}]")
+            out += [f"  {'':18s} expects {cid}: {verdict}" for cid, verdict in sc.expected.items()]
+    out.append("\nSample configs: python -m audit list --configs")
+    return "\n".join(out) + "\n"
+
+
+def _mechanism_details(entry: catalog.MechanismEntry) -> str:
+    family = next(f.name for f in catalog.families() if entry in f.mechanisms)
+    out = [f"{entry.name}  [family {family}]", _wrap(entry.about, 2), "", "Parameters (name, type, default, meaning):"]
+    out += _parameter_lines(entry, 2)
+    example = " ".join(f"--param {p.name}=..." for p in entry.parameter_table() if p.default == "required")
+    run = f"python -m audit run --mechanism {entry.name} {example} --pair pkg.module:pair".replace("  ", " ")
+    out += ["", f"Run: {run}"]
+    claims = catalog.mechanism_claims(entry.name)
+    out += ["", f"Claims in the registry ({len(claims)}):" if claims else "Claims in the registry: none"]
+    for c in claims:
+        out.append(f"  {c.id}  [{c.status}]  {c.document}, {c.where}; relations: {', '.join(c.relations)}")
+        out.append(_wrap(c.statement, 6))
+        if c.premises:
+            out.append(_wrap(f"premises: {'; '.join(c.premises)}", 6))
+        if c.reason:
+            out.append(_wrap(f"why {c.status}: {c.reason}", 6))
+    return "\n".join(out) + "\n"
+
+
+def _list_configs() -> str:
+    out = [f"Sample configs shipped with dpaudit ({SHIPPED_CONFIGS}); run one with `python -m audit run PATH`:"]
+    for path in sorted(SHIPPED_CONFIGS.glob("*.toml")):
+        first = path.read_text(encoding="utf-8").splitlines()[:1]
+        about = first[0].lstrip("# ").split(": python -m audit")[0] if first and first[0].startswith("#") else ""
+        out.append(f"  {path.name:16s} {about}")
+        out.append(f"  {'':16s} {path}")
+    data = sorted(p.name for p in (SHIPPED_CONFIGS / "data").glob("*") if p.is_file())
+    if data:
+        out.append(f"  data files (relative to the configs' folder): {', '.join('data/' + d for d in data)}")
+    return "\n".join(out) + "\n"
 
 
 def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
@@ -348,10 +451,11 @@ def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
     rows += [(str(r["n"]), r["claim_id"], r["claim_kind"], f"{r['epsilon_claim']:.4g}", f"{r['epsilon_exact']:.4g}",
               f"{r['epsilon_lower']:.4g}", r["verdict"]) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
+    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
     fitted = slopes(records)
     text += "\n\nlog-log slopes against n (the paper's rate is -1):\n" + "\n".join(
-        f"  {cid}: eps_claim {s['epsilon_claim']:+.3f}, eps_exact {s['epsilon_exact']:+.3f}" for cid, s in fitted.items())
+        f"  {cid}: eps_claim {s['epsilon_claim']:+.3f}, eps_exact {s['epsilon_exact']:+.3f}"
+        for cid, s in fitted.items())
     print(text)
     if args.out:
         write_atomic(args.out / "sweep.json", dumps({
@@ -361,14 +465,30 @@ def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
     return EXIT_OK
 
 
+def console_main() -> int:
+    """The ``dpaudit`` console script: ``python -m audit`` with the same ``sys.path``.
+
+    ``python -m audit`` puts the current folder first on ``sys.path``, so ``--mechanism
+    mymod:m`` (and ``--pair``) import ``mymod.py`` from where the command runs; a console
+    script's ``sys.path`` starts with its own bin folder instead.  The current folder is put
+    first here too, so both commands find the same modules."""
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    return main()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
         if args.command == "run":
             return _run(args, argv)
+        if args.version:
+            print(f"dpaudit {audit.__version__} (Python {platform.python_version()})")
+            return EXIT_OK
         if args.command == "list":
-            return _list()
+            return _list(args)
         if args.command == "sweep":
             return _sweep(args, argv)
         if args.command == "report":
@@ -381,7 +501,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "bench":
             report = bench.run(samples=args.samples)
             sys.stdout.write(bench.table(report))
-            write_atomic(args.out, dumps(report))
+            if args.out:
+                write_atomic(args.out, dumps(report))
+                print(f"wrote {args.out}")
             return EXIT_OK
         if args.command == "summary":
             payload = load_results(args.results)

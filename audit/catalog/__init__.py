@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import difflib
 import functools
+import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
@@ -39,6 +41,7 @@ __all__ = [
     "documents",
     "families",
     "generators",
+    "mechanism_claims",
     "mechanisms",
     "suggest",
     "suite",
@@ -87,6 +90,26 @@ def _unique(kind: str, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def mechanisms() -> dict[str, MechanismEntry]:
     """Every mechanism buildable by name, across families."""
     return _unique("mechanism", [(m.name, m) for f in families() for m in f.mechanisms])
+
+
+def mechanism_claims(name: str) -> list[Claim]:
+    """The registry's claims about the built-in mechanism ``name``: the claim ids its class (and
+    its bases) state in their source, and those the suites' scenarios of that mechanism check."""
+    entry = mechanisms()[name]
+    registry = claims()
+    ids: set[str] = set()
+    owner = entry.forwards or entry.build
+    for klass in owner.__mro__[:-1] if isinstance(owner, type) else (owner,):
+        try:
+            source = inspect.getsource(klass)
+        except (OSError, TypeError):
+            continue
+        ids.update(m for m in re.findall(r"[\"']([^\"'\s]+/[^\"'\s]+)[\"']", source) if m in registry)
+    for sc in (sc for suite_name in SUITES for sc in suite(suite_name)):
+        if getattr(sc.mechanism, "name", None) == name:
+            ids.update(cid for cid in sc.expected if cid in registry)
+            ids.update(c.claim_id for c in sc.claims or () if c.claim_id in registry)
+    return [registry[cid] for cid in sorted(ids)]
 
 
 def generators() -> dict[str, Callable[..., Dataset]]:

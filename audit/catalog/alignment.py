@@ -190,6 +190,11 @@ def align_mle(seed: int = 0, trials: int = 20_000, loop_trials: int = 100, n: in
             "trials": trials, "loop_trials": loop_trials}
 
 
+_MODEL_HELP = {"model": "the record model: pairwise (Bradley–Terry), kwise (Plackett–Luce) or trajectory",
+               "K": "items ranked per record (kwise model)", "H": "steps per trajectory (trajectory model)",
+               "output_noise": "add Algorithm 1's output noise to θ (False: objective perturbation only)"}
+
+
 def _covariance(model: str = "pairwise", K: int = 4, H: int = 3, **params: Any) -> PrivateCovariance:
     return PrivateCovariance(record_model(model, K=K, H=H), **params)
 
@@ -313,9 +318,11 @@ FAMILY = Family(
     name="alignment",
     about="AI alignment with provable protection of human judgements (anonymous, under review)",
     mechanisms=(MechanismEntry(PrivateCovariance.name, _covariance,
-                               "Algorithm 2: the Gaussian covariance release (model = pairwise | kwise | trajectory)"),
+                               "Algorithm 2: the Gaussian covariance release (model = pairwise | kwise | trajectory)",
+                               forwards=PrivateCovariance, help=_MODEL_HELP),
                 MechanismEntry(PrivateMLE.name, _mle,
-                               "Algorithm 1: objective-perturbed MLE (model = pairwise | kwise | trajectory)")),
+                               "Algorithm 1: objective-perturbed MLE (model = pairwise | kwise | trajectory)",
+                               forwards=PrivateMLE, help=_MODEL_HELP)),
     generators={"preferences": preferences},
     scenarios=scenarios,
     extended=extended,

@@ -444,10 +444,27 @@ CLAIMS = (
           premises=("D∞ gap ≤ ε̂ in both orders on D and D′", "the base claim holds for the pair")),
 )
 
+# Meanings of the KL policies' parameters for `python -m audit list` (eqs. (8), (10), (11)).
+_PARAMETER_HELP = {
+    "n_actions": "number of arms",
+    "eta": "η, the KL-regularization temperature: π̃ ∝ π0 exp(u/η)",
+    "beta0": "β0, the weight of the pessimism penalty in the utility u",
+    "reward_range": "R: rewards lie in [0, R]",
+    "pi0": "the reference policy π0, one probability per action (None: uniform)",
+    "ridge": "λ, the ridge regularization of the empirical covariance Σ_D",
+    "features": "the action features φ_a, one row per action (‖φ_a‖ ≤ 1)",
+}
+
+
 FAMILY = Family(
     name="kl",
     about="KL-regularization Itself is Differentially Private in Bandits and RLHF (Zhang et al.)",
-    mechanisms=tuple(entry(cls) for cls in (KLBandit, KLLinearBandit, KLRLHF)),
+    mechanisms=(entry(KLBandit, help={**_PARAMETER_HELP,
+                                      "k": "the k of Corollary 1 (its claim is stated only when set)"}),
+                entry(KLLinearBandit, help={**_PARAMETER_HELP, "k1": "the k1 of Corollary 2 (its pure part; with c, "
+                                                                     "its approximate part)",
+                                            "c": "the c of Corollary 2's approximate part (with k1)"}),
+                entry(KLRLHF, help=_PARAMETER_HELP)),
     generators={"bandit_log": bandit_log, "comparisons": comparisons, "linear_log": linear_log},
     scenarios=scenarios,
     sweeps={"kl-mab": _mab, "kl-linear": _linear, "kl-rlhf": _rlhf},

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from audit.catalog.family import Family, MechanismEntry, Scenario, timed
+from audit.catalog.family import Family, MechanismEntry, Scenario, one_line, timed
 from audit.exact import pure_epsilon
 from dpcore import Claim, Document, Guarantee
 from mechanisms.curves import gauss_epsilon
@@ -144,6 +144,15 @@ def dp_pg_rounds(seed: int = 0, runs: int = 10_000, rounds: int = 10, loop_runs:
             "runs": runs, "rounds": rounds, "d": 8, "m": 64, "responses": 4}
 
 
+_ENV_HELP = {"env": "the policy environment as a table: features[x, y] (prompts × responses × d), optional "
+                    "reference μ(y|x) (None: uniform) and theta0 θ_1 (None: zeros)",
+             "m": "users per round", "T": "rounds", "reward_bound": "R_max, the bound on rewards or advantages",
+             "learning_rate": "the policy-gradient step size",
+             "candidates": "the finite candidate set the exponential mechanism chooses from",
+             "enforce_condition": "refuse candidates with ||w|| > R/G (spec C.3's condition for the claim)",
+             "clip": "c, the clip of the squared REBEL residual", "rebel_eta": "η of the REBEL regression"}
+
+
 def _with_env(cls: type):
     """A builder taking the environment as a table (``env = {features = [...], reference = [...]}``)."""
     def build(env: dict, **params: Any):
@@ -205,7 +214,7 @@ CLAIMS = (
 FAMILY = Family(
     name="policy-optimization",
     about="private policy optimisation slides: DP-PG, the meta-algorithm, DP-NPG and DP-REBEL (user-level DP)",
-    mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "))
+    mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), one_line(cls.__doc__), forwards=cls, help=_ENV_HELP)
                      for cls in (DPPG, DPNPG, DPREBEL)),
     scenarios=scenarios,
     extended=extended,
