@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, cpu_count, delayed, parallel_config
 from tqdm import tqdm
 
 from dpcore import InputError, require
@@ -89,15 +89,51 @@ class Execution:
         require(self.backend in BACKENDS, "backend", self.backend, f"must be one of {', '.join(BACKENDS)}")
         require(self.progress in ("off", "bar", "log"), "progress", self.progress, "must be off, bar or log")
 
+    @property
+    def workers(self) -> int:
+        """The most local worker processes this execution may use (``n_jobs``, -1: every core)."""
+        return cpu_count() if self.n_jobs == -1 else max(1, self.n_jobs)
+
     def map(self, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
-        """Results of ``fn(*args)`` for each args, in order, computed where this execution says."""
+        """Results of ``fn(*args)`` for each args, in order, computed where this execution says.
+
+        Locally, a worker pool starts only when it pays: with more than one chunk per worker to
+        run, the first chunk runs in this process and is timed, and the rest go to the pool only
+        if running them here would take longer than what the pool saves costs to start
+        (:data:`POOL_STARTUP_SECONDS`, once per process; loky keeps its workers).  Small budgets
+        therefore run in process.  Where a chunk runs never changes its numbers (its seed is its
+        own)."""
         if self.backend == "dask":
             with parallel_config(backend="dask"):
                 yield from Parallel(n_jobs=-1, return_as="generator")(delayed(fn)(*a) for a in arglists)
-        elif self.n_jobs == 1 or len(arglists) <= 1:  # one chunk: a worker pool only costs start-up
+            return
+        workers = self.workers
+        if workers == 1 or len(arglists) <= workers:  # at most one chunk per worker: no pool
             yield from (fn(*a) for a in arglists)
-        else:
-            yield from Parallel(n_jobs=self.n_jobs, return_as="generator")(delayed(fn)(*a) for a in arglists)
+            return
+        start = time.perf_counter()
+        yield fn(*arglists[0])
+        per_chunk = time.perf_counter() - start
+        rest = arglists[1:]
+        in_process = per_chunk * len(rest)
+        saved = in_process * (1 - 1 / min(workers, len(rest)))
+        if saved <= (POOL_DISPATCH_SECONDS if _pool_started else POOL_STARTUP_SECONDS):
+            yield from (fn(*a) for a in rest)
+            return
+        _mark_pool_started()
+        yield from Parallel(n_jobs=self.n_jobs, return_as="generator")(delayed(fn)(*a) for a in rest)
+
+
+# What a local pool costs, for Execution.map's choice: starting loky workers that import numpy,
+# scipy and dpaudit (about a second on a laptop), and handing chunks to workers already running.
+POOL_STARTUP_SECONDS = 1.5
+POOL_DISPATCH_SECONDS = 0.1
+_pool_started = False
+
+
+def _mark_pool_started() -> None:
+    global _pool_started
+    _pool_started = True
 
 
 def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...] = ()) -> Any:
