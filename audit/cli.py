@@ -134,6 +134,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--sequential", action="store_true", default=None,
                      help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
     ls = sub.add_parser("list", help="the built-in mechanisms (with their parameters), sweeps, suites and configs")
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
@@ -146,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also write the measurements as JSON to FILE (default: print only)")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=Path, help="a results.json written by run --out")
+    sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
     sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")
     sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
@@ -311,7 +313,7 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         if client is not None:
             client.close()
     final = payload(results, True, time.perf_counter() - clock)
-    table = summary_table(final["records"])
+    table = summary_table(final["records"], witness=getattr(args, "witness", False))
     ok = final["as_expected"]
     footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
                          f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
@@ -507,7 +509,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_OK
         if args.command == "summary":
             payload = load_results(args.results)
-            sys.stdout.write(summary_table(payload["records"]))
+            sys.stdout.write(summary_table(payload["records"], witness=args.witness))
             return EXIT_OK if run_as_expected(payload["records"]) else EXIT_FAIL
         build_parser().print_help()
         return EXIT_USAGE

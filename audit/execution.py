@@ -188,16 +188,24 @@ class Progress:
         if mode == "bar":
             self.bar = tqdm(total=total, desc=label, unit="sample", unit_scale=True, leave=False, file=sys.stderr)
 
-    def update(self, samples: int, done: int, epsilon: Callable[[], float]) -> None:
+    def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
+        """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None
+        while it means nothing yet (before the first estimation chunk on both sides, or before
+        the first look of a sequential run), when it is not shown."""
         if self.bar is not None:
             self.bar.update(samples)
+            value = epsilon()
+            if value is not None:
+                self.bar.set_postfix_str(f"eps_lower {value:.4g}", refresh=False)
         elif self.mode == "log":
             now = time.monotonic()
             if now - self.last >= self.every:
                 self.last = now
                 rate = done / max(now - self.start, 1e-9)
-                print(f"[dpaudit] {self.label}: {done}/{self.total} samples, {rate:.3g}/s, "
-                      f"current eps_lower {epsilon():.4g}", file=sys.stderr, flush=True)
+                value = epsilon()
+                bound = "eps_lower pending" if value is None else f"current eps_lower {value:.4g}"
+                print(f"[dpaudit] {self.label}: {done}/{self.total} samples, {rate:.3g}/s, {bound}",
+                      file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -331,7 +331,12 @@ class AuditResult:
 
     @staticmethod
     def _compress_sets(text: str, keep: int = 3) -> str:
-        """Shorten every ``{a, b, c, …}`` of a witness to its first ``keep`` items and "… and N more"."""
+        """Shorten every ``{a, b, c, …}`` of a witness to its first ``keep`` items and "… and N more"
+        (N counts outputs: an interval ``a..b`` left out counts b − a + 1)."""
+
+        def size(item: str) -> int:
+            run = re.fullmatch(r"(-?\d+)\.\.(-?\d+)", item)
+            return int(run.group(2)) - int(run.group(1)) + 1 if run else 1
 
         def shorten(match: re.Match) -> str:
             items, depth, current = [], 0, ""
@@ -343,13 +348,14 @@ class AuditResult:
                 else:
                     current += ch
             items.append(current.strip())
-            total = len(items)
-            tail = re.fullmatch(r"… \((\d+) outputs\)", items[-1])
+            more = 0
+            tail = re.fullmatch(r"… and (\d+) more", items[-1])
             if tail:
-                items, total = items[:-1], int(tail.group(1))
-            if total <= keep + 1:
+                items, more = items[:-1], int(tail.group(1))
+            if len(items) <= (keep if tail else keep + 1):
                 return match.group(0)
-            return "{" + ", ".join(items[:keep]) + f", … and {total - keep} more" + "}"
+            left_out = sum(size(item) for item in items[keep:]) + more
+            return "{" + ", ".join(items[:keep]) + f", … and {left_out} more" + "}"
 
         return re.sub(r"\{([^{}]*)\}", shorten, text)
 

@@ -110,10 +110,18 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     name = getattr(mechanism, "name", type(mechanism).__name__)
     progress = Progress(execution.progress, 2 * n_est, name, execution.log_every)
 
-    def running_epsilon() -> float:
-        n = int(drawn_per_side.min())
-        return bound_from_counts(chosen[0], deltas[0], k[0, 0], max(n, 1), k[1, 0], max(n, 1),
-                                 confidences[0]).epsilon_lower if n else 0.0
+    looked: list[float] = []  # the first level's bound at each finished look
+
+    def running_epsilon() -> float | None:
+        """What progress shows: for a sequential run the bound of the last look (None before
+        the first); otherwise the bound of the chunks counted so far on both sides (a valid
+        bound on its own), None before one chunk per side is in."""
+        if len(stops) > 1:
+            return looked[-1] if looked else None
+        n_d, n_dp = (int(n) for n in drawn_per_side)
+        if min(n_d, n_dp) == 0:
+            return None
+        return bound_from_counts(chosen[0], deltas[0], k[0, 0], n_d, k[1, 0], n_dp, confidences[0]).epsilon_lower
 
     first = np.zeros((2, len(sizes)), dtype=np.int64)  # per chunk, the first event's counts: convergence
     done, note = 0, None
@@ -144,6 +152,9 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         share = spend[stop]
         bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
                        for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+        looked.append(bounds[0].epsilon_lower)
+        if len(stops) > 1:
+            progress.update(0, int(drawn_per_side.sum()), running_epsilon)  # the look's bound, as soon as it is known
         if len(stops) > 1:
             note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
             if any(bounds[i].epsilon_lower > t for i, t in targets.items()):

@@ -20,37 +20,52 @@ def fmt(value: Any) -> str:
     return f"{value:.3g}"
 
 
-def summary_table(records: Sequence[dict[str, Any]]) -> str:
+def summary_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     """One line per record: scenario, claim, its registry status, δ, ε_claim, ε_lower, ε_exact, the
     supremum of the pure loss over reference policies (pure claims of KL mechanisms), the verdict
     that combines both witnesses, and the outcome (as expected or not); a claim outside its
-    premise gets a second line saying so and whether the samples would refute it."""
+    premise gets a second line saying so and whether the samples would refute it.  When a record
+    comes from a sequential run, a ``samples`` column gives the samples per side it used; with
+    ``witness``, each row is followed by its witness event and counts."""
+    sequential = any(r.get("sequential") for r in records)
     head = ("scenario", "claim", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "eps_sup", "verdict",
-            "outcome")
+            "outcome") + (("samples",) if sequential else ())
     rows = [head]
-    notes: dict[int, str] = {}
+    notes: dict[int, list[str]] = {}
     for r in records:
-        rows.append((r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
-                     fmt(r["delta"]), fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
-                     fmt(r.get("epsilon_sup") if r["delta"] == 0 else None), r["finding"], outcome(r)))
+        row = (r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
+               fmt(r["delta"]), fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
+               fmt(r.get("epsilon_sup") if r["delta"] == 0 else None), r["finding"], outcome(r))
+        rows.append(row + ((str(r["samples"]),) if sequential else ()))
+        extra = []
         if r.get("premise"):
-            notes[len(rows) - 1] = r["premise"]
+            extra.append(r["premise"])
+        event = r.get("event") or {}
+        if witness and event.get("witness"):
+            extra.append(f"witness: {event['witness']}")
+        if extra:
+            notes[len(rows) - 1] = extra
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = []
     for i, row in enumerate(rows):
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
-        if i in notes:
-            lines.append(" " * (widths[0] + 2) + notes[i])
+        lines += [" " * (widths[0] + 2) + note for note in notes.get(i, ())]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
 
 
 def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, seconds: float, ok: bool) -> str:
     """The run's last line: what was checked and whether every outcome is as expected — or, when no
-    claim was checked at all, that only ε_lower was measured (never "as expected" about nothing)."""
+    claim was checked at all, that only ε_lower was measured (never "as expected" about nothing);
+    for sequential runs, how many samples per side the scenarios used."""
     checked = [r for r in records if r["claim_id"] is not None]
     if not checked:
         verdict = "no claim checked: eps_lower measured only"
     else:
         verdict = "every verdict as expected" if ok else "SOME VERDICTS NOT AS EXPECTED"
+    runs = {(r["scenario"], r["mechanism"], r["pair"]): r for r in records if r.get("sequential")}
+    if runs:
+        stopped = sum("stopped" in r["sequential"] for r in runs.values())
+        settings += (f"; sequential: {stopped} of {len(runs)} scenarios stopped early, "
+                     f"{sum(r['samples'] for r in runs.values())} samples per side used in all")
     return f"\n{len(checked)} checks in {scenarios} scenarios, {settings}, {seconds:.1f} s: {verdict}\n"

@@ -181,11 +181,30 @@ class ManyOutputs:
         return np.where((rng.random(size) < 0.5) & (data == 1), k % 20, k)
 
 
-def test_summary_compresses_a_long_witness_set():
+@dataclasses.dataclass(frozen=True)
+class Interleaved:
+    """40 outputs; on data 1 each odd output folds onto the even one below it half of the time."""
+
+    name: str = "interleaved"
+
+    def sample(self, data, size, rng):
+        k = rng.integers(0, 40, size=size)
+        return np.where((rng.random(size) < 0.5) & (data == 1), k - k % 2, k)
+
+
+def test_a_witness_set_of_consecutive_outputs_reads_as_an_interval():
     r = audit_mechanism(ManyOutputs(), 0, 1, samples=200_000, events="rows", epsilon=0.2)
     assert r.verdict == "violation"
+    assert re.search(r"S = output in \{(\d+)\.\.(\d+)\} ", r.claims[0].bound.witness())
+    assert re.search(r"S = output in \{\d+\.\.\d+\} ", r.summary())
+
+
+def test_summary_compresses_a_long_witness_set():
+    r = audit_mechanism(Interleaved(), 0, 1, samples=200_000, events="rows", epsilon=0.2)
+    assert r.verdict == "violation"
     full = r.claims[0].bound.witness()
-    listed = int(re.search(r"… \((\d+) outputs\)\}", full).group(1))  # the event lists many outputs
+    shown = re.search(r"S = output in \{((?:\d+, ){8})… and (\d+) more\}", full)  # the event lists many outputs
+    listed = 8 + int(shown.group(2))
     text = r.summary()
     assert re.search(r"S = output in \{\d+, \d+, \d+, … and (\d+) more\}", text).group(1) == str(listed - 3)
 

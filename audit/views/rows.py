@@ -25,10 +25,33 @@ def _values_list(values: np.ndarray) -> list:
     return values.tolist()
 
 
-def _show(values: np.ndarray, limit: int = 8) -> str:
+def _runs(items: list[int]) -> list[tuple[int, int]]:
+    """Sorted integers as (first, last) runs of consecutive values."""
+    runs: list[tuple[int, int]] = []
+    for v in items:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], v)
+        else:
+            runs.append((v, v))
+    return runs
+
+
+def _show(values: np.ndarray, limit: int = 8, vectors: int = 3) -> str:
+    """The set in words: scalar outputs as runs (``{0..16, 18, 20..25}``; a run of three or more
+    consecutive integers is an interval), vector outputs as the first ``vectors`` rows; past
+    ``limit`` items (``vectors`` rows), "… and N more" counts the outputs left out."""
     items = _values_list(values)
-    text = ", ".join(str(v) for v in items[:limit])
-    return "{" + text + (f", … ({len(items)} outputs)" if len(items) > limit else "") + "}"
+    if values.dtype.kind == "V":  # vector rows
+        shown = [str(v) for v in items[:vectors]]
+        rest = len(items) - len(shown)
+    else:
+        parts = []
+        for a, b in _runs(sorted(int(v) for v in items)):
+            parts += [f"{a}..{b}"] if b - a >= 2 else [str(v) for v in range(a, b + 1)]
+        shown = parts[:limit]
+        rest = len(items) - sum(int(p.split("..")[1]) - int(p.split("..")[0]) + 1 if ".." in p else 1
+                                for p in shown)
+    return "{" + ", ".join(shown) + (f", … and {rest} more" if rest else "") + "}"
 
 
 def _members(event: Event) -> np.ndarray:
