@@ -291,7 +291,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
                        scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
-                       distributions=dists)
+                       distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
 
 
 def mechanism_params(mechanism: Any) -> dict[str, Any]:

@@ -49,6 +49,7 @@ NOT_APPLICABLE = "not-applicable"
 # mechanism's own code; the white box depends on our model of it).
 FINDINGS = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS, NOT_APPLICABLE)
 NO_CLAIM = "no claim checked"  # the finding of a record with no claim: eps_lower measured only
+NOT_REPRODUCIBLE = "not reproducible: unseeded mechanism"  # said of results of a mechanism with seeded = False
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,7 @@ class AuditResult:
     params: dict[str, Any] = field(default_factory=dict)
     epsilon_sup: float | None = None  # sup of the pure loss over reference policies (KL mechanisms)
     distributions: tuple[list[float], list[float]] | None = None  # exact P[M(D)], P[M(D')] for small finite outputs
+    seeded: bool = True  # False for a mechanism that declares it cannot be seeded: the numbers are not reproducible
 
     @property
     def estimates(self) -> tuple[Bound, ...]:
@@ -242,7 +244,8 @@ class AuditResult:
         exact_text = "None" if self.epsilon_exact is None else self._num(self.epsilon_exact)
         text = (f"AuditResult(mechanism={self._clip(self.mechanism, 40)!r}, finding={self.finding!r}, "
                 f"epsilon_lower={self._num(self.epsilon_lower)} at delta={b.delta:g}, "
-                f"epsilon_exact={exact_text}, claims=[{', '.join(shown)}], samples={self.samples})")
+                f"epsilon_exact={exact_text}, claims=[{', '.join(shown)}], samples={self.samples}"
+                + ("" if self.seeded else ", seeded=False") + ")")
         return text if len(text) < 400 else text[:396] + "…)"
 
     def __str__(self) -> str:
@@ -258,6 +261,8 @@ class AuditResult:
                  f"delta = {b.delta:g} (Clopper-Pearson lower bound from {self.samples:,} samples per side, "
                  f"seed {self.seed}).")
         parts = [f"Auditing {self.mechanism} on {where}{scenario}: {self.finding}.", bound]
+        if not self.seeded:
+            parts.append(f"{NOT_REPRODUCIBLE.capitalize()}: the seed does not fix its outputs.")
         if self.sequential:
             parts.append(f"The run was sequential: {self.sequential}.")
         if self.epsilon_exact is None:
@@ -364,7 +369,7 @@ class AuditResult:
         head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
                 "pair": self.pair, "samples": self.samples, "confidence": self.confidence,
                 "seed": self.seed, "seconds": self.seconds, "epsilon_sup": jsonable(self.epsilon_sup),
-                "sequential": self.sequential}
+                "sequential": self.sequential, "seeded": self.seeded}
         if not self.claims:
             b = self.estimates[0]
             return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "claim_status": None,
@@ -384,7 +389,7 @@ class AuditResult:
                                                                           "D'": self.distributions[1]},
                 "exact_profile": self.exact_profile(),
                 "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
-                "seed": self.seed, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
+                "seed": self.seed, "seeded": self.seeded, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
                 "claims": [c.to_dict() for c in self.claims]}
 
 

@@ -24,6 +24,7 @@ from audit.results import (
     HOLDS,
     NO_CLAIM,
     NOT_APPLICABLE,
+    NOT_REPRODUCIBLE,
     REFUTED_EMPIRICAL,
     REFUTED_WHITE_BOX,
     UNVERIFIED_HOLDS,
@@ -189,6 +190,8 @@ def _scenario_page(pdf: PdfPages, scenario: dict[str, Any], records: list[dict[s
             f"Neighbouring pair: {scenario['pair']}.\n"
             f"{scenario['samples']} samples per side (selection {scenario['estimate']['selection_samples']}), "
             f"seed {scenario['seed']}, confidence {scenario['confidence']}, {fmt(scenario['seconds'])} s."
+            + ("" if scenario.get("seeded", True) else f"\n{NOT_REPRODUCIBLE.capitalize()}: the seed does not fix "
+                                                       "its outputs.")
             + (f"\nSequential: {scenario['estimate']['sequential']}" if scenario['estimate'].get('sequential') else "")
             + _gdp_line(scenario['estimate'].get('gdp')))
     fig.text(0.06, 0.935, _wrap(head, 120), fontsize=7.5, va="top", linespacing=1.4)
@@ -279,6 +282,10 @@ def _reproducibility(pdf: PdfPages, payload: dict[str, Any]) -> None:
              f"per bound; jobs {payload.get('jobs')}, backend {payload.get('backend', 'local')}.",
              f"Started {payload.get('started', '?')} (UTC); wall time {fmt(payload.get('seconds'))} s; "
              f"{'complete' if payload.get('complete', True) else 'PARTIAL'} run."]
+    unseeded = sorted({r["scenario"] or r["mechanism"] for r in payload["records"] if r.get("seeded") is False})
+    if unseeded:
+        lines.append(f"{NOT_REPRODUCIBLE.capitalize()}: {', '.join(unseeded)} draw their own randomness, so the "
+                     "root seed does not fix their numbers.")
     fig = _page(pdf, "Reproducibility")
     fig.text(0.06, 0.93, _wrap("\n\n".join(lines), 115), fontsize=8, va="top", linespacing=1.5)
     pdf.savefig(fig)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from audit.results import outcome
+from audit.results import NOT_REPRODUCIBLE, outcome
 
 
 def fmt(value: Any) -> str:
@@ -68,4 +68,6 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
         stopped = sum("stopped" in r["sequential"] for r in runs.values())
         settings += (f"; sequential: {stopped} of {len(runs)} scenarios stopped early, "
                      f"{sum(r['samples'] for r in runs.values())} samples per side used in all")
-    return f"\n{len(checked)} checks in {scenarios} scenarios, {settings}, {seconds:.1f} s: {verdict}\n"
+    unseeded = sorted({r["scenario"] or r["mechanism"] for r in records if r.get("seeded") is False})
+    warning = f"\n{NOT_REPRODUCIBLE.upper()}: {', '.join(unseeded)}\n" if unseeded else ""
+    return f"\n{len(checked)} checks in {scenarios} scenarios, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
