@@ -322,8 +322,17 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
         write_atomic(args.out / "results.json", dumps(final))
         write_atomic(args.out / "summary.txt", table + footer)
         # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
-        reports.write_pdf(json.loads(dumps(final)), args.out / "report.pdf")
+        _write_report(final, args.out / "report.pdf")
     return EXIT_OK if ok else EXIT_FAIL
+
+
+def _write_report(final: dict[str, Any], path: Path) -> None:
+    """``run --out``'s PDF; without the [report] extra the results and summary are written anyway
+    and the run says the PDF was skipped (its exit status stays the verdicts')."""
+    try:
+        reports.write_pdf(json.loads(dumps(final)), path)
+    except reports.ReportExtraMissing as exc:
+        print(f"note: {path} skipped: {exc}", file=sys.stderr)
 
 
 def _resume_argv(folder: Path) -> list[str]:
@@ -353,6 +362,7 @@ def _environment() -> dict[str, str]:
             "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
 
 
+EXIT_ENVIRONMENT = 3  # an environment failure, e.g. a requested PDF without the [report] extra
 SHIPPED_CONFIGS = Path(__file__).resolve().parent / "configs"  # package data (configs/ in a checkout links here)
 
 
@@ -496,7 +506,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "report":
             payload = load_results(args.results[0])
             sweeps = [load_sweep(p) for p in args.results[1:]]
-            reports.write_pdf(payload, args.output, sweeps)
+            try:
+                reports.write_pdf(payload, args.output, sweeps)
+            except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
+                print(f"error: {exc}", file=sys.stderr)
+                return EXIT_ENVIRONMENT
             complete = payload.get("complete", True)
             print(f"wrote {args.output}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
             return EXIT_OK

@@ -1,8 +1,23 @@
-"""Reports of audit results: the text summary and the PDF report, both from saved records."""
+"""Reports of audit results: the text summary and the PDF report, both from saved records.
+
+The PDF needs matplotlib, which the ``[report]`` extra installs (``pip install 'dpaudit[report]'``);
+without it :func:`write_pdf` raises :class:`ReportExtraMissing` and everything else works.
+"""
+
+REPORT_EXTRA_MESSAGE = "the PDF report needs the [report] extra: pip install 'dpaudit[report]'"
+
+
+class ReportExtraMissing(RuntimeError):
+    """matplotlib (the ``[report]`` extra) is not installed: an environment failure, not bad input."""
 
 
 def write_pdf(payload, path, sweeps=()):
     """Write the PDF report of a results payload (see :mod:`reports.pdf`)."""
-    # matplotlib (an optional dependency for users who only audit) is imported only when a PDF is made.
-    from reports.pdf import write_pdf as _write
+    try:
+        # matplotlib (the optional [report] extra) is imported only when a PDF is made.
+        from reports.pdf import write_pdf as _write
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "matplotlib":
+            raise
+        raise ReportExtraMissing(REPORT_EXTRA_MESSAGE) from None
     _write(payload, path, sweeps)

@@ -1,0 +1,103 @@
+"""Honest packaging: metadata without invented URLs, the Apache-2.0 LICENSE, py.typed, lower
+bounds only, matplotlib in a [report] extra (and clear behaviour without it), extras that let
+the fast tier run without dask or statsmodels, and a wheel that ships the sample configs."""
+
+import json
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+PACKAGES = ("audit", "dpcore", "mechanisms", "neighbors", "reports")
+
+
+def test_metadata_is_complete_and_invents_no_url():
+    assert PROJECT["license"] == "Apache-2.0" and PROJECT["license-files"] == ["LICENSE"]
+    assert PROJECT["authors"] and all("@" not in a.get("email", "") for a in PROJECT["authors"])
+    assert len(PROJECT["keywords"]) >= 3 and "Typing :: Typed" in PROJECT["classifiers"]
+    assert "urls" not in PROJECT  # no public home page, repository or tracker exists to point at
+    text = (ROOT / "LICENSE").read_text()
+    assert text.lstrip().startswith("Apache License") and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
+
+
+def test_dependencies_have_lower_bounds_only_and_the_extras_are_split():
+    for requirement in PROJECT["dependencies"]:
+        assert ">=" in requirement and "<" not in requirement, requirement
+    assert not any(r.startswith("matplotlib") for r in PROJECT["dependencies"])
+    extras = PROJECT["optional-dependencies"]
+    assert [r.split(">=")[0] for r in extras["report"]] == ["matplotlib"]
+    test = " ".join(extras["test"])
+    assert "pytest" in test and "pypdf" in test and "dpaudit[report]" in test
+    assert "dask" not in test and "statsmodels" not in test
+    dev = " ".join(extras["dev"])
+    for name in ("dpaudit[test,dask]", "statsmodels", "dp-accounting", "ruff", "mypy"):
+        assert name in dev
+    assert "'.[dev]'" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_every_package_is_typed_and_the_configs_are_package_data():
+    for package in PACKAGES:
+        assert (ROOT / package / "py.typed").exists(), package
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert data["*"] == ["py.typed"] and "configs/*.toml" in data["audit"] and "configs/data/*" in data["audit"]
+    assert (ROOT / "configs").resolve() == (ROOT / "audit" / "configs").resolve()
+
+
+def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need():
+    readme = (ROOT / "README.md").read_text()
+    setup = readme[readme.index("## Set up"):readme.index("## Use")]
+    commands = [block.strip() for block in setup.split("```bash")[1:]]
+    commands = [c[:c.index("```")].strip() for c in commands]
+    assert commands == ["python3 -m pip install '.[report]' && python3 -m audit run --out audit-run",
+                        "python3 -m pip install -e '.[test]' && python3 -m pytest -q -m \"not slow\""]
+
+
+WITHOUT_MATPLOTLIB = ("import sys; sys.modules['matplotlib'] = None\n"
+                      "from audit.cli import main\n"
+                      "sys.exit(main(sys.argv[1:]))")
+
+
+def run_without_matplotlib(*args, cwd):
+    return subprocess.run([sys.executable, "-c", WITHOUT_MATPLOTLIB, *args], cwd=cwd, capture_output=True,
+                          text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
+
+
+def test_without_matplotlib_run_out_writes_results_and_says_the_pdf_was_skipped(tmp_path):
+    out = tmp_path / "run"
+    proc = run_without_matplotlib("run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",
+                                  "tests.plugins.user_mechanisms:pair", "--epsilon", "1", "--samples", "20000",
+                                  "--quiet", "--out", str(out), cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "results.json").exists() and (out / "summary.txt").exists() and not (out / "report.pdf").exists()
+    assert "report.pdf skipped: the PDF report needs the [report] extra: pip install 'dpaudit[report]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+    report = run_without_matplotlib("report", str(out / "results.json"), "-o", str(tmp_path / "r.pdf"), cwd=ROOT)
+    assert report.returncode == 3
+    assert "error: the PDF report needs the [report] extra: pip install 'dpaudit[report]'" in report.stderr
+    assert "Traceback" not in report.stderr and not (tmp_path / "r.pdf").exists()
+    assert json.loads((out / "results.json").read_text())["as_expected"]
+
+
+@pytest.mark.slow  # builds a wheel in an isolated environment (pip fetches setuptools)
+def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 and "No matching distribution" in proc.stderr:
+        pytest.skip("the build backend cannot be fetched here")
+    assert proc.returncode == 0, proc.stderr
+    names = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).namelist()
+    for expected in ("audit/configs/classic.toml", "audit/configs/kl-rlhf.toml", "audit/configs/data/bandit_log.csv",
+                     *(f"{p}/py.typed" for p in PACKAGES)):
+        assert expected in names, expected
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+    metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
+    text = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).read(metadata).decode()
+    assert "License-Expression: Apache-2.0" in text and "Provides-Extra: report" in text
+    assert "Requires-Dist: matplotlib>=3.8; extra == \"report\"" in text
