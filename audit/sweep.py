@@ -23,7 +23,8 @@ def sweep(family: str, ns: Sequence[int], *, samples: int = 200_000, seed: int =
           n_jobs: int = 1) -> list[dict[str, Any]]:
     """One record per (n, claim): n, claim id and kind, ε_claim, ε_exact, ε_lower, ε_sup."""
     cases = catalog.sweeps()
-    require(family in cases, "family", family, f"must be one of {', '.join(cases)}")
+    require(family in cases, "family", family,
+            f"must be one of {', '.join(cases)}{catalog.suggest(str(family), list(cases))}")
     require(len(ns) >= 1 and all(isinstance(n, int) and n >= 2 for n in ns), "n", list(ns),
             "must be integers >= 2")
     records = []

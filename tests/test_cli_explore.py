@@ -78,6 +78,10 @@ def test_a_misspelled_name_gets_a_suggestion(capsys):
     proc = run_cli("run", "--mechanism", "laplase", "--param", "epsilon=1",
                    "--pair", "tests.plugins.user_mechanisms:pair")
     assert proc.returncode == 2 and "did you mean 'laplace'?" in proc.stderr and "Traceback" not in proc.stderr
+    assert main(["sweep", "kl-mb", "--n", "10"]) == 2
+    assert "did you mean 'kl-mab'?" in capsys.readouterr().err
+    assert main(["run", "--family", "klx"]) == 2
+    assert "did you mean 'kl'?" in capsys.readouterr().err
 
 
 def test_list_configs_shows_the_shipped_configs_and_they_live_in_the_package(capsys):
