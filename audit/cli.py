@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="samples per side and scenario (default: 1000000, or the config's)")
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
     run.add_argument("--confidence", type=_confidence, default=None, help="confidence of each bound (default: 0.95)")
-    run.add_argument("--jobs", type=_jobs, default=None, help="parallel workers, -1 for all cores (default: -1; results do not depend on it)")
+    run.add_argument("--jobs", type=_jobs, default=None,
+                     help="parallel workers, -1 for all cores (default: -1; results do not depend on it)")
     run.add_argument("--backend", choices=("local", "dask"), default=None,
                      help="where chunks run: local processes or a Dask cluster (default: local)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "
@@ -214,7 +215,8 @@ def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | N
         raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
     if not 0 <= args.delta < 1:
         raise UsageError(f"--delta {args.delta} is invalid: must be in [0, 1)")
-    return [Guarantee(epsilon=args.epsilon, delta=args.delta, relation=scenario.pair.relation, source="command line", claim_id="user/claim")]
+    return [Guarantee(epsilon=args.epsilon, delta=args.delta, relation=scenario.pair.relation, source="command line",
+                      claim_id="user/claim")]
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -271,10 +273,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     try:
         results = []
-        for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims)):
+        for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims, strict=True)):
             results.append(audit_mechanism(
-                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)), deltas=st.deltas,
-                confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)),
+                deltas=st.deltas, confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
                 expected=sc.expected, events=st.events, sequential=st.sequential,
                 context=RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
                                    registry=registry)))
@@ -301,7 +303,8 @@ def _resume_argv(folder: Path) -> list[str]:
     try:
         saved = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         argv = saved["argv"]
-        if saved.get("schema") != SCHEMA_VERSION or not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        if (saved.get("schema") != SCHEMA_VERSION or not isinstance(argv, list)
+                or not all(isinstance(a, str) for a in argv)):
             raise ValueError("unexpected content")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--resume {folder}: no resumable run there (run.json: {exc})") from None
@@ -313,8 +316,9 @@ def _resume_argv(folder: Path) -> list[str]:
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
     return {"argv": list(argv), "settings": dataclasses.asdict(plan.settings),
             "scenarios": [{"name": sc.name, "mechanism": getattr(sc.mechanism, "name", type(sc.mechanism).__name__),
-                           "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation, "pair": sc.pair.description,
-                           "expected": dict(sc.expected), "samples_factor": sc.samples_factor}
+                           "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation,
+                           "pair": sc.pair.description, "expected": dict(sc.expected),
+                           "samples_factor": sc.samples_factor}
                           for sc in plan.scenarios],
             "config": plan.source or None}
 
@@ -348,10 +352,11 @@ def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
     rows += [(str(r["n"]), r["claim_id"], r["claim_kind"], f"{r['epsilon_claim']:.4g}", f"{r['epsilon_exact']:.4g}",
               f"{r['epsilon_lower']:.4g}", r["verdict"]) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows)
+    text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
     fitted = slopes(records)
     text += "\n\nlog-log slopes against n (the paper's rate is -1):\n" + "\n".join(
-        f"  {cid}: eps_claim {s['epsilon_claim']:+.3f}, eps_exact {s['epsilon_exact']:+.3f}" for cid, s in fitted.items())
+        f"  {cid}: eps_claim {s['epsilon_claim']:+.3f}, eps_exact {s['epsilon_exact']:+.3f}"
+        for cid, s in fitted.items())
     print(text)
     if args.out:
         write_atomic(args.out / "sweep.json", dumps({

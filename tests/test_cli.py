@@ -230,7 +230,7 @@ def test_default_suite_pins_the_alignment_fixtures(default_run):
                           ("align-alg1-instantiated-swap", "align/alg1-instantiated"),
                           ("align-release-pairwise", "align/thm41"), ("align-pessimistic", "align/thm41")):
         assert got[(scenario, cid)]["verdict"] == "pass" and got[(scenario, cid)]["exact_verdict"] != "violation"
-    for (scenario, cid), rec in got.items():
+    for (_scenario, cid), rec in got.items():
         if cid == "align/alg2-tight":
             assert rec["verdict"] == "pass" and rec["epsilon_lower"] <= rec["epsilon_exact"]
     one_d = got[("align-alg1-exact-1d", "align/alg1-chi")]
