@@ -26,16 +26,16 @@ def run(samples: int = 2_000_000, seed: int = 0) -> dict[str, Any]:
     for case in (c for f in catalog.families() for c in f.bench()):
         mech, d, dp = case.mechanism, case.d, case.d_prime
         audit_mechanism(mech, d, dp, samples=20_000, seed=seed)  # warm caches and imports
-        result, ours = timed(lambda: audit_mechanism(mech, d, dp, samples=samples, seed=seed))
+        result, ours = timed(lambda mech=mech, d=d, dp=dp: audit_mechanism(mech, d, dp, samples=samples, seed=seed))
         rng = np.random.default_rng(seed)
-        _, plain = timed(lambda: [case.reference(rng, samples) for _ in range(2)])
+        _, plain = timed(lambda case=case, rng=rng: [case.reference(rng, samples) for _ in range(2)])
         rows.append({"family": case.name, "samples_per_side": samples, "ours_seconds": ours, "plain_seconds": plain,
                      "ours_per_second": 2 * samples / ours, "plain_per_second": 2 * samples / plain,
                      "ratio_ours_to_plain": plain / ours, "epsilon_lower": result.epsilon_lower})
     tight = []
     for t in (t for f in catalog.families() for t in f.tightness()):
-        r, secs = timed(lambda: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=t.samples, seed=seed,
-                                                deltas=t.deltas, relation=t.pair.relation))
+        r, secs = timed(lambda t=t: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=t.samples, seed=seed,
+                                                    deltas=t.deltas, relation=t.pair.relation))
         tight.append({"audit": t.label, "samples_per_side": t.samples, "epsilon_true": t.epsilon_true,
                       "epsilon_lower": r.epsilon_lower, "tightness": r.epsilon_lower / t.epsilon_true, "seconds": secs})
     extra = {name: measure(seed) for f in catalog.families() for name, measure in f.benchmarks.items()}
@@ -57,7 +57,8 @@ def table(report: dict[str, Any]) -> str:
                      f"{t['tightness']:10.4f} {t['seconds']:8.2f}")
     pg = report.get("dp_pg_rounds")
     if pg:
-        lines += ["", f"DP-PG (d = {pg['d']}, m = {pg['m']}, {pg['responses']} responses): {pg['rounds_per_second']:.3g} "
+        lines += ["", f"DP-PG (d = {pg['d']}, m = {pg['m']}, {pg['responses']} responses): "
+                  f"{pg['rounds_per_second']:.3g} "
                   f"rounds/s batched across runs, {pg['plain_loop_rounds_per_second']:.3g} in a plain loop over runs "
                   f"({pg['ratio']:.0f}x)"]
     al = report.get("align_mle")

@@ -300,10 +300,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
 
     try:
         results = []
-        for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims)):
+        for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims, strict=True)):
             results.append(audit_mechanism(
-                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)), deltas=st.deltas,
-                confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)),
+                deltas=st.deltas, confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
                 expected=sc.expected, events=st.events, sequential=st.sequential,
                 context=RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
                                    registry=registry)))
@@ -339,7 +339,8 @@ def _resume_argv(folder: Path) -> list[str]:
     try:
         saved = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         argv = saved["argv"]
-        if saved.get("schema") != SCHEMA_VERSION or not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        if (saved.get("schema") != SCHEMA_VERSION or not isinstance(argv, list)
+                or not all(isinstance(a, str) for a in argv)):
             raise ValueError("unexpected content")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"--resume {folder}: no resumable run there (run.json: {exc})") from None
@@ -351,8 +352,9 @@ def _resume_argv(folder: Path) -> list[str]:
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
     return {"argv": list(argv), "settings": dataclasses.asdict(plan.settings),
             "scenarios": [{"name": sc.name, "mechanism": getattr(sc.mechanism, "name", type(sc.mechanism).__name__),
-                           "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation, "pair": sc.pair.description,
-                           "expected": dict(sc.expected), "samples_factor": sc.samples_factor}
+                           "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation,
+                           "pair": sc.pair.description, "expected": dict(sc.expected),
+                           "samples_factor": sc.samples_factor}
                           for sc in plan.scenarios],
             "config": plan.source or None}
 

@@ -209,7 +209,7 @@ def load_columns(target: Path, path: str) -> Dataset:
     for line, row in enumerate(body, start=2):
         if len(row) != len(header):
             _fail(path, target.name, f"line {line} has {len(row)} fields, the header has {len(header)}")
-        for h, cell in zip(header, row):
+        for h, cell in zip(header, row, strict=True):
             try:
                 columns[h].append(int(cell) if cell.strip().lstrip("-").isdigit() else float(cell))
             except ValueError:
@@ -233,7 +233,8 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
             return Dataset({k: np.asarray(v) for k, v in data["columns"].items()})
         name, known = data["generator"], catalog.generators()
         if name not in known:
-            _fail(f"{path}.generator", name, f"must be one of {', '.join(known)}{catalog.suggest(str(name), list(known))}")
+            _fail(f"{path}.generator", name,
+                  f"must be one of {', '.join(known)}{catalog.suggest(str(name), list(known))}")
         args = _table(data.get("args", {}), f"{path}.args", set(data.get("args", {})))
         try:
             return known[name](**args)

@@ -90,11 +90,13 @@ class PrivateCovariance:
             covered = relation == self.relation or (relation == "zero-out" and self.relation == "swap")
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"spec B.2 fix: sigma on the exact curve for {self.relation}; "
-                                        f"{self.model.describe()}", claim_id=CORRECTED, kind="corrected") if covered else
+                                        f"{self.model.describe()}",
+                                 claim_id=CORRECTED, kind="corrected") if covered else
                        Guarantee.not_applicable(f"calibrated for {self.relation}, not {relation}", relation=relation,
                                                 claim_id=CORRECTED, kind="corrected", source="spec B.2 fix"))
         out.append(Guarantee(epsilon=gauss_epsilon(self.delta / 2, mu), delta=self.delta / 2, relation=relation,
-                             source=f"Balle & Wang (2018), Thm 8: exact curve of the worst {relation} pair, mu = {mu:.4g}",
+                             source=f"Balle & Wang (2018), Thm 8: exact curve of the worst {relation} pair, "
+                                    f"mu = {mu:.4g}",
                              claim_id="align/alg2-tight", kind="tight"))
         return out
 

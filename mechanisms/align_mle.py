@@ -205,7 +205,7 @@ class PrivateMLE:
         return minimise_batch(self.model, terms, lam, b, start, tol)
 
     def sample(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
-        terms, lam, theta0, _ = self._fit(data)
+        _terms, _lam, theta0, _ = self._fit(data)
         b = self.sigma_b * rng.standard_normal((size, len(theta0)))
         theta = self.minimiser(data, b)
         if self.output_noise:
@@ -229,7 +229,7 @@ class PrivateMLE:
         for e2 in np.geomspace(1e-3, 2.0, 40):
             d2 = gauss_delta(float(e2), mu_w)
 
-            def slack(e1: float) -> float:
+            def slack(e1: float, e2: float = e2, d2: float = d2) -> float:
                 return math.exp(e2) * chi_delta(e1, mu, k, ej) + (1 + math.exp(e1 + e2)) * d2 - delta
 
             if slack(60.0) > 0:
@@ -263,8 +263,8 @@ class PrivateMLE:
                                                      kind="corrected", source="spec B.1.4"))
         eps = self.chi_epsilon(d, relation, self.delta / 2)
         out.append(Guarantee(epsilon=eps, delta=self.delta / 2, relation=relation,
-                             source=f"spec B.1.3 chi-bound for these constants ({self.solver} solver)", claim_id="align/alg1-chi",
-                             kind="corrected") if math.isfinite(eps) else
+                             source=f"spec B.1.3 chi-bound for these constants ({self.solver} solver)",
+                             claim_id="align/alg1-chi", kind="corrected") if math.isfinite(eps) else
                    Guarantee.not_applicable("an approximate solver without output noise has no bound",
                                             relation=relation, claim_id="align/alg1-chi", kind="corrected"))
         return out
@@ -301,7 +301,7 @@ def objective_curve_1d(mech: PrivateMLE, d, d_prime, points: int = 400_001) -> O
     sigma = mech.sigma_b
     fits = []
     for data in (d, d_prime):
-        terms, lam, theta0, _ = mech._fit(data)
+        terms, lam, _theta0, _ = mech._fit(data)
         fits.append((terms, lam))
     ends = []
     for terms, lam in fits:

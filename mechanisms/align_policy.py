@@ -70,11 +70,13 @@ class PrivateAlignment:
         cid, theorem = THEOREMS[self.mle.model.kind]
         e, dl = self.mle.epsilon, self.mle.delta
         composed = self.composed_epsilon(data, relation, dl)
-        return [Guarantee(epsilon=e, delta=dl, relation=relation, source=f"{PAPER}, {theorem}: (eps/2, delta/2) + (eps/2, delta/2) by composition; "
-                          f"{self.mle.model.describe()}", claim_id=cid,
+        return [Guarantee(epsilon=e, delta=dl, relation=relation,
+                          source=f"{PAPER}, {theorem}: (eps/2, delta/2) + (eps/2, delta/2) by composition; "
+                                 f"{self.mle.model.describe()}", claim_id=cid,
                           note="UNVERIFIED (spec B.3): Lemma A.7 is false, composition has slack"),
-                Guarantee(epsilon=composed, delta=dl, relation=relation, source="spec B.3: chi-bound of Algorithm 1 composed with the exact curve "
-                          "of Algorithm 2", claim_id="align/thm41-composed", kind="corrected")
+                Guarantee(epsilon=composed, delta=dl, relation=relation,
+                          source="spec B.3: chi-bound of Algorithm 1 composed with the exact curve "
+                                 "of Algorithm 2", claim_id="align/thm41-composed", kind="corrected")
                 if math.isfinite(composed) else
                 Guarantee.not_applicable("needs the exact solver", relation=relation,
                                          claim_id="align/thm41-composed", kind="corrected")]

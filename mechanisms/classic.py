@@ -81,7 +81,8 @@ class Laplace:
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation not in ("add-remove", "swap", "zero-out"):
             return []
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Theorem 3.6", claim_id="classic/laplace")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Theorem 3.6",
+                          claim_id="classic/laplace")]
 
 
 @dataclass(frozen=True)
@@ -114,8 +115,8 @@ class Gaussian:
         if self.epsilon >= 1:
             return [Guarantee.not_applicable(f"epsilon = {self.epsilon} >= 1: Theorem A.1 needs epsilon < 1",
                                              relation=relation, claim_id="classic/gaussian")]
-        return [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation, source="Dwork & Roth (2014), Theorem A.1",
-                          claim_id="classic/gaussian")]
+        return [Guarantee(epsilon=self.epsilon, delta=self.delta, relation=relation,
+                          source="Dwork & Roth (2014), Theorem A.1", claim_id="classic/gaussian")]
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,8 @@ class ExponentialMechanism:
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation != "add-remove":
             return []
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="KL paper, Definition 2, eq. (6) (McSherry & Talwar 2007)",
-                          claim_id="expmech/def2")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
+                          source="KL paper, Definition 2, eq. (6) (McSherry & Talwar 2007)", claim_id="expmech/def2")]
 
 
 @dataclass(frozen=True)
@@ -188,4 +189,5 @@ class ReportNoisyMax:
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation != "add-remove":
             return []
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9", claim_id="classic/report-noisy-max")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9",
+                          claim_id="classic/report-noisy-max")]

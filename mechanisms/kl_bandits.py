@@ -70,7 +70,8 @@ class KLBandit(KLPolicy):
         require(actions.ndim == 1 and actions.dtype.kind in "iu", "column 'action'", actions.dtype.name,
                 "must be a vector of integers")
         if len(actions) and (actions.min() < 0 or actions.max() >= self.n_actions):
-            raise InputError(f"column 'action' has value {int(actions.max() if actions.max() >= self.n_actions else actions.min())}: "
+            raise InputError(f"column 'action' has value "
+                             f"{int(actions.max() if actions.max() >= self.n_actions else actions.min())}: "
                              f"actions must lie in [0, {self.n_actions})")
         if len(rewards) and (rewards.min() < 0 or rewards.max() > self.reward_range):
             raise InputError(f"column 'reward' has values in [{rewards.min()}, {rewards.max()}]: "
@@ -150,7 +151,8 @@ class KLBandit(KLPolicy):
         eps = (4 * k * R + k ** 1.5 * b / math.sqrt(n_max)) / (eta * n_max)
         log_delta = (math.log(self.n_actions) - b / eta * (math.sqrt(k) - 1) / math.sqrt(n_max)
                      + 4 * k * R / n_max + b / eta * k ** 1.5 / n_max ** 1.5)
-        return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source, claim_id="kl-mab/cor1")
+        return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source,
+                         claim_id="kl-mab/cor1")
 
     def _approx_corrected(self, data: Dataset, n: np.ndarray) -> Guarantee:
         """Spec A.2.4, corrected statement, for N0 ≥ 1:

@@ -108,9 +108,11 @@ class RepeatedSampling:
                     for kind, cid in (("basic", "kl/repeated-T"), ("advanced", "kl/repeated-T-advanced"))]
         e, t, dp = base.epsilon, self.T, self.delta_prime
         advanced = math.sqrt(2 * t * math.log(1 / dp)) * e + t * e * math.expm1(min(e, 700.0))
-        return [Guarantee(epsilon=t * e, delta=0.0, relation=relation, source=src.format("basic"), claim_id="kl/repeated-T"),
-                Guarantee(epsilon=advanced, delta=min(1.0, t * base.delta + dp), relation=relation, source=src.format("advanced"),
-                          claim_id="kl/repeated-T-advanced", note='the paper prints "k delta"; T delta is meant')]
+        return [Guarantee(epsilon=t * e, delta=0.0, relation=relation, source=src.format("basic"),
+                          claim_id="kl/repeated-T"),
+                Guarantee(epsilon=advanced, delta=min(1.0, t * base.delta + dp), relation=relation,
+                          source=src.format("advanced"), claim_id="kl/repeated-T-advanced",
+                          note='the paper prints "k delta"; T delta is meant')]
 
 
 @dataclass(frozen=True)

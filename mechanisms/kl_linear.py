@@ -104,15 +104,17 @@ class KLLinearBandit(FeaturePolicy):
                                                     claim_id="kl-linear/thm2-approx"))
         else:
             core = self._thm2_core(lam_min, n, d)
-            out = [Guarantee(epsilon=core / (self.eta * math.sqrt(lam_min)), delta=0.0, relation=relation, source=src, claim_id="kl-linear/thm2-pure")]
+            out = [Guarantee(epsilon=core / (self.eta * math.sqrt(lam_min)), delta=0.0, relation=relation, source=src,
+                             claim_id="kl-linear/thm2-pure")]
             if self.lambda0 is not None:
                 eps = core / (self.eta * math.sqrt(self.lambda0))
                 sigma, _ = self.statistics(data)
                 gamma_min = float(elliptical_norms(self.phi, sigma).min())
                 log_delta = (math.log(len(self.features)) + eps
                              + self.beta0 / self.eta * (gamma_min - 1 / math.sqrt(self.lambda0)))
-                out.append(Guarantee(epsilon=eps, delta=1.0 if log_delta >= 0 else math.exp(log_delta), relation=relation,
-                                     source=f"{src}, approximate part (lambda0 = {self.lambda0:g})", claim_id="kl-linear/thm2-approx"))
+                out.append(Guarantee(epsilon=eps, delta=1.0 if log_delta >= 0 else math.exp(log_delta),
+                                     relation=relation, source=f"{src}, approximate part (lambda0 = {self.lambda0:g})",
+                                     claim_id="kl-linear/thm2-approx"))
         if self.k1 is not None:
             out.extend(self._corollary2(lam_min, n, d))
         return out

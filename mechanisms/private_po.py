@@ -99,7 +99,7 @@ class PolicyEnv:
         phi = self.phi[prompts]                                        # (m, K, d)
         m, k_count, d = phi.shape
         flat = np.arange(m) * k_count + y                              # gather from small tables
-        out = np.empty((d,) + y.shape)
+        out = np.empty((d, *y.shape))
         for j in range(d):
             table = phi[:, :, j]
             out[j] = np.take(table.ravel(), flat)
@@ -209,7 +209,8 @@ class DPPG:
         if relation != "user-level":
             return []
         conv = ("|A| <= R (advantage clipped)" if self.convention == "advantage" else "rewards in [-R, R]")
-        claims = [("po/dp-pg", f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); {conv}")]
+        claims = [("po/dp-pg", f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); "
+                               f"{conv}")]
         if self.T > 1:
             claims.append(("po/meta", f"{SLIDES}, Proposition 1 (one pass over users, T = {self.T}); {conv}"))
         broken = []
@@ -334,5 +335,6 @@ class DPREBEL(CandidateExponentialMechanism):
         return np.minimum(residual ** 2, self.clip).sum(axis=1)
 
     def _claim(self, relation: str) -> Guarantee:
-        return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="spec C.4, DP-REBEL as the exponential mechanism over a finite "
-                         "Theta with the clipped REBEL residual", claim_id="po/dp-rebel")
+        return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
+                         source="spec C.4, DP-REBEL as the exponential mechanism over a finite "
+                                "Theta with the clipped REBEL residual", claim_id="po/dp-rebel")

@@ -55,7 +55,8 @@ def worst_pair(mechanism, pairs: Iterable[Pair], loss: Loss) -> SearchResult:
         evaluated += 1
         if best is None or value > best[1]:
             best = (pair, value)
-    require(best is not None, "pairs", f"({skipped} skipped)", "need at least one pair on which the mechanism is defined")
+    require(best is not None, "pairs", f"({skipped} skipped)",
+            "need at least one pair on which the mechanism is defined")
     return SearchResult(best[0], best[1], evaluated, skipped)
 
 
@@ -122,7 +123,7 @@ def search_feature_pairs(mechanism, base: Dataset, relation: str, make_record: C
             if not family:
                 continue
             start = max(family, key=lambda t: t[1])[0]
-            v, value = sphere_search(lambda u: _pair_loss(mechanism, build(u, e, i), loss), start, rng,
+            v, value = sphere_search(lambda u, e=e, i=i: _pair_loss(mechanism, build(u, e, i), loss), start, rng,
                                      steps=refine_steps)
             if value > best.loss:
                 best = SearchResult(build(v, e, i), value, best.evaluated, best.skipped)

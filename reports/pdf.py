@@ -116,11 +116,10 @@ def _cover(pdf: PdfPages, payload: dict[str, Any]) -> None:
         pdf.savefig(fig)
         plt.close(fig)
     violations = [r for r in records if r["finding"] in REFUTED]
-    if violations:
-        fig = _page(pdf, "What each refutation means")
-        text = "\n\n".join(_meaning(r) for r in violations[:14])
-        if len(violations) > 14:
-            text += f"\n\n... and {len(violations) - 14} more (every one is in the table and the errata)."
+    per_page = 10
+    for i in range(0, len(violations), per_page):
+        fig = _page(pdf, "What each refutation means" + (" (continued)" if i else ""))
+        text = "\n\n".join(_meaning(r) for r in violations[i:i + per_page])
         fig.text(0.06, 0.93, _wrap(text, 115), fontsize=7.5, va="top", linespacing=1.4)
         pdf.savefig(fig)
         plt.close(fig)

@@ -112,7 +112,7 @@ def test_batched_newton_matches_scipy(kind):
     b = 20 * rng.standard_normal((6, 3))
     terms = model.loss_terms(data)
     got = minimise_batch(model, terms, 3.0, b, np.zeros_like(b), 1e-10)
-    for row, bb in zip(got, b):
+    for row, bb in zip(got, b, strict=True):
         assert row == pytest.approx(_scipy_minimiser(model, data, 3.0, bb), abs=1e-6)
 
 
@@ -149,7 +149,8 @@ def test_exact_one_dimensional_curve_reproduces_b13_and_the_audit_stays_under_it
     exact = [curve.delta(e) for e in (0.05, 0.1, 0.2)]
     assert exact == pytest.approx([1.3e-2, 5.1e-3, 3.0e-4], rel=0.02)  # the spec's 2 printed digits
     mu, ej = 2 / mech.sigma_b, mech.jacobian_epsilon(1)
-    assert all(chi_delta(e, mu, 1, ej) >= x for e, x in zip((0.05, 0.1, 0.2), exact))  # the bound is an upper bound
+    assert all(chi_delta(e, mu, 1, ej) >= x
+               for e, x in zip((0.05, 0.1, 0.2), exact, strict=True))  # the bound is an upper bound
     # a finer grid changes nothing that matters
     finer = objective_curve_1d(mech, pair.d, pair.d_prime, points=1_600_001)
     assert finer.epsilon(1e-3) == pytest.approx(curve.epsilon(1e-3), rel=1e-6)

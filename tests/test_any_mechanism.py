@@ -13,7 +13,8 @@ IDS = ["discrete", "continuous-heavy-tailed", "vector-with-abort", "real-with-ab
 
 
 # 200 audits of vector outputs fit a classifier view each time (~30 s): that one is in the slow tier
-VALIDITY = [pytest.param(m, id=i, marks=pytest.mark.slow if i == "vector-with-abort" else ()) for m, i in zip(OWN, IDS)]
+VALIDITY = [pytest.param(m, id=i, marks=pytest.mark.slow if i == "vector-with-abort" else ())
+            for m, i in zip(OWN, IDS, strict=True)]
 
 
 @pytest.mark.parametrize("mechanism", VALIDITY)
@@ -26,7 +27,8 @@ def test_validity_on_our_own_mechanisms(mechanism):
 
 @pytest.mark.parametrize("mechanism", OWN, ids=IDS)
 def test_power_twin_the_same_mechanisms_are_caught_claiming_half_their_epsilon(mechanism):
-    claim = [Guarantee(epsilon=mechanism.true_epsilon / 2, delta=0.0, relation="add-remove", source="test", claim_id="test/half")]
+    claim = [Guarantee(epsilon=mechanism.true_epsilon / 2, delta=0.0, relation="add-remove", source="test",
+                       claim_id="test/half")]
     r = audit_mechanism(mechanism, 0, 1, samples=1_000_000, seed=0, claims=claim)
     assert r.verdict == "violation"
     assert r.epsilon_lower <= mechanism.true_epsilon
@@ -70,5 +72,6 @@ def test_the_user_can_force_the_view():
 def test_a_leak_that_lives_only_in_the_abort_atom_is_found():
     """Abort probability 0.3 vs 0.1 inside real outputs: ε = log 3 ≈ 1.10 sits on the atom −1."""
     mech = AbortOrLaplace(0.1, abort_at_0=0.3, abort_at_1=0.1)
-    r = audit_mechanism(mech, 0, 1, samples=1_000_000, seed=0, claims=[Guarantee(epsilon=0.5, delta=0.0, relation="add-remove", source="t", claim_id="t/c")])
+    r = audit_mechanism(mech, 0, 1, samples=1_000_000, seed=0,
+                        claims=[Guarantee(epsilon=0.5, delta=0.0, relation="add-remove", source="t", claim_id="t/c")])
     assert r.verdict == "violation" and 0.9 <= r.epsilon_lower <= mech.true_epsilon

@@ -109,8 +109,10 @@ def test_a_good_config_builds_the_plan_it_describes(folder):
     assert user.pair.d["x"].tolist() == [1.0, 2.0, 3.0] and user.pair.d_prime["x"].tolist() == [2.0, 3.0]
 
     assert plan.claims[0] is None and plan.claims[2] is None  # the mechanisms' own claims
-    assert plan.claims[1] == [Guarantee(epsilon=0.5, delta=0.0, relation="swap", source="config", claim_id="user/laplace"),
-                              Guarantee(epsilon=0.4, delta=0.01, relation="swap", source="my notes", claim_id="user/laplace", kind="corrected")]
+    assert plan.claims[1] == [Guarantee(epsilon=0.5, delta=0.0, relation="swap", source="config",
+                                        claim_id="user/laplace"),
+                              Guarantee(epsilon=0.4, delta=0.01, relation="swap", source="my notes",
+                                        claim_id="user/laplace", kind="corrected")]
     assert plan.source["config"] == str(path) and plan.source["run"]["samples"] == 5000
 
 
@@ -229,5 +231,6 @@ def test_claims_keep_infinite_epsilon_out(tmp_path):
     with pytest.raises(InputError, match=r"scenario\[0\]\.claim\[0\]\.epsilon = inf"):
         load(write(tmp_path, text))
     ok = load(write(tmp_path, RR.replace("add = { bit = 1 }", "add = { bit = 1 }\n[[scenario.claim]]\nepsilon = 2")))
-    assert ok.claims == [[Guarantee(epsilon=2.0, delta=0.0, relation="add-remove", source="config", claim_id="user/claim")]]
+    assert ok.claims == [[Guarantee(epsilon=2.0, delta=0.0, relation="add-remove", source="config",
+                                    claim_id="user/claim")]]
     assert math.isfinite(ok.claims[0][0].epsilon)

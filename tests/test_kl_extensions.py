@@ -1,5 +1,6 @@
 """§4.4 extensions: repeated sampling (exact T-fold loss) and inexact policies."""
 
+import itertools
 import math
 from collections import defaultdict
 
@@ -21,8 +22,8 @@ def pld_delta(p, q, eps, t):
     """δ_T(ε) = E_{p^T}[(1 − e^{ε − Σ L})_+] by convolving the privacy-loss distribution T times."""
     loss = defaultdict(float)
     loss[0.0] = 1.0
-    step = {round(math.log(pa / qa), 12): 0.0 for pa, qa in zip(p, q)}
-    for pa, qa in zip(p, q):
+    step = {round(math.log(pa / qa), 12): 0.0 for pa, qa in zip(p, q, strict=True)}
+    for pa, qa in zip(p, q, strict=True):
         step[round(math.log(pa / qa), 12)] += pa
     for _ in range(t):
         nxt = defaultdict(float)
@@ -30,7 +31,7 @@ def pld_delta(p, q, eps, t):
             for l2, w2 in step.items():
                 nxt[round(l1 + l2, 12)] += w1 * w2
         loss = nxt
-    return sum(w * max(0.0, 1 - math.exp(eps - l)) for l, w in loss.items())
+    return sum(w * max(0.0, 1 - math.exp(eps - lv)) for lv, w in loss.items())
 
 
 @pytest.mark.parametrize("t", [1, 3, 10])
@@ -62,7 +63,7 @@ def test_repeated_sampling_claims_pass_and_name_the_typo():
 
 def test_inexact_policy_converges_and_its_claim_holds():
     gaps = [InexactPolicy(KL, iterations=k, step=1.0).gap(PAIR.d) for k in (0, 2, 5, 20)]
-    assert all(a > b for a, b in zip(gaps, gaps[1:])) and gaps[-1] < 1e-2
+    assert all(a > b for a, b in itertools.pairwise(gaps)) and gaps[-1] < 1e-2
     inexact = InexactPolicy(KL, iterations=3, step=1.0)
     exact_loss = pure_epsilon(inexact.output_distribution(PAIR.d), inexact.output_distribution(PAIR.d_prime))
     claims = {g.claim_id: g for g in inexact.pair_guarantees(PAIR.d, PAIR.d_prime, "add-remove")}

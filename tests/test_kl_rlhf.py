@@ -293,7 +293,7 @@ def test_corrected_bounds_are_never_exceeded_on_random_small_datasets():
                 if separation(dp["z"], dp["label"].astype(float)) is not None:
                     continue
                 g = claims(mech, data, dp, relation)
-                cid = [k for k in g if k.endswith("corrected")][0]
+                cid = next(k for k in g if k.endswith("corrected"))
                 if g[cid].applicable:
                     assert mech.epsilon_sup_pi0(data, dp) <= g[cid].epsilon * (1 + 1e-9)
                     checked += 1

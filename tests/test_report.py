@@ -37,11 +37,11 @@ def test_every_claim_id_verdict_and_number_appears(default_report):
     records = json.loads((default_report / "results.json").read_text())["records"]
     for r in records:
         assert r["claim_id"] in text
-        assert r["verdict"] in text
+        assert r["finding"] in text
         for key in ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact"):
             if r[key] is not None:
                 assert fmt(r[key]) in text, (r["claim_id"], key, fmt(r[key]))
-    for word in ("What each violation means", "Errata", "Reproducibility", "SeedSequence"):
+    for word in ("What each refutation means", "Errata", "Reproducibility", "SeedSequence"):
         assert word in text
 
 

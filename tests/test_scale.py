@@ -65,7 +65,7 @@ def test_a_torn_or_edited_checkpoint_line_is_recounted(tmp_path):
     lines = (out / "checkpoint.jsonl").read_text().splitlines()
     edited = json.loads(lines[0])
     edited["counts"] = [10**9] * len(edited["counts"])  # impossible counts
-    (out / "checkpoint.jsonl").write_text("\n".join([json.dumps(edited)] + lines[1:-1] + [lines[-1][:7]]) + "\n")
+    (out / "checkpoint.jsonl").write_text("\n".join([json.dumps(edited), *lines[1:-1], lines[-1][:7]]) + "\n")
     assert main(["run", "--resume", str(out)]) == 0
     assert records(out) == first
 
@@ -94,7 +94,8 @@ def dask_client():
 def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
     mech = LaplaceOnCount(0.5)
     local = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3)
-    remote = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3, context=RunContext(execution=Execution(backend="dask")))
+    remote = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3,
+                             context=RunContext(execution=Execution(backend="dask")))
     assert [b.to_dict() for b in local.estimates] == [b.to_dict() for b in remote.estimates]
 
 

@@ -30,7 +30,8 @@ def test_rlhf_search_reaches_95_percent_of_a_dense_enumeration():
     pairs += [Pair(data, data.remove(i), "") for i in range(len(data))]
     best = worst_pair(mech, pairs, pure_epsilon)
     assert found.loss >= 0.95 * best.loss
-    assert found.loss == pure_epsilon(mech.output_distribution(found.pair.d), mech.output_distribution(found.pair.d_prime))
+    assert found.loss == pure_epsilon(mech.output_distribution(found.pair.d),
+                                      mech.output_distribution(found.pair.d_prime))
 
 
 def test_canonical_family_search_finds_the_spec_witness():
@@ -49,7 +50,8 @@ def test_canonical_family_search_finds_the_spec_witness():
 def test_pairs_where_the_mechanism_is_undefined_are_skipped_and_counted():
     data = comparisons([[2.0], [2.0]], [1, 0])
     mech = KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.0, eta=1.0)
-    result = worst_pair(mech, [Pair(data, data.remove(0), "separates"), Pair(data, data.add(record(np.ones(1), 0)), "ok")],
+    result = worst_pair(mech, [Pair(data, data.remove(0), "separates"),
+                               Pair(data, data.add(record(np.ones(1), 0)), "ok")],
                         pure_epsilon)
     assert result.skipped == 1 and result.evaluated == 1 and result.pair.description == "ok"
 

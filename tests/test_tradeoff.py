@@ -65,7 +65,7 @@ def test_tradeoff_points_are_clopper_pearson_boxes_bonferroni_over_four_bounds_p
          1 - beta.ppf(a, 700, 301)),
     ]
     got = sorted(points, key=lambda p: p.fnr)
-    for p, w in zip(got, want):
+    for p, w in zip(got, want, strict=True):
         assert (p.fpr, p.fpr_lower, p.fpr_upper, p.fnr, p.fnr_lower, p.fnr_upper) == pytest.approx(w, rel=1e-9)
     assert [p.fpr for p in points] == sorted(p.fpr for p in points)  # sorted by FPR
     assert set(points[0].to_dict()) == {"fpr", "fpr_lower", "fpr_upper", "fnr", "fnr_lower", "fnr_upper"}

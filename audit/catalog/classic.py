@@ -28,7 +28,8 @@ def scenarios() -> list[Scenario]:
     ballots = votes([6, 5, 5, 2])
     exp_pair = worst_pair(expmech, add_remove(ballots, [vote_record(j, 4) for j in range(4)]), pure_epsilon).pair
     return [
-        Scenario("rr", RandomizedResponse(1.0), _bit_pair(), {"classic/rr": "pass"}, about="randomized response, eps = 1"),
+        Scenario("rr", RandomizedResponse(1.0), _bit_pair(), {"classic/rr": "pass"},
+                 about="randomized response, eps = 1"),
         Scenario("laplace", Laplace(1.0), Pair(value, value.add({"value": 1.0}), "add a record with value 1"),
                  {"classic/laplace": "pass"}, about="Laplace mechanism on a clipped sum, eps = 1"),
         Scenario("expmech", expmech, exp_pair, {"expmech/def2": "pass"},
@@ -46,7 +47,8 @@ def bench() -> list[BenchCase]:
     pair = _bit_pair()
     value = Dataset({"value": [0.5]})
     return [
-        BenchCase("randomized response", rr, pair.d, pair.d_prime, categorical_reference(rr.output_distribution(pair.d))),
+        BenchCase("randomized response", rr, pair.d, pair.d_prime,
+                  categorical_reference(rr.output_distribution(pair.d))),
         BenchCase("laplace", Laplace(1.0), value, value.add({"value": 1.0}),
                   lambda rng, n: int(np.count_nonzero(0.5 + rng.laplace(0, 1, n) >= 1.0))),
     ]

@@ -177,11 +177,11 @@ class Family:
 
     ``claims`` are the family's entries of the claim registry (every claim id its mechanisms or
     scenarios emit), citing ``documents``.  ``scenarios`` and ``extended`` are zero-argument
-    builders (fixtures can be costly to build, so they are built only when a suite is asked
-    for): the default suite holds every family's
-    ``scenarios``, ``--suite full`` adds every family's ``extended``.  ``sweeps`` map a sweep
-    name to ``n -> (mechanism, pair)`` with coverage growing in n.  ``benchmarks`` are named
-    extra measurements (``seed -> dict``) that ``bench`` reports beside its rows.
+    builders (fixtures can be costly to build, so they are built only when a suite is asked for):
+    the default suite holds every family's ``scenarios``, ``--suite full`` adds every family's
+    ``extended``.  ``sweeps`` map a sweep name to ``n -> (mechanism, pair)`` with coverage
+    growing in n.  ``benchmarks`` are named extra measurements (``seed -> dict``) that ``bench``
+    reports beside its rows.
     """
 
     name: str

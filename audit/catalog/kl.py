@@ -139,7 +139,8 @@ def kl_paper_scenarios() -> list[Scenario]:
     plus_minus = ((1.0,), (-1.0,))
     label_expect = {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-corrected": "pass"}
     return [
-        Scenario("kl-linear-tight", tight, Pair(empty, empty.add({"phi": [1.0], "reward": 1.0}), "add (phi = 1, r = R) to the empty log"),
+        Scenario("kl-linear-tight", tight,
+                 Pair(empty, empty.add({"phi": [1.0], "reward": 1.0}), "add (phi = 1, r = R) to the empty log"),
                  {"kl-linear/thm2-pure": "pass"},
                  about="spec A.3.2 tight family: n = 0 -> 1, lambda = 100, beta0 = 0 (exact/claim about 0.98)"),
         Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},

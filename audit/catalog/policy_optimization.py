@@ -47,8 +47,8 @@ def tight_claims(mech: DPPG, data: Dataset) -> list[Guarantee]:
     round's step: the T steps compose to μ√T (Gaussian composition is exact)."""
     mu = mech.sensitivity / mech.sigma * (math.sqrt(mech.T) if mech.schedule == "repeat" else 1.0)
     tight = Guarantee(epsilon=gauss_epsilon(mech.delta, mu), delta=mech.delta, relation="user-level",
-                      source=f"Balle & Wang (2018), Thm 8: the exact Gaussian curve, mu = {mu:.4g}", claim_id="po/dp-pg-tight",
-                      kind="tight")
+                      source=f"Balle & Wang (2018), Thm 8: the exact Gaussian curve, mu = {mu:.4g}",
+                      claim_id="po/dp-pg-tight", kind="tight")
     return [*mech.guarantees(data, "user-level"), tight]
 
 
@@ -101,7 +101,8 @@ def scenarios() -> list[Scenario]:
                             about=f"DP-PG, claimed (4, 1e-5), {conv} convention (spec C.2)",
                             claims=tight_claims(mech, pair.d)))
     mech, pair = dppg("advantage", T=5, output="transcript"), population(2, 5, 2)
-    out.append(Scenario("po-meta-one-pass", mech, pair, {"po/dp-pg": "pass", "po/meta": "pass", "po/dp-pg-tight": "pass"},
+    out.append(Scenario("po-meta-one-pass", mech, pair,
+                        {"po/dp-pg": "pass", "po/meta": "pass", "po/dp-pg-tight": "pass"},
                         samples_factor=2, about="meta-algorithm, T = 5, one user changed in round 3: one round's loss",
                         claims=tight_claims(mech, pair.d)))
     mech, pair = dppg("advantage", T=5, schedule="repeat"), population(2, 1, 0)
@@ -117,7 +118,8 @@ def scenarios() -> list[Scenario]:
                  for i in range(len(base)) for c in user_candidates()]
         pair = worst_pair(mech, pairs, pure_epsilon).pair
         cid = "po/dp-rebel" if name == "po-dp-rebel" else "po/dp-npg"
-        out.append(Scenario(name, mech, pair, {cid: expect}, about=f"{mech.name} on one round's batch, worst user swap"))
+        out.append(Scenario(name, mech, pair, {cid: expect},
+                            about=f"{mech.name} on one round's batch, worst user swap"))
     return out
 
 
