@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import inspect
-import re
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
@@ -93,18 +91,11 @@ def mechanisms() -> dict[str, MechanismEntry]:
 
 
 def mechanism_claims(name: str) -> list[Claim]:
-    """The registry's claims about the built-in mechanism ``name``: the claim ids its class (and
-    its bases) state in their source, and those the suites' scenarios of that mechanism check."""
+    """The registry's claims about the built-in mechanism ``name``: the ids its entry declares and
+    those the suites' scenarios of that mechanism check."""
     entry = mechanisms()[name]
     registry = claims()
-    ids: set[str] = set()
-    owner = entry.forwards or entry.build
-    for klass in owner.__mro__[:-1] if isinstance(owner, type) else (owner,):
-        try:
-            source = inspect.getsource(klass)
-        except (OSError, TypeError):
-            continue
-        ids.update(m for m in re.findall(r"[\"']([^\"'\s]+/[^\"'\s]+)[\"']", source) if m in registry)
+    ids = {cid for cid in entry.claims if cid in registry}
     for sc in (sc for suite_name in SUITES for sc in suite(suite_name)):
         if getattr(sc.mechanism, "name", None) == name:
             ids.update(cid for cid in sc.expected if cid in registry)

@@ -108,8 +108,10 @@ CLAIMS = (
 FAMILY = Family(
     name="classic",
     about="textbook references (Dwork & Roth 2014) and the exponential mechanism of the KL paper's Definition 2",
-    mechanisms=tuple(entry(cls) for cls in (RandomizedResponse, Laplace, Gaussian, ExponentialMechanism,
-                                            ReportNoisyMax, ExponentialMechanismWithoutFactor2)),
+    mechanisms=tuple(entry(cls, claims=(cid,)) for cls, cid in (
+        (RandomizedResponse, "classic/rr"), (Laplace, "classic/laplace"), (Gaussian, "classic/gaussian"),
+        (ExponentialMechanism, "expmech/def2"), (ReportNoisyMax, "classic/report-noisy-max"),
+        (ExponentialMechanismWithoutFactor2, "expmech/def2"))),
     generators={"votes": votes},
     scenarios=scenarios,
     bench=bench,

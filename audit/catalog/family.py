@@ -112,7 +112,8 @@ class MechanismEntry:
 
     ``build`` is the mechanism class or a builder function; a builder that passes ``**params`` on
     to a class names it in ``forwards``, so the class's parameters are listed too.  ``help`` gives
-    the meaning of parameters that neither a field comment nor a docstring explains.
+    the meaning of parameters that neither a field comment nor a docstring explains; ``claims``
+    names the registry ids its guarantees carry (``python -m audit list NAME`` shows them).
     """
 
     name: str
@@ -120,6 +121,7 @@ class MechanismEntry:
     about: str = ""
     forwards: type | None = None
     help: Mapping[str, str] = field(default_factory=dict)
+    claims: tuple[str, ...] = ()  # the registry ids this mechanism states (its guarantees' claim ids)
 
     def parameter_table(self) -> list[Parameter]:
         """Each parameter the builder takes: name, type, default and meaning (builder first, then
@@ -198,9 +200,11 @@ class Family:
     claims: Sequence[Claim] = ()
 
 
-def entry(cls: type, about: str = "", help: Mapping[str, str] | None = None) -> MechanismEntry:
+def entry(cls: type, about: str = "", help: Mapping[str, str] | None = None,
+          claims: tuple[str, ...] = ()) -> MechanismEntry:
     """A mechanism class built directly from its keyword parameters, listed under ``cls.name``."""
-    return MechanismEntry(cls.name, cls, about or one_line(cls.__doc__), help=dict(help or {}))  # type: ignore[attr-defined]
+    return MechanismEntry(cls.name, cls, about or one_line(cls.__doc__),  # type: ignore[attr-defined]
+                          help=dict(help or {}), claims=claims)
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float]:

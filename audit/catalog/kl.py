@@ -457,15 +457,22 @@ _PARAMETER_HELP = {
 }
 
 
+def _ids(prefix: str) -> tuple[str, ...]:
+    """The registry ids of one mechanism of this family (they share its prefix)."""
+    return tuple(c.id for c in CLAIMS if c.id.startswith(prefix))
+
+
 FAMILY = Family(
     name="kl",
     about="KL-regularization Itself is Differentially Private in Bandits and RLHF (Zhang et al.)",
     mechanisms=(entry(KLBandit, help={**_PARAMETER_HELP,
-                                      "k": "the k of Corollary 1 (its claim is stated only when set)"}),
+                                      "k": "the k of Corollary 1 (its claim is stated only when set)"},
+                      claims=_ids("kl-mab/")),
                 entry(KLLinearBandit, help={**_PARAMETER_HELP, "k1": "the k1 of Corollary 2 (its pure part; with c, "
                                                                      "its approximate part)",
-                                            "c": "the c of Corollary 2's approximate part (with k1)"}),
-                entry(KLRLHF, help=_PARAMETER_HELP)),
+                                            "c": "the c of Corollary 2's approximate part (with k1)"},
+                      claims=_ids("kl-linear/")),
+                entry(KLRLHF, help=_PARAMETER_HELP, claims=_ids("kl-rlhf/"))),
     generators={"bandit_log": bandit_log, "comparisons": comparisons, "linear_log": linear_log},
     scenarios=scenarios,
     sweeps={"kl-mab": _mab, "kl-linear": _linear, "kl-rlhf": _rlhf},

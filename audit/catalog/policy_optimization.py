@@ -216,8 +216,10 @@ CLAIMS = (
 FAMILY = Family(
     name="policy-optimization",
     about="private policy optimisation slides: DP-PG, the meta-algorithm, DP-NPG and DP-REBEL (user-level DP)",
-    mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), one_line(cls.__doc__), forwards=cls, help=_ENV_HELP)
-                     for cls in (DPPG, DPNPG, DPREBEL)),
+    mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), one_line(cls.__doc__), forwards=cls, help=_ENV_HELP,
+                                    claims=ids)
+                     for cls, ids in ((DPPG, ("po/dp-pg", "po/meta")), (DPNPG, ("po/dp-npg",)),
+                                      (DPREBEL, ("po/dp-rebel",)))),
     scenarios=scenarios,
     extended=extended,
     benchmarks={"dp_pg_rounds": dp_pg_rounds},
