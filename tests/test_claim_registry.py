@@ -78,12 +78,14 @@ def registry() -> dict[str, Claim]:
     return catalog.claims()
 
 
+@pytest.mark.slow  # builds every scenario of the full suite (~15 s)
 def test_every_emitted_or_expected_claim_id_is_registered(suite_ids, registry):
     emitted, expected = suite_ids
     missing = sorted((set(emitted) | expected) - set(registry))
     assert not missing, f"claim ids without a registry entry: {missing}"
 
 
+@pytest.mark.slow  # builds every scenario of the full suite (~15 s)
 def test_claims_are_emitted_only_under_the_relations_they_are_stated_for(suite_ids, registry):
     emitted, _ = suite_ids
     wrong = {cid: sorted(rels - set(registry[cid].relations)) for cid, rels in emitted.items()
