@@ -45,11 +45,12 @@ def _pytest_seconds(folder: Path, *extra: str, expect: bool) -> float:
     return seconds
 
 
+@pytest.mark.slow  # ten pytest subprocesses
 def test_the_plugin_imports_nothing_heavy_and_adds_under_0_3_s(tmp_path):
     (tmp_path / "test_trivial.py").write_text(TRIVIAL.format(heavy=HEAVY))
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     with_plugin, without = [], []
-    for _ in range(3):  # the minimum of three runs each: a shared machine is noisy
+    for _ in range(5):  # the minimum of five interleaved runs each: a shared machine is noisy
         with_plugin.append(_pytest_seconds(tmp_path, expect=True))
         without.append(_pytest_seconds(tmp_path, "-p", "no:dpaudit", expect=False))
     added = min(with_plugin) - min(without)
@@ -149,10 +150,15 @@ BUDGET_PROBE = """
 """
 
 
-@pytest.mark.parametrize("args, samples", [((), 1_000_000), (("--dp-profile", "ci"), 100_000),
-                                           (("--dp-profile", "nightly"), 10_000_000),
-                                           (("--dp-samples", "2.5e4"), 25_000),
-                                           (("--dp-profile", "ci", "--dp-samples", "1e4"), 10_000)])
+SLOW = pytest.mark.slow  # each case is a pytest subprocess; one stays in the fast tier
+
+
+@pytest.mark.parametrize("args, samples", [(("--dp-profile", "ci"), 100_000),
+                                           pytest.param((), 1_000_000, marks=SLOW),
+                                           pytest.param(("--dp-profile", "nightly"), 10_000_000, marks=SLOW),
+                                           pytest.param(("--dp-samples", "2.5e4"), 25_000, marks=SLOW),
+                                           pytest.param(("--dp-profile", "ci", "--dp-samples", "1e4"), 10_000,
+                                                        marks=SLOW)])
 def test_dp_profile_and_dp_samples_set_the_runs_budget(pytester, args, samples):
     pytester.makepyfile(BUDGET_PROBE.format(samples=samples))
     result = pytester.runpytest_subprocess(*args)

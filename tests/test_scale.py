@@ -91,6 +91,7 @@ def dask_client():
     client.close()
 
 
+@pytest.mark.slow  # starts a Dask cluster
 def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
     mech = LaplaceOnCount(0.5)
     local = audit_mechanism(mech, 0, 1, samples=1_500_000, seed=3)
@@ -109,6 +110,7 @@ def test_dask_workers_that_cannot_import_fail_fast():
     assert time.time() - start < 60
 
 
+@pytest.mark.slow  # starts a Dask cluster
 def test_cli_dask_backend_matches_jobs_1(tmp_path):
     pytest.importorskip("distributed")
     args = ["run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",

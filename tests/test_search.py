@@ -1,6 +1,7 @@
 """Worst-pair search in feature space (spec A.3.2, A.4.2)."""
 
 import numpy as np
+import pytest
 
 from audit.exact import pure_epsilon
 from mechanisms.kl_rlhf import KLRLHF
@@ -14,6 +15,7 @@ def record(v, label):
     return {"z": (2 * v).tolist(), "label": label}
 
 
+@pytest.mark.slow  # a dense enumeration of RLHF pairs (~7 s)
 def test_rlhf_search_reaches_95_percent_of_a_dense_enumeration():
     """d = 3, n = 50: the search, from random directions, against 1200 enumerated additions and all removals."""
     rng = np.random.default_rng(4)

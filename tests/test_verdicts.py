@@ -37,6 +37,7 @@ def test_summary_exits_like_the_run_that_wrote_it_on_an_unexpected_violation(tmp
     assert summary.returncode == run.returncode == 1
 
 
+@pytest.mark.slow  # two CLI subprocesses; the default suite's twin is in the slow tier too
 def test_summary_exits_like_the_run_that_wrote_it_when_all_is_as_expected(tmp_path):
     run = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct", *PAIR, "--epsilon", "1",
                   "--samples", "200000", "--quiet", "--out", str(tmp_path))
