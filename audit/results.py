@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 from audit import __version__
 from audit.estimate import Bound, Estimate
 from audit.exact import epsilon_for_delta
+from audit.files import write_atomic as write_atomic  # re-exported: results are written through it
 from dpcore import VERDICTS, Claim, Document, Guarantee, InputError
 
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
@@ -399,25 +399,6 @@ def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: s
             "complete": complete, "scenarios_planned": planned, "as_expected": run_as_expected(records),
             "environment": dict(environment), "records": records, "scenarios": [r.to_dict() for r in results],
             "documents": {key: known[key].reference for key in cited if key in known}}
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise whoever reads the results
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def dumps(payload: Any) -> str:
