@@ -29,7 +29,8 @@ from audit.api import RunContext, audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, Execution, connect_dask
-from audit.results import SCHEMA_VERSION, dumps, envelope, load_results, load_sweep, run_as_expected, write_atomic
+from audit.results import SCHEMA_VERSION, dumps, envelope, run_as_expected, write_atomic
+from audit.saved import load_results, load_sweep
 from audit.sweep import slopes, sweep
 from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
