@@ -21,7 +21,7 @@ from audit import exact, runner
 from audit.estimate import check_confidence, check_deltas
 from audit.execution import Execution
 from audit.results import AuditResult, ClaimCheck
-from dpcore import EXPECTATIONS, RELATIONS, Claim, Guarantee, check_nonnegative, is_real, require
+from dpcore import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, check_nonnegative, is_real, require
 from mechanisms.base import capabilities
 
 __all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
@@ -69,6 +69,23 @@ class RunContext:
         require(isinstance(self.scenario, str), "RunContext.scenario", self.scenario, "must be a string")
         require(isinstance(self.pair, str), "RunContext.pair", self.pair, "must be a string")
         object.__setattr__(self, "key", tuple(int(k) for k in key))
+
+
+def _ask(mechanism: Any, method: str, *args: Any) -> Any:
+    """``mechanism.method(*args)``: a failure of the mechanism's own code (``sys.exit`` included) is a
+    :class:`~audit.runner.MechanismError` naming it — never a crash of the run, never its exit."""
+    try:
+        return getattr(mechanism, method)(*args)
+    except InputError:
+        raise
+    except KeyboardInterrupt:
+        if runner.USER_INTERRUPT.is_set():
+            raise
+        exc_name: str = "KeyboardInterrupt"
+        detail = ""
+    except (Exception, SystemExit) as exc:
+        exc_name, detail = type(exc).__name__, f": {exc}"
+    raise runner.MechanismError(f"mechanism {runner.mechanism_name(mechanism)!r} raised {exc_name} in {method}{detail}")
 
 
 def _check_int(field: str, value: Any, minimum: int) -> int:
@@ -140,9 +157,10 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
         return out
     caps = capabilities(mechanism)  # the documented protocols of mechanisms.base
     if "pair_guarantees" in caps:
-        own = list(mechanism.pair_guarantees(d, d_prime, relation))
+        own = list(_ask(mechanism, "pair_guarantees", d, d_prime, relation))
     elif "guarantees" in caps:
-        own = _strictest(list(mechanism.guarantees(d, relation)), list(mechanism.guarantees(d_prime, relation)))
+        own = _strictest(list(_ask(mechanism, "guarantees", d, relation)),
+                         list(_ask(mechanism, "guarantees", d_prime, relation)))
     else:
         own = []
     out = []
@@ -275,19 +293,19 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     level_deltas = {lv[0] for lv in levels}
     white, dists = None, None
     if "output_distribution" in caps:
-        p, q = mechanism.output_distribution(d), mechanism.output_distribution(d_prime)
+        p, q = _ask(mechanism, "output_distribution", d), _ask(mechanism, "output_distribution", d_prime)
         white = {dl: exact.epsilon_for_delta(p, q, dl) for dl in level_deltas}
         if len(p) <= 256:
             dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
     elif "exact_epsilon" in caps:
-        curve = {dl: mechanism.exact_epsilon(d, d_prime, dl) for dl in level_deltas}
+        curve = {dl: _ask(mechanism, "exact_epsilon", d, d_prime, dl) for dl in level_deltas}
         white = None if any(v is None for v in curve.values()) else curve
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id), context.registry.get(c.claim_id))
                    for c, i in zip(checked, claim_level, strict=True))
-    name = getattr(mechanism, "name", type(mechanism).__name__)
-    sup = mechanism.epsilon_sup_pi0(d, d_prime) if "epsilon_sup_pi0" in caps else None
+    name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
+    sup = _ask(mechanism, "epsilon_sup_pi0", d, d_prime) if "epsilon_sup_pi0" in caps else None
     return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
                        scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,

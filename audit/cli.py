@@ -1,8 +1,11 @@
 """``python -m audit`` (or the ``dpaudit`` console script): run the built-in suite or a user's
 mechanism, list what is built in.
 
-Exit status: 0 when every verdict is as expected and no unexpected violation appears,
-1 otherwise, 2 for bad usage or input (a message, never a traceback).
+Exit status: 0 when every verdict is as expected and no unexpected violation appears, 1 for a
+privacy finding (an unexpected violation or a missed expected one), 2 for bad usage or input
+(a mechanism that fails included), 3 for an internal or environment failure (disk full, a lost
+cluster): a one-line message, the traceback in a log file — never a bare traceback, and a crash
+is never reported as a finding.
 
 Both entry points find a user's module (``--mechanism mymod:m``) in the current folder:
 ``python -m`` puts it first on ``sys.path`` itself, and :func:`console_main`, the console
@@ -18,10 +21,15 @@ import json
 import math
 import os
 import platform
+import signal
 import sys
+import tempfile
 import textwrap
+import threading
 import time
+import traceback
 from collections.abc import Sequence
+from concurrent.futures import BrokenExecutor
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
@@ -32,19 +40,21 @@ import scipy
 
 import audit
 import reports
-from audit import bench, catalog, config, runner
+from audit import bench, catalog, config, rundir, runner
 from audit.api import RunContext, audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
-from audit.execution import Checkpoint, Execution, connect_dask
-from audit.results import SCHEMA_VERSION, dumps, envelope, load_results, load_sweep, run_as_expected, write_atomic
+from audit.execution import Checkpoint, EnvironmentFailure, Execution, check_scheduler_address, connect_dask
+from audit.results import SCHEMA_VERSION, dumps, envelope, run_as_expected, write_atomic
+from audit.rundir import CHECKPOINT_FILE, ERROR_LOG, RunFolder
+from audit.saved import load_results, load_sweep
 from audit.sweep import slopes, sweep
 from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
 from reports.text import footer as text_footer
 from reports.text import summary_table
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -104,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
     run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
-    run.add_argument("--suite", default="default", choices=SUITES, help="built-in suite (default: default)")
+    run.add_argument("--suite", default=None, choices=SUITES, help="built-in suite (default: default)")
     run.add_argument("--family", action="append", default=[], metavar="NAME",
                      help="only this family's scenarios of the suite (repeatable; see `list`)")
     run.add_argument("--samples", type=_int_at_least(100), default=None,
@@ -112,23 +122,30 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
     run.add_argument("--confidence", type=_confidence, default=None, help="confidence of each bound (default: 0.95)")
     run.add_argument("--jobs", type=_jobs, default=None,
-                     help="at most this many worker processes, -1 for all cores (default: -1); small budgets run in "
-                          "process, and results do not depend on it")
+                     help="at most this many worker processes, -1 for all cores (default: -1); capped at the "
+                          "chunks to run and the CPUs, small budgets run in process, and results do not depend on it")
     run.add_argument("--backend", choices=("local", "dask"), default=None,
                      help="where chunks run: local processes or a Dask cluster (default: local)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "
                      "(default with --backend dask: a local cluster of --jobs workers)")
-    run.add_argument("--resume", type=Path, metavar="DIR", help="continue the run whose --out was DIR")
+    run.add_argument("--resume", type=Path, metavar="DIR",
+                     help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
+                          "--backend, --scheduler and --quiet may change")
     run.add_argument("--out", type=Path, help="write DIR/results.json and DIR/summary.txt")
+    run.add_argument("--overwrite", action="store_true",
+                     help="with --out: replace the run DIR already holds (start clean; never mixed)")
+    run.add_argument("--allow-plugin", action="append", default=[], metavar="pkg.module",
+                     help="let a config name mechanisms of this module (and its submodules); repeatable")
     run.add_argument("--mechanism", help="a built-in mechanism name (see `list`) or pkg.module:attr")
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a parameter of a built-in mechanism (repeatable); VALUE is JSON or text")
     run.add_argument("--pair", metavar="pkg.module:attr", help="a neighbors.Pair or (D, D') tuple to audit")
     run.add_argument("--data", type=Path, help="D as an .npz file of named columns")
     run.add_argument("--data-prime", type=Path, help="D' as an .npz file of named columns")
-    run.add_argument("--relation", default="add-remove", choices=RELATIONS, help="neighbour relation of the pair")
+    run.add_argument("--relation", default=None, choices=RELATIONS,
+                     help="neighbour relation of the pair (default: add-remove)")
     run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
-    run.add_argument("--delta", type=float, default=0.0, help="delta of the --epsilon claim (default: 0)")
+    run.add_argument("--delta", type=float, default=None, help="delta of the --epsilon claim (default: 0)")
     run.add_argument("--events", default=None, choices=("auto", "rows", "threshold", "histogram"),
                      help="force one view of the outputs for event selection (default: auto, every view)")
     run.add_argument("--sequential", action="store_true", default=None,
@@ -177,7 +194,7 @@ def _load_attr(spec: str, flag: str) -> Any:
         module = importlib.import_module(module_name)
     except InputError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a module's import may do anything, sys.exit included
         raise UsageError(f"{flag} {spec!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
     try:
         for part in attr.split("."):
@@ -203,13 +220,7 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _load_npz(path: Path, flag: str) -> Dataset:
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return Dataset({k: data[k] for k in data.files})
-    except InputError as exc:
-        raise InputError(f"{flag} {path}: {exc}") from None
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{flag} {path}: cannot read an .npz dataset ({exc})") from None
+    return config.read_npz(path, f"{flag} {path}")
 
 
 def _user_scenario(args: argparse.Namespace) -> Scenario:
@@ -221,15 +232,22 @@ def _user_scenario(args: argparse.Namespace) -> Scenario:
         mechanism = _load_attr(args.mechanism, "--mechanism")
         if not callable(getattr(mechanism, "sample", None)):
             raise UsageError(f"--mechanism {args.mechanism!r} has no sample(data, size, rng) method")
+        name = getattr(mechanism, "name", None)
+        if name is not None and (not isinstance(name, str) or not name):
+            raise UsageError(f"--mechanism {args.mechanism!r}: its name is {name!r} ({type(name).__name__}): "
+                             "a mechanism's name must be a non-empty string")
+    relation = args.relation or "add-remove"
     if args.pair:
         pair = _load_attr(args.pair, "--pair")
         if isinstance(pair, tuple) and len(pair) == 2:
-            pair = Pair(pair[0], pair[1], f"pair {args.pair}", args.relation)
+            pair = Pair(pair[0], pair[1], f"pair {args.pair}", relation)
         if not isinstance(pair, Pair):
             raise UsageError(f"--pair {args.pair!r} must be a neighbors.Pair or a (D, D') tuple")
+        if not isinstance(pair.description, str):
+            raise UsageError(f"--pair {args.pair!r}: its description is {pair.description!r}: it must be a string")
     elif args.data and args.data_prime:
         pair = Pair(_load_npz(args.data, "--data"), _load_npz(args.data_prime, "--data-prime"),
-                    f"{args.data.name} vs {args.data_prime.name}", args.relation)
+                    f"{args.data.name} vs {args.data_prime.name}", relation)
     else:
         raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime")
     return Scenario(getattr(mechanism, "name", args.mechanism), mechanism, pair)
@@ -240,20 +258,26 @@ def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | N
         return None
     if not (math.isfinite(args.epsilon) and args.epsilon >= 0):
         raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
-    if not 0 <= args.delta < 1:
-        raise UsageError(f"--delta {args.delta} is invalid: must be in [0, 1)")
-    return [Guarantee(epsilon=args.epsilon, delta=args.delta, relation=scenario.pair.relation, source="command line",
+    delta = 0.0 if args.delta is None else args.delta
+    if not 0 <= delta < 1:
+        raise UsageError(f"--delta {delta} is invalid: must be in [0, 1)")
+    return [Guarantee(epsilon=args.epsilon, delta=delta, relation=scenario.pair.relation, source="command line",
                       claim_id="user/claim")]
 
 
 def _plan(args: argparse.Namespace) -> Plan:
     """The scenarios and settings of this run: a config file, one mechanism, or a built-in suite;
     flags given on the command line override the config's [run] values."""
+    for module in args.allow_plugin:
+        if not all(part.isidentifier() for part in module.split(".")):
+            raise UsageError(f"--allow-plugin {module!r} is invalid: give a module name such as pkg.module")
+    if args.scheduler is not None:
+        check_scheduler_address(args.scheduler)
     if args.config:
         if args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family:
             raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, "
                              "--epsilon, --family")
-        plan = config.load(args.config)
+        plan = config.load(args.config, args.allow_plugin)
     elif args.mechanism:
         if args.family:
             raise UsageError("--family selects scenarios of a built-in suite: drop it with --mechanism")
@@ -262,7 +286,7 @@ def _plan(args: argparse.Namespace) -> Plan:
     else:
         if args.pair or args.data or args.param or args.epsilon is not None:
             raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
-        scenarios = catalog.suite(args.suite, args.family)
+        scenarios = catalog.suite(args.suite or "default", args.family)
         plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
@@ -270,45 +294,185 @@ def _plan(args: argparse.Namespace) -> Plan:
     return dataclasses.replace(plan, settings=dataclasses.replace(plan.settings, **overrides))
 
 
-def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
-    started = time.time()
-    clock = time.perf_counter()
-    if args.resume:
-        argv = _resume_argv(args.resume)
-        args = build_parser().parse_args(argv)
-        args.out = args.out or args.resume
-    plan = _plan(args)
+class _Session:
+    """What :func:`main` needs to report a failure: the run's folder, once there is one (the
+    traceback log goes there, else to a temporary file)."""
+
+    folder: Path | None = None
+
+
+# Options that decide a run's numbers (its fingerprint) and options that only say where it runs.
+IDENTITY_OPTIONS = ("config", "suite", "family", "samples", "seed", "confidence", "mechanism", "param", "pair",
+                    "data", "data_prime", "relation", "epsilon", "delta", "events", "sequential")
+RUNTIME_OPTIONS = ("jobs", "backend", "scheduler")
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None = None) -> int:
+    """``run``: a new run (``--out DIR``: DIR must not hold another run unless ``--overwrite``),
+    or ``--resume DIR``: exactly the run DIR holds, with its identity checked.  DIR is locked
+    while this process writes it."""
+    session = session or _Session()
+    started, clock = time.time(), time.perf_counter()
+    folder: RunFolder | None = None
+    saved: dict[str, Any] | None = None
+    try:
+        if args.resume is not None:
+            if args.overwrite:
+                raise UsageError("--overwrite starts a new run: it cannot be combined with --resume")
+            if args.out is not None and Path(args.out).resolve() != Path(args.resume).resolve():
+                raise UsageError(f"--resume {args.resume} writes into {args.resume}: drop --out {args.out}")
+            folder = RunFolder.for_resume(args.resume)
+            session.folder = folder.path
+            saved = folder.read_run()
+            args = _resumed_args(args, saved, folder.path)
+            argv = saved["argv"]
+        elif args.out is not None:
+            folder = RunFolder.for_new_run(args.out, args.overwrite)
+            session.folder = folder.path
+        elif args.overwrite:
+            raise UsageError("--overwrite replaces the run in --out DIR: give --out")
+        return _audit(args, argv, folder, saved, started, clock)
+    finally:
+        if folder is not None:
+            folder.release()
+
+
+def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path) -> argparse.Namespace:
+    """The saved run's options (paths relative to ``folder`` restored); identity options given
+    with ``--resume`` are applied so the identity check can refuse them if they change the run;
+    runtime options given override the saved ones."""
+    try:
+        resumed = build_parser().parse_args(saved["argv"])
+    except UsageError as exc:
+        raise UsageError(f"--resume {folder}: {rundir.RUN_FILE} holds a command line this dpaudit cannot read "
+                         f"({exc})") from None
+    if resumed.command != "run":
+        raise UsageError(f"--resume {folder}: {rundir.RUN_FILE} does not describe a run")
+    for name in ("config", "data", "data_prime"):
+        value = getattr(resumed, name)
+        if value is not None:
+            setattr(resumed, name, rundir.restore(str(value), folder))
+    resumed.changing = []
+    for name in IDENTITY_OPTIONS:
+        value = getattr(args, name)
+        if value is not None and value != []:
+            setattr(resumed, name, value)
+            resumed.changing.append(name)
+    for name in RUNTIME_OPTIONS:
+        if getattr(args, name) is not None:
+            setattr(resumed, name, getattr(args, name))
+    resumed.allow_plugin = list(dict.fromkeys([*resumed.allow_plugin, *args.allow_plugin]))
+    resumed.quiet = args.quiet
+    resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
+    resumed.started_in = saved.get("cwd")
+    return resumed
+
+
+def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
+    """The run's own command line for ``run.json``: its options as parsed (abbreviations and
+    ``--opt=value`` spelled out), input paths made portable (:func:`audit.rundir.portable`),
+    without ``--out`` (the folder is wherever run.json is) and without ``--quiet``."""
+    argv = ["run"]
+    if args.config is not None:
+        argv.append(rundir.portable(args.config, folder))
+    for flag, value in (("--suite", args.suite), ("--samples", args.samples), ("--seed", args.seed),
+                        ("--confidence", args.confidence), ("--jobs", args.jobs), ("--backend", args.backend),
+                        ("--scheduler", args.scheduler), ("--mechanism", args.mechanism), ("--pair", args.pair),
+                        ("--relation", args.relation), ("--epsilon", args.epsilon), ("--delta", args.delta),
+                        ("--events", args.events)):
+        if value is not None:
+            argv += [flag, repr(value) if isinstance(value, float) else str(value)]
+    for flag, values in (("--family", args.family), ("--param", args.param), ("--allow-plugin", args.allow_plugin)):
+        for value in values:
+            argv += [flag, value]
+    for flag, path in (("--data", args.data), ("--data-prime", args.data_prime)):
+        if path is not None:
+            argv += [flag, rundir.portable(path, folder)]
+    if args.sequential:
+        argv.append("--sequential")
+    return argv
+
+
+def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | None, saved: dict[str, Any] | None,
+           started: float, clock: float) -> int:
+    try:
+        plan = _plan(args)
+    except UsageError as exc:
+        where = getattr(args, "started_in", None)
+        if saved is not None and where and "cannot import" in str(exc):
+            raise UsageError(f"{exc} (the run was started in {where}: resume from there, or put the module on "
+                             "PYTHONPATH)") from None
+        raise
+    if not plan.scenarios:
+        raise UsageError("nothing to audit: no scenario selected")
     st = plan.settings
+    if args.scheduler is not None and st.backend != "dask":
+        raise UsageError("--scheduler needs --backend dask")
+    budgets = [max(20, round(st.samples * sc.samples_factor)) for sc in plan.scenarios]
+    workers = Execution(n_jobs=st.jobs).workers(1 << 30)
+    for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
+        runner.check_memory(budget, 1, 8, workers)
+    ident = rundir.identity(st, plan.scenarios, plan.claims, budgets)
+    fp = rundir.fingerprint(ident)
     checkpoint = None
-    if args.out:
-        write_atomic(args.out / "run.json", dumps({"schema": SCHEMA_VERSION, "argv": list(argv)}))
-        write_atomic(args.out / "config.resolved.json", dumps(_resolved(plan, argv)))
-        checkpoint = Checkpoint(args.out / "checkpoint.jsonl")
+    if folder is not None and saved is not None:
+        changed = rundir.differences(saved["identity"], ident)
+        if changed and args.changing:
+            given = ", ".join("CONFIG" if n == "config" else "--" + n.replace("_", "-") for n in args.changing)
+            raise UsageError(f"--resume {folder.path}: {given} would change the run ({'; '.join(changed)}): a "
+                             "folder holds one run; resume it unchanged (only --jobs, --backend, --scheduler and "
+                             "--quiet may differ), or start a new run with another --out")
+        if changed:
+            raise UsageError(f"--resume {folder.path}: the run is no longer the one {rundir.RUN_FILE} recorded "
+                             f"({'; '.join(changed)}): its config or data files, the mechanism's code, dpaudit, or "
+                             f"{rundir.RUN_FILE} itself changed since it started; refusing to mix two runs' counts; "
+                             "start a new run")
+        checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp)
+        if checkpoint.foreign:
+            lines = ", ".join(map(str, checkpoint.foreign[:5])) + (" ..." if len(checkpoint.foreign) > 5 else "")
+            raise UsageError(f"--resume {folder.path}: {CHECKPOINT_FILE} line(s) {lines} belong to another run (a "
+                             "different fingerprint): refusing to mix two runs' counts; start a new run")
+        if checkpoint.rejected:
+            print(f"warning: {CHECKPOINT_FILE}: {len(checkpoint.rejected)} unusable line(s) dropped and their chunks "
+                  f"redrawn ({'; '.join(checkpoint.rejected[:3])})", file=sys.stderr)
+            checkpoint.compact()
+    elif folder is not None:
+        if args.overwrite:
+            folder.clear()
+        folder.write_run(_canonical_argv(args, folder.path), ident, fp, os.getcwd())
+        write_atomic(folder.path / "config.resolved.json", dumps({**_resolved(plan, argv), "fingerprint": fp}))
+        checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp, fresh=True)
+    out = folder.path if folder is not None else None
     mode = "off" if args.quiet else ("bar" if sys.stderr.isatty() else "log")
     client = None
     if st.backend == "dask":
         modules = tuple({type(sc.mechanism).__module__ for sc in plan.scenarios})
         client = connect_dask(st.scheduler, st.jobs if st.jobs > 0 else 2, modules)
-    execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode)
+    execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode, client=client)
     registry, documents = catalog.claims(), catalog.documents()
+    suite = None if (args.mechanism or args.config) else (args.suite or "default")
 
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
-        return envelope(results, command=["python", "-m", "audit", *argv],
-                        suite=None if (args.mechanism or args.config) else args.suite, settings=st, started=started,
+        return envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
                         seconds=wall, complete=complete, planned=len(plan.scenarios), environment=_environment(),
-                        documents=documents)
+                        documents=documents, fingerprint=fp)
 
     try:
         results = []
-        for index, (sc, claims) in enumerate(zip(plan.scenarios, plan.claims, strict=True)):
-            results.append(audit_mechanism(
-                sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=max(20, round(st.samples * sc.samples_factor)),
-                deltas=st.deltas, confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
-                expected=sc.expected, events=st.events, sequential=st.sequential,
-                context=RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
-                                   registry=registry)))
-            if args.out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
-                write_atomic(args.out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
+        for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
+            try:
+                results.append(audit_mechanism(
+                    sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
+                    confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                    expected=sc.expected, events=st.events, sequential=st.sequential,
+                    context=RunContext(execution=execution, key=(index,), scenario=sc.name,
+                                       pair=sc.pair.description, registry=registry)))
+            except InputError as exc:  # which scenario it was: a config may hold many
+                raise InputError(f"scenario {sc.name!r}: {exc}") from None
+            except runner.MechanismError as exc:
+                raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
+            if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
+                write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     finally:
         if client is not None:
             client.close()
@@ -318,11 +482,11 @@ def _run(args: argparse.Namespace, argv: Sequence[str]) -> int:
     footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
                          f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
     sys.stdout.write(table + footer)
-    if args.out:
-        write_atomic(args.out / "results.json", dumps(final))
-        write_atomic(args.out / "summary.txt", table + footer)
+    if out:
+        write_atomic(out / "results.json", dumps(final))
+        write_atomic(out / "summary.txt", table + footer)
         # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
-        _write_report(final, args.out / "report.pdf")
+        _write_report(final, out / "report.pdf")
     return EXIT_OK if ok else EXIT_FAIL
 
 
@@ -335,23 +499,9 @@ def _write_report(final: dict[str, Any], path: Path) -> None:
         print(f"note: {path} skipped: {exc}", file=sys.stderr)
 
 
-def _resume_argv(folder: Path) -> list[str]:
-    try:
-        saved = json.loads((folder / "run.json").read_text(encoding="utf-8"))
-        argv = saved["argv"]
-        if (saved.get("schema") != SCHEMA_VERSION or not isinstance(argv, list)
-                or not all(isinstance(a, str) for a in argv)):
-            raise ValueError("unexpected content")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"--resume {folder}: no resumable run there (run.json: {exc})") from None
-    if "--resume" in argv:
-        raise UsageError(f"--resume {folder}: run.json names another resume")
-    return argv
-
-
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
     return {"argv": list(argv), "settings": dataclasses.asdict(plan.settings),
-            "scenarios": [{"name": sc.name, "mechanism": getattr(sc.mechanism, "name", type(sc.mechanism).__name__),
+            "scenarios": [{"name": sc.name, "mechanism": runner.mechanism_name(sc.mechanism),
                            "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation,
                            "pair": sc.pair.description, "expected": dict(sc.expected),
                            "samples_factor": sc.samples_factor}
@@ -364,7 +514,6 @@ def _environment() -> dict[str, str]:
             "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
 
 
-EXIT_ENVIRONMENT = 3  # an environment failure, e.g. a requested PDF without the [report] extra
 SHIPPED_CONFIGS = Path(__file__).resolve().parent / "configs"  # package data (configs/ in a checkout links here)
 
 
@@ -492,46 +641,112 @@ def console_main() -> int:
     return main()
 
 
+def _report(args: argparse.Namespace) -> int:
+    payload = load_results(args.results[0])
+    sweeps = [load_sweep(p) for p in args.results[1:]]
+    target = Path(args.output)
+    if not target.parent.is_dir():
+        raise UsageError(f"report -o {target}: the folder {target.parent} does not exist")
+    try:
+        reports.write_pdf(payload, target, sweeps)
+    except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+    complete = payload.get("complete", True)
+    print(f"wrote {target}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
+    return EXIT_OK
+
+
+def _summary(args: argparse.Namespace) -> int:
+    """The saved run's table; exits as the run did.  A partial file (an interrupted run) says so and
+    never exits 0: 1 if what was checked already holds a finding, else 2 (not everything was checked)."""
+    payload = load_results(args.results)
+    sys.stdout.write(summary_table(payload["records"], witness=args.witness))
+    ok = run_as_expected(payload["records"])
+    if not payload.get("complete", True):
+        note = (f"PARTIAL results: the run was interrupted after {len(payload['scenarios'])} of "
+                f"{payload.get('scenarios_planned', '?')} scenarios; the others were not checked")
+        print(note)
+        print(f"error: {args.results}: {note}", file=sys.stderr)
+        return EXIT_USAGE if ok else EXIT_FAIL
+    return EXIT_OK if ok else EXIT_FAIL
+
+
+def _dispatch(argv: list[str], session: _Session) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "run":
+        return _run(args, argv, session)
+    if args.version:
+        print(f"dpaudit {audit.__version__} (Python {platform.python_version()})")
+        return EXIT_OK
+    if args.command == "list":
+        return _list(args)
+    if args.command == "sweep":
+        return _sweep(args, argv)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "bench":
+        report = bench.run(samples=args.samples)
+        sys.stdout.write(bench.table(report))
+        if args.out:
+            write_atomic(args.out, dumps(report))
+            print(f"wrote {args.out}")
+        return EXIT_OK
+    if args.command == "summary":
+        return _summary(args)
+    build_parser().print_help()
+    return EXIT_USAGE
+
+
+def _log_failure(session: _Session) -> str:
+    """Write the current traceback to ``DIR/error.log`` (or a temporary file); its path."""
+    text = traceback.format_exc()
+    if session.folder is not None:
+        try:
+            write_atomic(session.folder / ERROR_LOG, text)
+            return str(session.folder / ERROR_LOG)
+        except (OSError, InputError):
+            pass
+    try:
+        fd, name = tempfile.mkstemp(prefix="dpaudit-error-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return name
+    except OSError:
+        return "nowhere: the disk cannot be written"
+
+
+def _explain(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return f"{type(exc).__name__}: {exc}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    session = _Session()
+    handler = None
+    if threading.current_thread() is threading.main_thread():  # a real Ctrl-C is told apart from a mechanism's
+        handler = signal.signal(signal.SIGINT, runner.note_user_interrupt)
     try:
-        args = build_parser().parse_args(argv)
-        if args.command == "run":
-            return _run(args, argv)
-        if args.version:
-            print(f"dpaudit {audit.__version__} (Python {platform.python_version()})")
-            return EXIT_OK
-        if args.command == "list":
-            return _list(args)
-        if args.command == "sweep":
-            return _sweep(args, argv)
-        if args.command == "report":
-            payload = load_results(args.results[0])
-            sweeps = [load_sweep(p) for p in args.results[1:]]
-            try:
-                reports.write_pdf(payload, args.output, sweeps)
-            except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
-                print(f"error: {exc}", file=sys.stderr)
-                return EXIT_ENVIRONMENT
-            complete = payload.get("complete", True)
-            print(f"wrote {args.output}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
-            return EXIT_OK
-        if args.command == "bench":
-            report = bench.run(samples=args.samples)
-            sys.stdout.write(bench.table(report))
-            if args.out:
-                write_atomic(args.out, dumps(report))
-                print(f"wrote {args.out}")
-            return EXIT_OK
-        if args.command == "summary":
-            payload = load_results(args.results)
-            sys.stdout.write(summary_table(payload["records"], witness=args.witness))
-            return EXIT_OK if run_as_expected(payload["records"]) else EXIT_FAIL
-        build_parser().print_help()
-        return EXIT_USAGE
+        return _dispatch(argv, session)
     except (UsageError, InputError, runner.MechanismError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except SystemExit:
+        raise  # argparse's --help, or sys.exit of our own
+    except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:
+        log = _log_failure(session)
+        print(f"error: environment failure: {_explain(exc)} (traceback in {log})", file=sys.stderr)
+        return EXIT_INTERNAL
+    except BaseException as exc:  # a bug of ours: one line and a log, never a traceback on the terminal
+        log = _log_failure(session)
+        print(f"error: internal error: {_explain(exc)} (traceback in {log}; please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        runner.USER_INTERRUPT.clear()

@@ -13,7 +13,8 @@
 
     [[scenario]]
     name = "rlhf-label"
-    mechanism = "kl-rlhf"        # a built-in name (python -m audit list) or pkg.module:attr
+    mechanism = "kl-rlhf"        # a built-in name (python -m audit list), or pkg.module:attr of a
+                                 # plugin the command line allows (--allow-plugin pkg)
     params = { features = [[1.0], [-1.0]], ridge = 1.0, beta0 = 0.01, eta = 0.1 }
     relation = "label-flip"      # add-remove | swap | label-flip | zero-out | user-level
     expected = { "kl-rlhf/thm3-label" = "violation" }
@@ -34,8 +35,13 @@
 
 Every unknown key, wrong type or out-of-range value stops with a message naming its key
 path (``scenario[1].data.generator``), the value and what is allowed.  Data files are
-``.npz`` (named arrays) or ``.csv`` (a header of column names), relative to the config's
-folder and never outside it.
+``.npz`` (named arrays) or ``.csv`` (a header of unique column names; a UTF-8 byte-order mark
+is allowed), relative to the config's folder and never outside it.
+
+A config is data: loading it never runs code of the config's choosing.  It may name built-in
+(catalog) mechanisms, or a plugin ``pkg.module:attr`` only when the command line allows its
+module (``--allow-plugin pkg.module``; a prefix allows its submodules) — otherwise a config
+received from someone else could import, and so run, any module on the path.
 """
 
 from __future__ import annotations
@@ -44,7 +50,8 @@ import csv
 import importlib
 import math
 import tomllib
-from collections.abc import Mapping
+import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +61,7 @@ import numpy as np
 from audit import catalog
 from audit.catalog import Scenario
 from audit.exact import epsilon_for_delta
+from audit.execution import available_memory, check_scheduler_address
 from dpcore import EXPECTATIONS, RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair, neighbours
 from neighbors.search import worst_pair
@@ -61,6 +69,8 @@ from neighbors.search import worst_pair
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
                  "neighbour", "claim"}
+MAX_DEPTH = 16          # nesting of TOML values: deeper is not a dataset or a parameter, only a crash
+MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
 
 
 @dataclass(frozen=True)
@@ -102,6 +112,11 @@ def _table(value: Any, path: str, allowed: set[str], required: set[str] = frozen
     return dict(value)
 
 
+def _any_keys(value: Any, path: str) -> dict:
+    """A table whose keys are free (params, expected, columns, args): still a table."""
+    return _table(value, path, set(value) if isinstance(value, Mapping) else set())
+
+
 def _int(value: Any, path: str, minimum: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         _fail(path, value, f"must be an integer >= {minimum}")
@@ -139,7 +154,9 @@ def _settings(raw: Any) -> RunSettings:
             _fail("run.backend", run["backend"], "must be 'local' or 'dask'")
         out["backend"] = run["backend"]
     if "scheduler" in run:
-        if not isinstance(run["scheduler"], str) or not run["scheduler"].startswith(("tcp://", "tls://", "inproc://")):
+        try:
+            check_scheduler_address(run["scheduler"])
+        except InputError:
             _fail("run.scheduler", run["scheduler"], "must be an address such as tcp://host:8786")
         out["scheduler"] = run["scheduler"]
     if "events" in run:
@@ -153,9 +170,24 @@ def _settings(raw: Any) -> RunSettings:
     return RunSettings(**{**s.__dict__, **out})
 
 
-def load_mechanism(spec: str, params: dict, path: str) -> Any:
+def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
+    """Whether ``--allow-plugin`` names ``module_name`` or a package above it."""
+    return any(module_name == p or module_name.startswith(p + ".") for p in allow_plugins)
+
+
+def check_name(mechanism: Any, where: str, value: Any) -> None:
+    """A mechanism's ``name`` (when it has one) must be a non-empty string: it keys records and reports."""
+    name = getattr(mechanism, "name", None)
+    if name is not None and (not isinstance(name, str) or not name):
+        _fail(where, value, f"its name is {name!r} ({type(name).__name__}): a mechanism's name must be a "
+              "non-empty string")
+
+
+def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[str] = ()) -> Any:
     """A built-in mechanism (any family of :mod:`audit.catalog`) built from ``params``, or the
-    object at ``pkg.module:attr``."""
+    object at ``pkg.module:attr`` when ``allow_plugins`` allows its module."""
+    if not isinstance(spec, str) or not spec:
+        _fail(f"{path}.mechanism", spec, "must be a built-in mechanism name or pkg.module:attr")
     if ":" not in spec:
         try:
             return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
@@ -164,16 +196,20 @@ def load_mechanism(spec: str, params: dict, path: str) -> Any:
     if params:
         _fail(f"{path}.params", params, "params apply to built-in mechanisms only")
     module_name, _, attr = spec.partition(":")
+    if not allows(module_name, allow_plugins):
+        _fail(f"{path}.mechanism", spec, f"a config is data and may name built-in mechanisms only; to let it "
+              f"import the plugin module {module_name!r}, allow it on the command line: --allow-plugin {module_name}")
     try:
         obj = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
     except InputError:
         raise
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a plugin's import may do anything, sys.exit included
         _fail(f"{path}.mechanism", spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
     if not callable(getattr(obj, "sample", None)):
         _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")
+    check_name(obj, f"{path}.mechanism", spec)
     return obj
 
 
@@ -190,34 +226,103 @@ def _inside(folder: Path, name: Any, path: str) -> Path:
     return target
 
 
-def load_columns(target: Path, path: str) -> Dataset:
-    """A dataset from an .npz (named arrays) or .csv (header of column names) file."""
+NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (an empty one too)
+
+
+def read_npz(target: Path, where: str) -> Dataset:
+    """A dataset from an ``.npz`` archive of named arrays; anything else (an ``.npy`` renamed, a
+    truncated archive, pickled objects, arrays too large for memory) is an :class:`InputError`
+    that names ``where`` and the file."""
     try:
-        if target.suffix == ".npz":
-            with np.load(target, allow_pickle=False) as npz:
-                return Dataset({k: npz[k] for k in npz.files})
-        with open(target, newline="", encoding="utf-8") as fh:
-            rows = list(csv.reader(fh))
+        with open(target, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise InputError(f"{where}: {target} cannot be read ({exc.strerror or exc})") from None
+    if head not in NPZ_MAGIC:
+        what = "an .npy array, not an .npz archive" if head.startswith(b"\x93NUM") else "not a zip archive"
+        raise InputError(f"{where}: {target.name} is not an .npz archive of named columns ({what}; save the "
+                         "columns with numpy.savez)")
+    try:
+        with np.load(target, allow_pickle=False) as npz:
+            size = sum(info.file_size for info in npz.zip.infolist())
+            room = available_memory()
+            if room is not None and size > room // 2:
+                raise InputError(f"{where}: {target.name} unpacks to {size} bytes, more than half the memory "
+                                 "available")
+            columns = {k: npz[k] for k in npz.files}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError, MemoryError) as exc:
+        raise InputError(f"{where}: {target.name} cannot be read as an .npz archive ({type(exc).__name__}: "
+                         f"{exc})") from None
+    if not columns:
+        raise InputError(f"{where}: {target.name} holds no arrays: a dataset needs at least one column")
+    try:
+        return Dataset(columns)
     except InputError as exc:
-        raise InputError(f"config: {path}: {exc}") from None
-    except (OSError, ValueError) as exc:
+        raise InputError(f"{where}: {target.name}: {exc}") from None
+
+
+def load_columns(target: Path, path: str) -> Dataset:
+    """A dataset from an .npz (named arrays) or .csv (header of unique column names) file."""
+    if target.suffix == ".npz":
+        return read_npz(target, f"config: {path}")
+    try:
+        with open(target, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not a name
+            rows = list(csv.reader(fh))
+    except (OSError, ValueError, csv.Error) as exc:
         _fail(path, str(target.name), f"cannot be read ({exc})")
     if not rows:
         _fail(path, target.name, "is empty: a header row of column names is required")
-    header, body = rows[0], rows[1:]
+    header, body = [h.strip() for h in rows[0]], rows[1:]
+    for i, h in enumerate(header):
+        if not h:
+            _fail(path, target.name, f"header column {i + 1} has no name")
+        if header.index(h) != i:
+            _fail(path, target.name, f"the header names column {h!r} twice: each column needs a unique name")
     columns: dict[str, list] = {h: [] for h in header}
     for line, row in enumerate(body, start=2):
         if len(row) != len(header):
             _fail(path, target.name, f"line {line} has {len(row)} fields, the header has {len(header)}")
         for h, cell in zip(header, row, strict=True):
             try:
-                columns[h].append(int(cell) if cell.strip().lstrip("-").isdigit() else float(cell))
+                value = int(cell) if cell.strip().lstrip("-").isdigit() else float(cell)
             except ValueError:
                 _fail(path, target.name, f"line {line}, column {h!r}: {cell!r} is not a number")
+            if not math.isfinite(value):
+                _fail(path, target.name, f"line {line}, column {h!r}: {cell!r} is not a finite number")
+            columns[h].append(value)
     try:
         return Dataset(columns)
     except InputError as exc:
         raise InputError(f"config: {path}: {exc}") from None
+
+
+def _column(value: Any, path: str) -> np.ndarray:
+    """An inline column: a rectangular array of numbers (one entry per record), never ragged."""
+    if not isinstance(value, list) or not value:
+        _fail(path, value, "must be a non-empty array of numbers (one entry per record)")
+    try:
+        arr = np.array(value)
+    except (ValueError, TypeError):
+        _fail(path, value, "must be rectangular: every record's entry must have the same shape")
+    if arr.dtype.kind not in "biuf" or arr.ndim > MAX_COLUMN_DIMS:
+        _fail(path, value, f"must hold numbers (one number, vector or matrix per record; at most "
+              f"{MAX_COLUMN_DIMS} dimensions)")
+    return arr
+
+
+def _depth(value: Any, path: str, depth: int = 0) -> None:
+    """Refuse values nested deeper than :data:`MAX_DEPTH` (before anything recurses into them)."""
+    stack = [(value, path, depth)]
+    while stack:
+        item, where, level = stack.pop()
+        if level > MAX_DEPTH:
+            _fail(where, "...", f"is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k), level + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]", level + 1) for i, v in enumerate(item))
 
 
 def _data(raw: Any, path: str, folder: Path) -> Dataset:
@@ -229,17 +334,26 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
         if "file" in data:
             return load_columns(_inside(folder, data["file"], f"{path}.file"), f"{path}.file")
         if "columns" in data:
-            _table(data["columns"], f"{path}.columns", set(data["columns"]))
-            return Dataset({k: np.asarray(v) for k, v in data["columns"].items()})
+            cols = _any_keys(data["columns"], f"{path}.columns")
+            if not cols:
+                _fail(f"{path}.columns", cols, "must name at least one column")
+            return Dataset({k: _column(v, f"{path}.columns.{k}") for k, v in cols.items()})
         name, known = data["generator"], catalog.generators()
-        if name not in known:
-            _fail(f"{path}.generator", name,
-                  f"must be one of {', '.join(known)}{catalog.suggest(str(name), list(known))}")
-        args = _table(data.get("args", {}), f"{path}.args", set(data.get("args", {})))
+        if not isinstance(name, str) or name not in known:
+            hint = catalog.suggest(str(name), list(known))
+            _fail(f"{path}.generator", name, f"must be one of {', '.join(known)}{hint}")
+        args = _any_keys(data.get("args", {}), f"{path}.args")
         try:
-            return known[name](**args)
+            made = known[name](**args)
+        except InputError:
+            raise
         except TypeError as exc:
             _fail(f"{path}.args", args, f"{name} does not take these arguments ({exc})")
+        except (ValueError, ArithmeticError, IndexError, KeyError, MemoryError) as exc:
+            _fail(f"{path}.args", args, f"{name} cannot build a dataset from them ({type(exc).__name__}: {exc})")
+        if not isinstance(made, Dataset):
+            _fail(f"{path}.generator", name, f"built a {type(made).__name__}, not a dataset")
+        return made
     except InputError as exc:
         if str(exc).startswith("config:"):
             raise
@@ -272,10 +386,12 @@ def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> 
         delta = _number(spec.get("delta", 0.0), f"{path}.search.delta", 0.0, 1.0)
         return worst_pair(mechanism, neighbours(relation, base, cands),
                           lambda p, q: epsilon_for_delta(p, q, delta)).pair
-    except InputError as exc:
-        if str(exc).startswith("config:"):
-            raise
-        raise InputError(f"config: {path}.{kind}: {exc}") from None
+    except (ValueError, TypeError, ArithmeticError, IndexError, KeyError, RuntimeError) as exc:
+        if isinstance(exc, InputError):
+            if str(exc).startswith("config:"):
+                raise
+            raise InputError(f"config: {path}.{kind}: {exc}") from None
+        _fail(f"{path}.{kind}", value, f"cannot build the neighbour ({type(exc).__name__}: {exc})")
 
 
 def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
@@ -291,22 +407,51 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
             _fail(f"{path}[{i}].relation", stated, f"the scenario's pair is {relation}: a claim stated for "
                   f"{stated} neighbours does not cover it (set relation = {relation!r} if the claim covers "
                   f"{relation} neighbours)")
-        out.append(Guarantee(epsilon=_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
-                             delta=_number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0), relation=relation,
-                             source=str(c.get("source", "config")), claim_id=str(c.get("id", "user/claim")),
-                             kind=str(c.get("kind", "printed"))))
+        for key in ("id", "source", "kind"):
+            if key in c and (not isinstance(c[key], str) or not c[key]):
+                _fail(f"{path}[{i}].{key}", c[key], "must be a non-empty string")
+        try:
+            out.append(Guarantee(epsilon=_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
+                                 delta=_number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0),
+                                 relation=relation, source=c.get("source", "config"),
+                                 claim_id=c.get("id", "user/claim"), kind=c.get("kind", "printed")))
+        except InputError as exc:
+            if str(exc).startswith("config:"):
+                raise
+            raise InputError(f"config: {path}[{i}]: {exc}") from None
     return out
 
 
-def load(path: str | Path) -> Plan:
-    """Read and validate a config file."""
-    path = Path(path)
+def _read(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``: UTF-8 text (a byte-order mark allowed), parsed, nesting bounded."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = path.read_bytes()
     except OSError as exc:
-        raise InputError(f"config {path}: cannot be read ({exc})") from None
+        raise InputError(f"config {path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in raw:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        raise InputError(f"config {path}: " + ("is UTF-16 text: save it as UTF-8" if utf16 else
+                                              "is a binary file, not a TOML text file"))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"config {path}: is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as "
+                         "UTF-8") from None
+    try:
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"config {path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"config {path}: not valid TOML (values nested too deeply)") from None
+    _depth(document, "")
+    return document
+
+
+def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
+    """Read and validate a config file; ``allow_plugins`` are the plugin modules (and their
+    submodules) the command line allows it to name."""
+    path = Path(path)
+    raw = _read(path)
     top = _table(raw, "", {"run", "scenario"}, {"scenario"})
     settings = _settings(top.get("run", {}))
     if not isinstance(top["scenario"], list) or not top["scenario"]:
@@ -318,15 +463,16 @@ def load(path: str | Path) -> Plan:
         name = sc["name"]
         if not isinstance(name, str) or not name or name in names:
             _fail(f"{p}.name", name, "must be a unique non-empty string")
+        if "about" in sc and not isinstance(sc["about"], str):
+            _fail(f"{p}.about", sc["about"], "must be a string")
         names.add(name)
         relation = sc.get("relation", "add-remove")
         if relation not in RELATIONS:
             _fail(f"{p}.relation", relation, f"must be one of {', '.join(RELATIONS)}")
-        mechanism = load_mechanism(sc["mechanism"], _table(sc.get("params", {}), f"{p}.params",
-                                                           set(sc.get("params", {}))), p)
+        mechanism = load_mechanism(sc["mechanism"], _any_keys(sc.get("params", {}), f"{p}.params"), p, allow_plugins)
         base = _data(sc["data"], f"{p}.data", path.parent)
         pair = _pair(sc["neighbour"], f"{p}.neighbour", base, mechanism, relation)
-        expected = _table(sc.get("expected", {}), f"{p}.expected", set(sc.get("expected", {})))
+        expected = _any_keys(sc.get("expected", {}), f"{p}.expected")
         for cid, verdict in expected.items():
             if verdict not in EXPECTATIONS:
                 _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(EXPECTATIONS)}")

@@ -4,11 +4,15 @@
   processes; ``dask``: joblib's Dask backend on a ``dask.distributed`` client), an optional
   :class:`Checkpoint` and the progress mode.  Chunk seeds never depend on it, so every
   backend gives the same numbers for one seed.
-* :class:`Checkpoint` appends one JSON line per finished chunk (its counts) to a file in the
-  output folder, with one ``write`` and an ``fsync``; a line torn by a kill is ignored on
-  reading, so ``--resume`` recounts only the chunks that were lost.
+* :class:`Checkpoint` appends one JSON line per finished chunk (its counts, its sample count,
+  the run's fingerprint and a checksum) to a file in the output folder, with one ``write`` and
+  an ``fsync``; a line torn by a kill, edited, duplicated or moved is rejected on reading, so
+  ``--resume`` recounts only the chunks it cannot trust and never counts one twice.
+* Resources: workers capped at chunks and CPUs, the memory a process may still use, and a
+  Dask scheduler checked to speak Dask before the client waits on it.
 * Progress: a tqdm bar on a terminal; in a non-interactive log, a plain line every few
-  seconds with samples done, rate and the current ε_lower.
+  seconds (from a timer, so slow chunks do not silence it) with samples done, rate and the
+  current ε_lower.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import importlib
 import json
 import logging
 import os
+import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,43 +35,107 @@ import numpy as np
 from joblib import Parallel, cpu_count, delayed, parallel_config
 from tqdm import tqdm
 
+from audit.files import append_line, read_text_nofollow, write_atomic
 from dpcore import InputError, require
 
 BACKENDS = ("local", "dask")
 
 
 class Checkpoint:
-    """Finished chunks' counts, appended line by line to ``path``."""
+    """Finished chunks' counts, appended line by line to ``path``, each line checked on reading.
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    A line carries the run's ``fingerprint`` (:mod:`audit.rundir`), what it counts (scenario
+    key, events, phase, side, chunk), its own sample count, the counts, and ``check``: the
+    SHA-256 of the canonical line salted with the fingerprint.  On reading, a line that is torn,
+    fails its checksum (edited, or moved to another chunk id), or disagrees with another line
+    for the same chunk is rejected and its chunk redrawn; a line of another run is *foreign*
+    (the caller refuses to resume).  So no chunk is ever counted twice or counted from another
+    run.  The checksum guards against accidents and naive edits, not a forger who reads the code.
+
+    ``fresh`` starts a new file (an existing one is an error: a run never appends to another's).
+    """
+
+    def __init__(self, path: str | os.PathLike, fingerprint: str = "", *, fresh: bool = False) -> None:
         self.path = Path(path)
-        self.done: dict[tuple, list[int]] = {}
-        if self.path.exists():
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                try:
-                    rec = json.loads(line)
-                    self.done[(tuple(rec["key"]), rec["events"], rec["side"], rec["chunk"])] = rec["counts"]
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line torn by a kill, or edited by hand: recount that chunk
+        self.fingerprint = fingerprint
+        self.done: dict[tuple, tuple[int, list[int]]] = {}
+        self.rejected: list[str] = []  # why each unusable line was dropped
+        self.foreign: list[int] = []   # line numbers written by another run
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            if self.path.exists() or self.path.is_symlink():
+                raise InputError(f"{self.path} already exists: a new run never appends to another run's checkpoint")
+        elif self.path.exists() or self.path.is_symlink():
+            self._read()
 
-    def get(self, key: tuple, events: str, side: int, chunk: int, n_events: int, size: int) -> np.ndarray | None:
+    def _read(self) -> None:
+        conflicts = set()
+        for number, line in enumerate(read_text_nofollow(self.path).splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                body = {k: rec[k] for k in _LINE_KEYS}
+                found = (tuple(int(k) for k in body["key"]), str(body["events"]), int(body["phase"]), int(body["side"]),
+                         int(body["chunk"]))
+                entry = (int(body["samples"]), [int(c) for c in body["counts"]])
+                check = rec["check"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                self.rejected.append(f"line {number}: unreadable (torn by a kill, or edited)")
+                continue
+            if body["run"] != self.fingerprint:
+                self.foreign.append(number)
+                continue
+            if check != _checksum(self.fingerprint, body):
+                self.rejected.append(f"line {number}: checksum mismatch (edited, or moved to another chunk)")
+                continue
+            if found in self.done:
+                if self.done[found] != entry:
+                    conflicts.add(found)
+                else:
+                    self.rejected.append(f"line {number}: a repeat of an earlier line (counted once)")
+            self.done[found] = entry
+        for found in conflicts:
+            del self.done[found]
+            self.rejected.append(f"chunk {found[4]} (side {found[3]}) of scenario {list(found[0])}: two lines "
+                                 "with different counts")
+
+    def get(self, key: tuple, events: str, side: int, chunk: int, n_events: int, size: int,
+            phase: int = 1) -> np.ndarray | None:
         """The saved counts of a chunk, or None (also when they cannot be right: then it is recounted)."""
-        found = self.done.get((tuple(key), events, side, chunk))
-        if not isinstance(found, list) or len(found) != n_events:
+        found = self.done.get((tuple(key), events, phase, side, chunk))
+        if found is None:
             return None
-        if not all(isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= size for c in found):
+        samples, counts = found
+        if samples != size or len(counts) != n_events or not all(0 <= c <= size for c in counts):
             return None
-        return np.asarray(found, dtype=np.int64)
+        return np.asarray(counts, dtype=np.int64)
 
-    def add(self, key: tuple, events: str, side: int, chunk: int, counts: np.ndarray) -> None:
-        line = json.dumps({"key": list(key), "events": events, "side": side, "chunk": chunk,
-                           "counts": [int(c) for c in counts]}) + "\n"
-        with open(self.path, "a", encoding="utf-8") as fh:
-            fh.write(line)
-            fh.flush()
-            os.fsync(fh.fileno())
-        self.done[(tuple(key), events, side, chunk)] = [int(c) for c in counts]
+    def add(self, key: tuple, events: str, side: int, chunk: int, counts: np.ndarray, size: int,
+            phase: int = 1) -> None:
+        ints, values = [int(k) for k in key], [int(c) for c in counts]
+        body = {"run": self.fingerprint, "key": ints, "events": events, "phase": phase, "side": side, "chunk": chunk,
+                "samples": int(size), "counts": values}
+        append_line(self.path, json.dumps({**body, "check": _checksum(self.fingerprint, body)}) + "\n")
+        self.done[(tuple(ints), events, phase, side, chunk)] = (int(size), values)
+
+    def compact(self) -> None:
+        """Rewrite the file with only the lines that are used (after rejected or foreign lines)."""
+        lines = []
+        for (key, events, phase, side, chunk), (samples, counts) in sorted(self.done.items()):
+            body = {"run": self.fingerprint, "key": list(key), "events": events, "phase": phase, "side": side,
+                    "chunk": chunk, "samples": samples, "counts": counts}
+            lines.append(json.dumps({**body, "check": _checksum(self.fingerprint, body)}) + "\n")
+        write_atomic(self.path, "".join(lines))
+        self.rejected, self.foreign = [], []
+
+
+_LINE_KEYS = ("run", "key", "events", "phase", "side", "chunk", "samples", "counts")
+
+
+def _checksum(fingerprint: str, body: dict[str, Any]) -> str:
+    canonical = json.dumps({k: body[k] for k in _LINE_KEYS}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{fingerprint}\n{canonical}".encode()).hexdigest()
 
 
 def events_fingerprint(events: list, levels: Any, n_est: int) -> str:
@@ -74,25 +144,63 @@ def events_fingerprint(events: list, levels: Any, n_est: int) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+class EnvironmentFailure(RuntimeError):
+    """The machine or the cluster failed under the run (a lost scheduler, a dead worker): exit 3, never a finding."""
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate without swapping: ``MemAvailable``, and the cgroup
+    limit when there is one (a container's limit is what the OOM killer enforces); None if unknown."""
+    found = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit != "max":
+            found.append(max(0, int(limit) - int(used)))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
 @dataclass
 class Execution:
-    """How chunks are run: workers, backend, checkpoint, progress."""
+    """How chunks are run: workers, backend, checkpoint, progress.
+
+    Local workers are capped at the number of tasks and of CPUs: more processes than chunks or
+    cores only cost start-up and memory.  ``client`` (the Dask client, when there is one) lets a
+    failure be told apart from a lost scheduler.
+    """
 
     n_jobs: int = 1
     backend: str = "local"
     checkpoint: Checkpoint | None = None
     progress: str = "off"  # off | bar | log
     log_every: float = 5.0
-    _client: Any = field(default=None, repr=False)
+    client: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         require(self.backend in BACKENDS, "backend", self.backend, f"must be one of {', '.join(BACKENDS)}")
         require(self.progress in ("off", "bar", "log"), "progress", self.progress, "must be off, bar or log")
 
-    @property
-    def workers(self) -> int:
-        """The most local worker processes this execution may use (``n_jobs``, -1: every core)."""
-        return cpu_count() if self.n_jobs == -1 else max(1, self.n_jobs)
+    def workers(self, tasks: int) -> int:
+        """Local worker processes for ``tasks`` chunks: at most one per chunk and per CPU."""
+        wanted = cpu_count() if self.n_jobs < 1 else self.n_jobs
+        return max(1, min(wanted, tasks, cpu_count()))
 
     def map(self, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
         """Results of ``fn(*args)`` for each args, in order, computed where this execution says.
@@ -104,10 +212,17 @@ class Execution:
         therefore run in process.  Where a chunk runs never changes its numbers (its seed is its
         own)."""
         if self.backend == "dask":
-            with parallel_config(backend="dask"):
-                yield from Parallel(n_jobs=-1, return_as="generator")(delayed(fn)(*a) for a in arglists)
+            try:
+                with parallel_config(backend="dask"):
+                    yield from Parallel(n_jobs=-1, return_as="generator")(delayed(fn)(*a) for a in arglists)
+            except Exception as exc:
+                status = getattr(self.client, "status", "running")
+                if self.client is not None and status != "running":
+                    raise EnvironmentFailure(f"lost the Dask scheduler (client {status}): "
+                                             f"{type(exc).__name__}: {exc}") from exc
+                raise
             return
-        workers = self.workers
+        workers = self.workers(len(arglists))
         if workers == 1 or len(arglists) <= workers:  # at most one chunk per worker: no pool
             yield from (fn(*a) for a in arglists)
             return
@@ -121,7 +236,7 @@ class Execution:
             yield from (fn(*a) for a in rest)
             return
         _mark_pool_started()
-        yield from Parallel(n_jobs=self.n_jobs, return_as="generator")(delayed(fn)(*a) for a in rest)
+        yield from Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(*a) for a in rest)
 
 
 # What a local pool costs, for Execution.map's choice: starting loky workers that import numpy,
@@ -136,14 +251,75 @@ def _mark_pool_started() -> None:
     _pool_started = True
 
 
+DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+HANDSHAKE_SECONDS = 5.0
+
+
+def check_scheduler_address(address: Any) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a Dask scheduler address such as ``tcp://host:8786``, or an
+    :class:`InputError` naming it."""
+    text = address if isinstance(address, str) else ""
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme not in DASK_SCHEMES or not rest:
+        raise InputError(f"scheduler = {address!r} is invalid: use an address such as tcp://host:8786")
+    if scheme == "inproc":
+        return scheme, rest, None
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"scheduler = {address!r} is invalid: give host and port, such as tcp://host:8786")
+    return scheme, host, int(port)
+
+
+def _dask_handshake_problem(host: str, port: int, seconds: float = HANDSHAKE_SECONDS) -> str | None:
+    """None when the peer at host:port greets like a Dask scheduler, else what is wrong.
+
+    A Dask TCP server sends its handshake as soon as it accepts (an 8-byte length, frame
+    headers, then a msgpack map with ``compression`` and ``pickle-protocol``); a web server or
+    anything else stays silent or says something else.  Without this check the client waits for
+    a handshake that never comes, forever."""
+    deadline = time.monotonic() + seconds
+    try:
+        sock = socket.create_connection((host, port), timeout=seconds)
+    except OSError as exc:
+        return f"cannot connect ({exc.strerror or type(exc).__name__})"
+    data = b""
+    with sock:
+        try:
+            while time.monotonic() < deadline and len(data) < 4096:
+                sock.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+                if len(data) >= 8 and len(data) >= 8 + int.from_bytes(data[:8], "little"):
+                    break
+        except OSError:  # socket.timeout included: silence is the answer
+            pass
+    if len(data) < 8:
+        return f"no Dask handshake within {seconds:g} s (is it a Dask scheduler's port?)"
+    length = int.from_bytes(data[:8], "little")
+    if not 16 <= length <= 1 << 20 or not (b"compression" in data or b"pickle-protocol" in data):
+        return f"the peer does not speak the Dask protocol (it sent {data[:24]!r})"
+    return None
+
+
 def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...] = ()) -> Any:
     """A ``dask.distributed`` client (a local cluster when ``scheduler`` is None), after checking
-    that every worker can import dpaudit and the audited mechanisms' modules — a missing
-    import otherwise hangs silently."""
+    that the peer is a Dask scheduler and that every worker can import dpaudit and the audited
+    mechanisms' modules — a missing import, or a port that is not Dask's, otherwise hangs silently."""
     try:
         from distributed import Client, LocalCluster  # optional dependency: the [dask] extra
     except ImportError:
         raise InputError("backend = 'dask' needs dask.distributed: pip install 'dpaudit[dask]'") from None
+    # distributed logs every failed reconnect with a traceback; a lost cluster is reported once, by us.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    if scheduler is not None:
+        scheme, host, port = check_scheduler_address(scheduler)
+        if scheme == "tcp" and port is not None:
+            problem = _dask_handshake_problem(host, port)
+            if problem:
+                raise InputError(f"scheduler = {scheduler!r}: {problem}")
     try:
         if scheduler is None:
             cluster = LocalCluster(n_workers=max(1, n_workers), threads_per_worker=1, processes=True,
@@ -151,7 +327,7 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
             client = Client(cluster, timeout=30)
         else:
             client = Client(scheduler, timeout=10)
-    except (OSError, RuntimeError, TimeoutError) as exc:
+    except Exception as exc:  # distributed raises OSError, TimeoutError, ValueError, ... for a bad peer
         where = "a local cluster" if scheduler is None else f"scheduler = {scheduler!r}"
         raise InputError(f"{where}: cannot start or connect ({type(exc).__name__}: {exc})") from None
     wanted = ("audit", "mechanisms", "neighbors", *modules)
@@ -179,34 +355,55 @@ def _probe_imports(modules: tuple[str, ...]) -> str:
 
 
 class Progress:
-    """A tqdm bar on a terminal; a plain line every ``every`` seconds in a log; nothing when off."""
+    """A tqdm bar on a terminal; in a log, a plain line every ``every`` seconds from a timer
+    thread — also while a slow chunk is still running, so a log never stays silent for longer
+    than ``every`` (``every`` = 0: a line at each update instead); nothing when off."""
 
     def __init__(self, mode: str, total: int, label: str, every: float = 5.0) -> None:
         self.mode, self.total, self.label, self.every = mode, total, label, every
-        self.start = self.last = time.monotonic()
+        self.start = time.monotonic()
+        self.done = 0
+        self._epsilon: Callable[[], float | None] = lambda: None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self.bar = None
         if mode == "bar":
             self.bar = tqdm(total=total, desc=label, unit="sample", unit_scale=True, leave=False, file=sys.stderr)
+        elif mode == "log" and every > 0:
+            self._thread = threading.Thread(target=self._tick, name="dpaudit-progress", daemon=True)
+            self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.every):
+            self._line()
+
+    def _line(self) -> None:
+        now = time.monotonic()
+        rate = self.done / max(now - self.start, 1e-9)
+        try:
+            value = self._epsilon()
+            bound = "eps_lower pending" if value is None else f"current eps_lower {value:.4g}"
+        except Exception:  # read while the counts change: the next line will have it
+            bound = "current eps_lower ?"
+        print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}",
+              file=sys.stderr, flush=True)
 
     def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
         """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None
         while it means nothing yet (before the first estimation chunk on both sides, or before
         the first look of a sequential run), when it is not shown."""
+        self.done, self._epsilon = done, epsilon
         if self.bar is not None:
             self.bar.update(samples)
             value = epsilon()
             if value is not None:
                 self.bar.set_postfix_str(f"eps_lower {value:.4g}", refresh=False)
-        elif self.mode == "log":
-            now = time.monotonic()
-            if now - self.last >= self.every:
-                self.last = now
-                rate = done / max(now - self.start, 1e-9)
-                value = epsilon()
-                bound = "eps_lower pending" if value is None else f"current eps_lower {value:.4g}"
-                print(f"[dpaudit] {self.label}: {done}/{self.total} samples, {rate:.3g}/s, {bound}",
-                      file=sys.stderr, flush=True)
+        elif self.mode == "log" and self.every <= 0:
+            self._line()
 
     def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
         if self.bar is not None:
             self.bar.close()

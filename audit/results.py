@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +21,8 @@ import numpy as np
 from audit import __version__
 from audit.estimate import Bound, Estimate
 from audit.exact import epsilon_for_delta
-from dpcore import VERDICTS, Claim, Document, Guarantee, InputError
+from audit.files import write_atomic as write_atomic  # re-exported: results are written through it
+from dpcore import Claim, Document, Guarantee
 
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
 PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
@@ -395,11 +393,12 @@ class AuditResult:
 
 def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: str | None, settings: Any,
              started: float, seconds: float, complete: bool, planned: int, environment: Mapping[str, str],
-             documents: Mapping[str, Document] | None = None) -> dict[str, Any]:
+             documents: Mapping[str, Document] | None = None, fingerprint: str | None = None) -> dict[str, Any]:
     """The ``results.json`` payload of a run (schema :data:`SCHEMA_VERSION`): the run's settings
     (``samples``, ``seed``, ``confidence``, ``jobs``, ``backend``), one flat record per claim and
     one full result per scenario; ``complete`` is False while the run is still going.  ``documents``
-    (key → :class:`~dpcore.Document`) gives the full reference of every source the records cite."""
+    (key → :class:`~dpcore.Document`) gives the full reference of every source the records cite;
+    ``fingerprint`` is the run's identity (:mod:`audit.rundir`), tying the file to its folder's checkpoint."""
     records = [rec for r in results for rec in r.records()]
     cited = sorted({r["claim_document"] for r in records if r.get("claim_document")})
     known = documents or {}
@@ -407,104 +406,15 @@ def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: s
             "seed": settings.seed, "samples": settings.samples, "confidence": settings.confidence,
             "jobs": settings.jobs, "backend": settings.backend,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": seconds,
-            "complete": complete, "scenarios_planned": planned, "as_expected": run_as_expected(records),
+            "complete": complete, "scenarios_planned": planned, "fingerprint": fingerprint,
+            "as_expected": run_as_expected(records),
             "environment": dict(environment), "records": records, "scenarios": [r.to_dict() for r in results],
             "documents": {key: known[key].reference for key in cited if key in known}}
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    umask = os.umask(0)
-    os.umask(umask)
-    os.chmod(tmp, 0o666 & ~umask)  # mkstemp's 0600 would surprise whoever reads the results
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def dumps(payload: Any) -> str:
     """Strict JSON (no NaN or Infinity tokens)."""
     return json.dumps(payload, indent=2, allow_nan=False) + "\n"
-
-
-_RECORD_FIELDS = {"scenario": str, "mechanism": str, "relation": str, "pair": str, "verdict": str,
-                  "samples": int, "confidence": float, "seed": int, "seconds": float}
-
-
-def _number_or_inf(value: Any) -> float | None:
-    if value is None:
-        return None
-    if value in ("inf", "-inf"):
-        return float(value)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise ValueError(f"{value!r} is not a number")
-    return float(value)
-
-
-def load_results(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a ``results.json`` and check it can be trusted: schema version, field types,
-    finite numbers, and verdicts that agree with their own numbers (a record edited by hand
-    to turn a violation into a pass is refused)."""
-    path = Path(path)
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc})") from None
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc})") from None
-    if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION:
-        found = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
-        raise InputError(f"{path}: schema = {found!r} is not supported: this dpaudit reads schema {SCHEMA_VERSION}")
-    records = payload.get("records")
-    if not isinstance(records, list):
-        raise InputError(f"{path}: 'records' must be a list")
-    scenarios = payload.get("scenarios")
-    if not isinstance(scenarios, list) or not all(isinstance(s, dict) and "estimate" in s for s in scenarios):
-        raise InputError(f"{path}: 'scenarios' must be a list of scenario results")
-    for key in ("seed", "samples", "confidence"):
-        if not isinstance(payload.get(key), (int, float)) or isinstance(payload.get(key), bool):
-            raise InputError(f"{path}: '{key}' = {payload.get(key)!r} is invalid: must be a number")
-    for i, rec in enumerate(records):
-        where = f"{path}: records[{i}]"
-        if not isinstance(rec, dict):
-            raise InputError(f"{where} must be an object")
-        for name, kind in _RECORD_FIELDS.items():
-            value = rec.get(name)
-            ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
-            if not ok or isinstance(value, bool):
-                raise InputError(f"{where}.{name} = {value!r} is invalid: must be a {kind.__name__}")
-        if rec["verdict"] not in VERDICTS:
-            raise InputError(f"{where}.verdict = {rec['verdict']!r} is invalid: must be one of {', '.join(VERDICTS)}")
-        try:
-            claim = _number_or_inf(rec.get("epsilon_claim"))
-            lower = _number_or_inf(rec.get("epsilon_lower"))
-            _number_or_inf(rec.get("epsilon_exact"))
-            _number_or_inf(rec.get("delta"))
-        except ValueError as exc:
-            raise InputError(f"{where}: {exc}") from None
-        if rec["verdict"] != "not-applicable":
-            if claim is None or lower is None:
-                raise InputError(f"{where}: a {rec['verdict']} verdict needs epsilon_claim and epsilon_lower")
-            if rec["verdict"] == "violation" and not lower > claim:
-                raise InputError(f"{where}: verdict 'violation' contradicts epsilon_lower {lower} "
-                                 f"<= epsilon_claim {claim}")
-            if rec["verdict"] == "pass" and lower > claim:
-                raise InputError(f"{where}: verdict 'pass' contradicts epsilon_lower {lower} > epsilon_claim {claim}")
-        expected_finding = (NO_CLAIM if rec.get("claim_id") is None and rec["verdict"] == "not-applicable" else
-                            finding(rec["verdict"], rec.get("exact_verdict"), rec.get("claim_status")))
-        if rec.get("finding") != expected_finding:
-            raise InputError(f"{where}.finding = {rec.get('finding')!r} contradicts its verdicts: "
-                             f"must be {expected_finding!r}")
-    return payload
 
 
 def outcome(record: Mapping[str, Any]) -> str:
@@ -539,20 +449,3 @@ OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by th
 def run_as_expected(records: Sequence[Mapping[str, Any]]) -> bool:
     """Exit status 0 of a run (or of ``summary`` on its results): every record's outcome is ok."""
     return all(outcome(r) in OK_OUTCOMES for r in records)
-
-
-def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a ``sweep.json`` written by ``python -m audit sweep --out``."""
-    path = Path(path)
-    try:
-        payload = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: cannot be read as JSON ({exc})") from None
-    if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION or "family" not in payload:
-        raise InputError(f"{path}: not a sweep.json of schema {SCHEMA_VERSION}")
-    for i, rec in enumerate(payload.get("records", [])):
-        for key in ("n", "epsilon_claim", "epsilon_exact", "epsilon_lower"):
-            value = rec.get(key) if isinstance(rec, dict) else None
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise InputError(f"{path}: records[{i}].{key} = {value!r} is invalid: must be a finite number")
-    return payload

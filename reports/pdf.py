@@ -8,10 +8,10 @@ results give a byte-identical file: no timestamp enters the bytes except the run
 
 from __future__ import annotations
 
+import io
 import os
 import textwrap
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.backends.backend_pdf import PdfPages
 
+from audit.files import write_atomic
 from audit.results import (
     HOLDS,
     NO_CLAIM,
@@ -304,13 +305,30 @@ def _sweep_page(pdf: PdfPages, sweep: dict[str, Any]) -> None:
     plt.close(fig)
 
 
+def _literal(value: Any) -> Any:
+    """Every string of a payload with its dollars escaped: names come from users, and matplotlib
+    reads "$...$" as mathtext (a "$" in a scenario name broke the report); "\\$" draws a dollar.
+    Only the payload's text is escaped: the axes' own log-scale labels keep their mathtext."""
+    if isinstance(value, str):
+        return value.replace("$", "\\$")
+    if isinstance(value, dict):
+        return {_literal(k): _literal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_literal(v) for v in value]
+    return value
+
+
 def write_pdf(payload: dict[str, Any], path: str | os.PathLike, sweeps: Sequence[dict[str, Any]] = ()) -> None:
-    """Write the report of ``payload`` (a results.json) and optional sweeps to ``path``, atomically."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write the report of ``payload`` (a results.json) and optional sweeps to ``path``, atomically.
+
+    The PDF is rendered in memory and written with :func:`audit.files.write_atomic` (an exclusive,
+    randomly named temporary file, never through a symbolic link): a fixed temporary name in a
+    shared folder could be a link planted to overwrite another file."""
     metadata = {"Creator": "dpaudit", "Producer": "dpaudit", "CreationDate": None, "ModDate": None,
                 "Title": "dpaudit audit report"}
-    with plt.rc_context(STYLE), PdfPages(tmp, metadata=metadata) as pdf:
+    payload, sweeps = _literal(payload), [_literal(sweep) for sweep in sweeps]
+    buffer = io.BytesIO()
+    with plt.rc_context(STYLE), PdfPages(buffer, metadata=metadata) as pdf:
         _cover(pdf, payload)
         for scenario in payload["scenarios"]:
             records = [r for r in payload["records"] if r["scenario"] == scenario["scenario"]]
@@ -319,4 +337,4 @@ def write_pdf(payload: dict[str, Any], path: str | os.PathLike, sweeps: Sequence
             _sweep_page(pdf, sweep)
         _errata(pdf, payload)
         _reproducibility(pdf, payload)
-    os.replace(tmp, path)
+    write_atomic(path, buffer.getvalue())

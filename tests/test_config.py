@@ -88,7 +88,7 @@ def folder(tmp_path):
 
 def test_a_good_config_builds_the_plan_it_describes(folder):
     path = write(folder, GOOD)
-    plan = load(path)
+    plan = load(path, allow_plugins=("tests.plugins",))  # the config names a plugin: the command line allows it
     assert isinstance(plan, Plan)
     assert plan.settings == RunSettings(samples=5000, seed=7, confidence=0.99, deltas=(0.0, 1e-5), jobs=2,
                                         backend="local", scheduler=None, events="threshold", sequential=True)
@@ -114,6 +114,14 @@ def test_a_good_config_builds_the_plan_it_describes(folder):
                               Guarantee(epsilon=0.4, delta=0.01, relation="swap", source="my notes",
                                         claim_id="user/laplace", kind="corrected")]
     assert plan.source["config"] == str(path) and plan.source["run"]["samples"] == 5000
+
+
+def test_a_config_names_a_plugin_only_when_the_command_line_allows_its_module(folder):
+    path = write(folder, GOOD)
+    for allowed in ((), ("tests.plugins.user",), ("tests.plugins.user_mechanisms_other",)):
+        with pytest.raises(InputError, match=r"scenario\[2\]\.mechanism .*--allow-plugin tests.plugins.user_mechanisms"):
+            load(path, allow_plugins=allowed)
+    assert load(path, allow_plugins=("tests.plugins.user_mechanisms",)).scenarios[2].name == "user-count"
 
 
 def test_defaults_when_run_is_omitted(tmp_path):

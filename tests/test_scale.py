@@ -44,9 +44,16 @@ def test_a_killed_run_resumes_to_exactly_the_uninterrupted_numbers(tmp_path):
     proc.wait()
     saved = len(checkpoint.read_text().splitlines())
     assert not (killed / "results.json").exists() and 6 <= saved < 20  # killed mid-way
-    done = subprocess.run([sys.executable, "-m", "audit", "run", "--resume", str(killed)], cwd=ROOT, env=ENV,
+    moved = tmp_path / "moved" / "killed"  # the folder moves, and the resume runs from elsewhere
+    moved.parent.mkdir()
+    killed.rename(moved)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    done = subprocess.run([sys.executable, "-m", "audit", "run", "--resume", str(moved)], cwd=elsewhere, env=ENV,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert not killed.exists() and not (elsewhere / "results.json").exists()
+    killed, checkpoint = moved, moved / "checkpoint.jsonl"
     assert records(killed) == records(whole)
     lines = [json.loads(line) for line in checkpoint.read_text().splitlines()]
     chunks = [(r["side"], r["chunk"]) for r in lines]
