@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, cpu_count, delayed, parallel_config
+from joblib import Parallel, delayed, parallel_config
 from tqdm import tqdm
 
 from audit.files import append_line, read_text_nofollow, write_atomic

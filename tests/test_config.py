@@ -119,7 +119,8 @@ def test_a_good_config_builds_the_plan_it_describes(folder):
 def test_a_config_names_a_plugin_only_when_the_command_line_allows_its_module(folder):
     path = write(folder, GOOD)
     for allowed in ((), ("tests.plugins.user",), ("tests.plugins.user_mechanisms_other",)):
-        with pytest.raises(InputError, match=r"scenario\[2\]\.mechanism .*--allow-plugin tests.plugins.user_mechanisms"):
+        with pytest.raises(InputError,
+                           match=r"scenario\[2\]\.mechanism .*--allow-plugin tests.plugins.user_mechanisms"):
             load(path, allow_plugins=allowed)
     assert load(path, allow_plugins=("tests.plugins.user_mechanisms",)).scenarios[2].name == "user-count"
 
