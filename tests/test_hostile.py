@@ -380,7 +380,7 @@ def test_a_full_disk_is_an_environment_failure_exit_3_with_a_log(tmp_path):
 
 
 def test_an_internal_error_is_exit_3_with_the_traceback_in_a_log(monkeypatch, capsys):
-    def broken(records):
+    def broken(records, **options):
         raise ZeroDivisionError("a bug of ours")
 
     monkeypatch.setattr(cli, "summary_table", broken)
