@@ -50,6 +50,7 @@ def test_per_call_vectorises_and_says_it_is_unseeded():
         "name", "sample-shape", "sample-dtype"]  # the seeded check is skipped: it declares seeded = False
 
 
+@pytest.mark.slow  # starts a process pool
 def test_per_call_fans_large_batches_out_to_processes():
     mech = per_call(noisy_count, name="count", n_jobs=2)
     out = mech.sample(np.array([0.0]), 2 * PER_CALL_BLOCK + 5, np.random.default_rng(0))

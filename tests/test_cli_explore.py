@@ -183,6 +183,7 @@ def test_bench_writes_json_only_where_out_says(tmp_path, monkeypatch, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b"]
 
 
+@pytest.mark.slow  # a subprocess pipeline
 def test_list_survives_a_closed_pipe():
     proc = subprocess.run(f"'{sys.executable}' -m audit list | head -1", shell=True, cwd=ROOT, capture_output=True,
                           text=True, env={"PYTHONPATH": str(ROOT), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},

@@ -18,6 +18,7 @@ def test_every_built_in_family_has_a_sample_config():
     assert {"classic", "kl-bandit", "kl-linear", "kl-rlhf"} <= names
 
 
+@pytest.mark.slow  # one CLI run per sample config
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.stem for p in CONFIGS])
 def test_sample_configs_run_with_their_expected_verdicts(path, tmp_path):
     assert main(["run", str(path), "--out", str(tmp_path), "--quiet"]) == 0

@@ -132,6 +132,7 @@ def test_a_lossy_type_change_stops_the_run_naming_the_chunk(capsys):
 
 # --- 3. resume resumes exactly its folder ----------------------------------------------------
 
+@pytest.mark.slow  # subprocesses and waits of several seconds
 def test_resume_after_moving_the_folder_from_another_directory(tmp_path):
     first = tmp_path / "first"
     done = run_cli("run", *CORRECT, "--samples", "1000000", "--quiet", "--out", str(first))
@@ -407,6 +408,7 @@ def test_keyboard_interrupt_raised_by_a_mechanism_is_its_failure(capsys):
     assert "mechanism 'interrupts' raised KeyboardInterrupt" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # subprocesses and waits of several seconds
 def test_a_user_interrupt_is_still_an_interrupt(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "audit", "run", "--mechanism", "tests.plugins.slow:slow", *PAIR,
                              "--samples", "3000000", "--quiet"], cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True)
@@ -527,6 +529,7 @@ def test_jobs_are_capped_at_the_chunks_to_run(tmp_path):
 
 # --- 9. a port that is not Dask's -------------------------------------------------------------
 
+@pytest.mark.slow  # subprocesses and waits of several seconds
 def test_a_plain_http_port_as_scheduler_exits_2_within_30_s(capsys):
     pytest.importorskip("distributed")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)

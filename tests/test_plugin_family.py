@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # five CLI subprocesses (~10 s)
 
 
 @pytest.fixture(scope="module")

@@ -88,7 +88,8 @@ def test_progress_shows_no_bound_before_one_chunk_per_side_or_the_first_look(cap
         assert all("eps_lower pending" in line for line, on in zip(lines, shown, strict=True) if not on)
         return shown.index(True)
 
+    selection = 4  # the selection split (2 chunks per side) is reported first, with no bound
     plain = progress_lines()
-    assert pending_then_current(plain) == 7  # side D's 7 estimation chunks come first, then one of D''s
+    assert pending_then_current(plain) == selection + 7  # side D's 7 estimation chunks, then one of D''s
     sequential = progress_lines(sequential=True, epsilon=5.0)
-    assert pending_then_current(sequential) == 2  # the first look: one chunk per side
+    assert pending_then_current(sequential) == selection + 2  # the first look: one chunk per side
