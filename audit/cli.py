@@ -45,7 +45,8 @@ from audit.api import RunContext, audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
 from audit.execution import Checkpoint, EnvironmentFailure, Execution, check_scheduler_address, connect_dask
-from audit.results import SCHEMA_VERSION, dumps, envelope, run_as_expected, write_atomic
+from audit.files import write_atomic
+from audit.results import SCHEMA_VERSION, dumps, envelope, run_as_expected
 from audit.rundir import CHECKPOINT_FILE, ERROR_LOG, RunFolder
 from audit.saved import load_results, load_sweep
 from audit.sweep import slopes, sweep

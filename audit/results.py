@@ -21,7 +21,6 @@ import numpy as np
 from audit import __version__
 from audit.estimate import Bound, Estimate
 from audit.exact import epsilon_for_delta
-from audit.files import write_atomic as write_atomic  # re-exported: results are written through it
 from dpcore import Claim, Document, Guarantee
 
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
