@@ -11,6 +11,7 @@ from audit.exact import pure_epsilon
 from dpcore import Claim, Document
 from mechanisms.classic import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse, ReportNoisyMax
 from mechanisms.faulty import ExponentialMechanismWithoutFactor2
+from mechanisms.vector import NoisyHistogram, SparseVector
 from neighbors import Dataset, Pair, add_remove
 from neighbors.search import worst_pair
 from neighbors.synthetic import vote_record, votes
@@ -71,6 +72,9 @@ DOCUMENTS = (
     Document(key="KL paper",
              reference="Y. Zhang, L. Shi, K. Panaganti, J. Ziani and A. Wierman, KL-regularization Itself is "
                        "Differentially Private in Bandits and RLHF, arXiv preprint arXiv:2505.18407, 2025"),
+    Document(key="Lyu, Su & Li (2017)",
+             reference="M. Lyu, D. Su and N. Li, Understanding the Sparse Vector Technique for Differential Privacy, "
+                       "Proceedings of the VLDB Endowment 10(6), 2017"),
 )
 
 CLAIMS = (
@@ -103,6 +107,17 @@ CLAIMS = (
           reason="Proven (McSherry & Talwar 2007; Dwork & Roth 2014, Theorem 3.10); the factor 2 is needed for "
                  "non-monotone utilities, where the variant without it loses up to 2ε.",
           premises=("|u(a; D) − u(a; D′)| ≤ Δu for every output a",)),
+    Claim(id="classic/sparse-vector", document="Lyu, Su & Li (2017)", where="Algorithm 1, Theorem 2",
+          statement="ρ ~ Lap(Δ/ε₁), ν_i ~ Lap(2cΔ/ε₂), answer ⊤ when q_i + ν_i ≥ T + ρ, stop after c ⊤: "
+                    "(ε₁ + ε₂)-DP",
+          relations=("add-remove", "swap", "zero-out"), status="proven",
+          reason="Proven (Lyu, Su & Li 2017, Theorem 2) for queries of sensitivity Δ.",
+          premises=("‖q(D) − q(D′)‖_∞ ≤ Δ for neighbours",)),
+    Claim(id="classic/noisy-histogram", document="Dwork & Roth (2014)", where="Theorem 3.6 (Laplace mechanism)",
+          statement="h(D) + Lap(Δ/ε) in every bin, for a histogram of ℓ1-sensitivity Δ: ε-DP",
+          relations=("add-remove", "zero-out"), status="proven",
+          reason="Proven (Dwork & Roth 2014, Theorem 3.6): one record changes one bin by one.",
+          premises=("‖h(D) − h(D′)‖₁ ≤ Δ for neighbours",)),
 )
 
 FAMILY = Family(
@@ -111,7 +126,8 @@ FAMILY = Family(
     mechanisms=tuple(entry(cls, claims=(cid,)) for cls, cid in (
         (RandomizedResponse, "classic/rr"), (Laplace, "classic/laplace"), (Gaussian, "classic/gaussian"),
         (ExponentialMechanism, "expmech/def2"), (ReportNoisyMax, "classic/report-noisy-max"),
-        (ExponentialMechanismWithoutFactor2, "expmech/def2"))),
+        (ExponentialMechanismWithoutFactor2, "expmech/def2"), (SparseVector, "classic/sparse-vector"),
+        (NoisyHistogram, "classic/noisy-histogram"))),
     generators={"votes": votes},
     scenarios=scenarios,
     bench=bench,
