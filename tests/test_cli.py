@@ -154,7 +154,6 @@ def run_cli(*args, cwd=ROOT):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["run", "--samples", "-5"], "--samples"),
     (["run", "--samples", "lots"], "--samples"),
     (["run", "--confidence", "1.5"], "--confidence"),
     (["run", "--jobs", "0"], "--jobs"),
@@ -172,11 +171,17 @@ def run_cli(*args, cwd=ROOT):
     (["run", "--mechanism", "tests.plugins.user_mechanisms:crashes",
       "--pair", "tests.plugins.user_mechanisms:pair", "--samples", "1000"], "ZeroDivisionError"),
 ])
-def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, message):
-    proc = run_cli(*args)
+def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, message, cli):
+    proc = cli(*args)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_real_process_exits_2_with_a_message_and_no_traceback():
+    """The same contract through a new interpreter (``python -m audit``), once."""
+    proc = run_cli("run", "--samples", "-5")
+    assert proc.returncode == 2 and "--samples" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("columns,message", [
@@ -184,22 +189,22 @@ def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, messag
     ({"action": np.array([0, 1]), "reward": np.array([0.5, np.nan])}, "non-finite"),
     ({"action": np.array([0, 1]), "reward": np.array([0.5, 7.0])}, "reward"),
 ])
-def test_malformed_dataset_file_exits_2(tmp_path, columns, message):
+def test_malformed_dataset_file_exits_2(tmp_path, columns, message, cli):
     good = tmp_path / "good.npz"
     bad = tmp_path / "bad.npz"
     np.savez(good, action=np.array([0, 1]), reward=np.array([0.5, 0.5]))
     np.savez(bad, **columns)
-    proc = run_cli("run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1",
-                   "--param", "beta0=0.1", "--data", str(good), "--data-prime", str(bad), "--samples", "1000")
+    proc = cli("run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1",
+               "--param", "beta0=0.1", "--data", str(good), "--data-prime", str(bad), "--samples", "1000")
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1():
-    ok = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct",
+def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1(cli):
+    ok = cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct",
                  "--pair", "tests.plugins.user_mechanisms:pair", "--epsilon", "1.0", "--samples", "200000")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    leaky = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:leaky",
+    leaky = cli("run", "--mechanism", "tests.plugins.user_mechanisms:leaky",
                     "--pair", "tests.plugins.user_mechanisms:pair", "--epsilon", "1.0", "--samples", "200000")
     assert leaky.returncode == 1 and "UNEXPECTED violation" in leaky.stdout
 
@@ -212,8 +217,8 @@ def test_python_m_audit_run_defaults_exit_0(default_suite_run):
     assert "every verdict as expected" in proc.stdout
 
 
-def test_list_shows_mechanisms_and_suite():
-    proc = run_cli("list")
+def test_list_shows_mechanisms_and_suite(cli):
+    proc = cli("list")
     assert proc.returncode == 0 and "kl-bandit" in proc.stdout and "kl-mab-a24-row3" in proc.stdout
 
 
