@@ -110,30 +110,33 @@ def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
             assert rec["epsilon_lower"] <= rec["epsilon_exact"] <= rec["epsilon_claim"]
 
 
-@pytest.mark.slow  # the whole suite twice at 2e5 samples
+@pytest.mark.slow  # two families twice at 2e5 samples
 def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf):
-    """The whole default suite at a smaller budget (verdicts may then differ from the default's)."""
+    """The classic family (finite and real outputs, exact and black-box) and the alignment family
+    (vector outputs, sequential looks) at a smaller budget (verdicts may then differ from the
+    default's): every number the same with one job and with two."""
     runs, codes = [], []
     for jobs in ("1", "2"):
         out = tmp_path / jobs
-        codes.append(main(["run", "--seed", "7", "--samples", "200000", "--jobs", jobs, "--out", str(out), "--quiet"]))
+        codes.append(main(["run", "--seed", "7", "--samples", "200000", "--jobs", jobs, "--family", "classic",
+                           "--family", "alignment", "--out", str(out), "--quiet"]))
         records = json.loads((out / "results.json").read_text())["records"]
         runs.append([{k: r[k] for k in NUMBERS} for r in records])
     assert codes[0] == codes[1] and runs[0] == runs[1]
 
 
-@pytest.mark.slow  # the whole suite at 2e5 samples
+@pytest.mark.slow  # the KL family at 2e5 samples
 def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path, no_pdf):
     """Row 1 of A.2.4 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
-    assert main(["run", "--samples", "200000", "--out", str(tmp_path), "--quiet"]) == 1
+    assert main(["run", "--samples", "200000", "--family", "kl", "--out", str(tmp_path), "--quiet"]) == 1
     assert "MISSED expected violation" in (tmp_path / "summary.txt").read_text()
 
 
-@pytest.mark.slow  # the whole suite twice at 2e4 samples
 def test_a_different_seed_gives_different_numbers(tmp_path, no_pdf):
     lows = []
     for seed in ("1", "2"):
-        main(["run", "--samples", "20000", "--seed", seed, "--out", str(tmp_path / seed), "--quiet"])
+        main(["run", "--samples", "20000", "--seed", seed, "--family", "classic", "--out", str(tmp_path / seed),
+              "--quiet"])
         lows.append([r["epsilon_lower"] for r in json.loads((tmp_path / seed / "results.json").read_text())["records"]])
     assert lows[0] != lows[1]
 
