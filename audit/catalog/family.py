@@ -156,9 +156,13 @@ class BenchCase:
 
     name: str
     mechanism: Any
-    d: Dataset
-    d_prime: Dataset
+    d: Any                 # a Dataset, or what the mechanism takes (a vector of query answers)
+    d_prime: Any
     reference: Callable[[Any, int], int]
+    # ceiling(n, confidence): the Clopper–Pearson bound of the best event fixed in advance with n
+    # estimation samples per side (audit.bounds.ceiling), at delta = the case's first delta
+    ceiling: Callable[[int, float], float] | None = None
+    deltas: tuple[float, ...] = (0.0,)
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,7 @@ class TightnessCase:
     samples: int
     epsilon_true: float
     deltas: tuple[float, ...] = (0.0,)
+    ceiling: Callable[[int, float], float] | None = None  # as BenchCase.ceiling
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from audit.statistics import Bins, Linear, Statistic
+from audit.statistics import Bins, Linear, RowCodec, Statistic
 
 SIDES = ("D", "D'")
 
@@ -52,6 +52,10 @@ class Family:
     k_oth: np.ndarray          # and under the other side
     fav: int                   # 0: favours D, 1: favours D′
     make: Callable[[int], Event]  # builds the Event of candidate j
+    # The same candidates' counts on the fitting half, given only when they are (nearly) unbiased
+    # although the order came from that half: few categories, each seen often (prefix_families).
+    fit_fav: np.ndarray | None = None
+    fit_oth: np.ndarray | None = None
 
 
 class ChunkCache:
@@ -117,7 +121,8 @@ class Event:
     favours: str
     view: str
     statistic: Statistic | None = None  # threshold and histogram views
-    members: np.ndarray | None = None   # keys (rows view) or codes (histogram view)
+    members: np.ndarray | None = None   # keys or codes (rows view), or cells (histogram view)
+    codec: RowCodec | None = None       # rows view: the integer codes ``members`` holds
     bins: Bins | None = None            # histogram view
     threshold: float = 0.0
     upper: bool = True
@@ -161,10 +166,15 @@ def _prefix_event(make: Callable[[str, np.ndarray], Event], fav: int, order: np.
 
 
 def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray, np.ndarray],
-                    n_fit: tuple[int, int], make: Callable[[str, np.ndarray], Event]) -> list[Family]:
+                    n_fit: tuple[int, int], make: Callable[[str, np.ndarray], Event], pooled: bool = False
+                    ) -> list[Family]:
     """Prefixes in likelihood-ratio order: the order from the fitting half's per-category counts
     ``fit``, the candidates' counts from the scoring half ``score`` (so the order's noise is not
-    scored).  ``make(side, categories)`` builds the event of a prefix."""
+    scored).  ``make(side, categories)`` builds the event of a prefix.
+
+    With ``pooled`` (few categories, each seen about √n times or more, so the order barely
+    depends on the fitting half's noise) the families also carry the fitting half's counts, and
+    selection scores them on both halves (:func:`audit.selection.choose`)."""
     out = []
     for fav in (0, 1):
         ff, fo = fit[fav], fit[1 - fav]
@@ -172,7 +182,8 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
         order = np.argsort(-ratio, kind="stable")
         ends = prefix_ends(len(order))
         out.append(Family(np.cumsum(score[fav][order])[ends], np.cumsum(score[1 - fav][order])[ends], fav,
-                          _prefix_event(make, fav, order, ends)))
+                          _prefix_event(make, fav, order, ends),
+                          *((np.cumsum(ff[order])[ends], np.cumsum(fo[order])[ends]) if pooled else ())))
     return out
 
 
