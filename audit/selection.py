@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from audit.bounds import best_candidate
+from audit.execution import single_threaded_blas
 from audit.statistics import RowCodec, fit_statistics
 from audit.views import VIEWS, ChunkCache, Event, Family, Split
 from dpcore import require
@@ -71,7 +72,9 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
     on_statistics = [view for view in chosen if view.statistic_based]
     if on_statistics and not ("rows" in views and rows_exhaustive(fx, fy)):
         for stat in fit_statistics(fx, fy, rng):
-            values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
+            # Sorted once here: views only count values, and their own (stable) sorts and merges
+            # are then linear.
+            values = Split(*(np.sort(stat(a)) for a in (fx, fy, x2, y2)))
             for view in on_statistics:
                 out += view.candidates(values, stat)
     return out, (len(x2), len(y2))
@@ -120,8 +123,9 @@ def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
     for i, ev in enumerate(events):
         by_view.setdefault(ev.view, []).append(i)
     out = np.empty(len(events), dtype=np.int64)
-    for name, idx in by_view.items():
-        out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
+    with single_threaded_blas():
+        for name, idx in by_view.items():
+            out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
     return out
 
 
@@ -140,7 +144,8 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     require(len(confidences) == len(deltas), "confidence", confidence, "one value, or one per delta")
     for v in views:
         require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
-    families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+    with single_threaded_blas():
+        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
     n_fit = (len(x) // 2, len(y) // 2)
     picks = [choose(families, n_score, n_est, d, (1 - c) / 2, n_fit) for d, c in zip(deltas, confidences, strict=True)]

@@ -140,6 +140,22 @@ class Features:
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return (self.raw(outputs) - self.mean) / self.scale
 
+    def score(self, outputs: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``self(outputs) @ weights`` without the feature matrix: the standardisation is folded
+        into the weights, indicators are added column by column and the quadratic terms are one
+        quadratic form, x·Qx (one pass over the outputs per kind of feature)."""
+        x = as_matrix(outputs)
+        v = weights / self.scale
+        m = x.shape[1]
+        s = x @ v[:m] - float(self.mean @ v)
+        for a, (j, value) in enumerate(self.atoms):
+            s += v[m + a] * (x[:, j] == value)
+        if self.quadratic:
+            q = np.zeros((m, m))
+            q[np.triu_indices(m)] = v[m + len(self.atoms):]
+            s += np.einsum("ij,ij->i", x @ q, x)
+        return s
+
 
 @dataclass(frozen=True, eq=False)
 class Linear:
@@ -150,8 +166,9 @@ class Linear:
     features: Features | None = None
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        x = as_matrix(outputs) if self.features is None else self.features(outputs)
-        return x @ self.weights
+        if self.features is None:
+            return as_matrix(outputs) @ self.weights
+        return self.features.score(outputs, self.weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,14 +255,25 @@ def fit_statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> li
     return out
 
 
+def sorted_unique(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(s, return_counts=True)`` through a stable sort, which is linear on the
+    concatenated sorted runs the selection split hands over (see selection.candidate_views)."""
+    s = np.sort(s, kind="stable")
+    if len(s) == 0:
+        return s, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+    return s[starts], np.diff(np.append(starts, len(s)))
+
+
 def quantile_bins(s: np.ndarray, inner: int = 256) -> Bins:
     """Atoms (values repeated ≥ 5 times and ≥ 0.1 % of the sample) and bin edges at quantiles
     of the rest, dense in both tails."""
-    values, counts = np.unique(s, return_counts=True)
+    values, counts = sorted_unique(s)
     is_atom = counts >= max(5, 1e-3 * len(s))
     atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
     atoms = np.sort(atoms)
-    rest = np.sort(s[~np.isin(s, atoms)]) if len(atoms) else np.sort(s)
+    kept = ~np.isin(values, atoms)
+    rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
     if len(rest) == 0:
         return Bins(atoms, np.array([]))
     n = len(rest)

@@ -39,8 +39,9 @@ class Threshold:
     def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
         # Structural: statistic views are only ever asked with a statistic (selection.candidate_views).
         assert statistic is not None, "the threshold view is statistic-based"
-        sx, sy = np.sort(split.score_x), np.sort(split.score_y)
-        pooled = np.sort(np.concatenate([split.fit_x, split.fit_y]))
+        # Stable sorts: linear on the sorted runs the selection split hands over.
+        sx, sy = np.sort(split.score_x, kind="stable"), np.sort(split.score_y, kind="stable")
+        pooled = np.sort(np.concatenate([split.fit_x, split.fit_y]), kind="stable")
         t = np.unique(pooled[prefix_ends(len(pooled))])
         ge = (len(sx) - np.searchsorted(sx, t, "left"), len(sy) - np.searchsorted(sy, t, "left"))
         le = (np.searchsorted(sx, t, "right"), np.searchsorted(sy, t, "right"))
