@@ -72,9 +72,7 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
     on_statistics = [view for view in chosen if view.statistic_based]
     if on_statistics and not ("rows" in views and rows_exhaustive(fx, fy)):
         for stat in fit_statistics(fx, fy, rng):
-            # Sorted once here: views only count values, and their own (stable) sorts and merges
-            # are then linear.
-            values = Split(*(np.sort(stat(a)) for a in (fx, fy, x2, y2)))
+            values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
             for view in on_statistics:
                 out += view.candidates(values, stat)
     return out, (len(x2), len(y2))

@@ -17,6 +17,7 @@ and the prefixes' counts come from the scoring half, so the order's noise is not
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
@@ -42,6 +43,11 @@ class Split:
     @property
     def n_fit(self) -> tuple[int, int]:
         return len(self.fit_x), len(self.fit_y)
+
+    @functools.cached_property
+    def pooled_fit(self) -> np.ndarray:
+        """Both fitting halves pooled and sorted (computed once, shared by the statistic views)."""
+        return np.sort(np.concatenate([self.fit_x, self.fit_y]))
 
 
 @dataclass

@@ -152,6 +152,17 @@ class Rows:
 
     def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
         """The ``top`` most frequent outputs with their counts under D and D′."""
+        codec = event.codec
+        if codec is not None:  # integer codes: no byte keys to sort
+            cx_codes, cy_codes = codec(x), codec(y)
+            values = _code_counts(codec, np.concatenate([cx_codes, cy_codes]))[0]
+            cx, cy = (np.bincount(np.searchsorted(values, c[c >= 0]), minlength=len(values))
+                      for c in (cx_codes, cy_codes))
+            order = np.argsort(-(cx + cy), kind="stable")[:top]
+            rows = codec.decode(values[order])
+            return {"kind": "outputs", "values": [str(v) for v in (rows[:, 0] if codec.scalar else rows).tolist()],
+                    "D": cx[order].tolist(), "D'": cy[order].tolist(), "n": [len(x), len(y)],
+                    "in_event": np.isin(values[order], _members(event)).tolist()}
         kx, ky = keys(x), keys(y)
         values, inverse = np.unique(np.concatenate([kx, ky]), return_inverse=True)
         cx = np.bincount(inverse[: len(kx)], minlength=len(values))

@@ -30,6 +30,14 @@ def _threshold_event(name: str, statistic: Statistic, t: np.ndarray, fav: int, u
     return build
 
 
+def _tail_counts(values: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(#{values ≥ t_i}, #{values ≤ t_i}) for sorted thresholds ``t``: one binary search per
+    value into the few thousand thresholds and a cumulative sum, no sort of the values."""
+    above = np.bincount(np.searchsorted(t, values, "right"), minlength=len(t) + 1)
+    at_most = np.bincount(np.searchsorted(t, values, "left"), minlength=len(t) + 1)
+    return np.cumsum(above[::-1])[::-1][1:], np.cumsum(at_most)[: len(t)]
+
+
 class Threshold:
     """S = {s ≥ ``threshold``} (``upper``) or {s ≤ ``threshold``} for the event's statistic s."""
 
@@ -39,12 +47,9 @@ class Threshold:
     def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
         # Structural: statistic views are only ever asked with a statistic (selection.candidate_views).
         assert statistic is not None, "the threshold view is statistic-based"
-        # Stable sorts: linear on the sorted runs the selection split hands over.
-        sx, sy = np.sort(split.score_x, kind="stable"), np.sort(split.score_y, kind="stable")
-        pooled = np.sort(np.concatenate([split.fit_x, split.fit_y]), kind="stable")
+        pooled = split.pooled_fit
         t = np.unique(pooled[prefix_ends(len(pooled))])
-        ge = (len(sx) - np.searchsorted(sx, t, "left"), len(sy) - np.searchsorted(sy, t, "left"))
-        le = (np.searchsorted(sx, t, "right"), np.searchsorted(sy, t, "right"))
+        ge, le = zip(*(_tail_counts(a, t) for a in (split.score_x, split.score_y)), strict=True)
         out = []
         for upper, counts in ((True, ge), (False, le)):
             for fav in (0, 1):
