@@ -9,7 +9,9 @@ Within a view, set candidates are prefixes of the categories sorted by empirical
 ratio (Neyman–Pearson; complements are the prefixes of the other direction).  Every
 candidate, in both directions, is scored by the Clopper–Pearson bound it would give on the
 estimation split, starting from the selection split's own pessimistic bounds
-(:func:`audit.bounds.best_candidate`); the best over every view is chosen, per δ.
+(:func:`audit.bounds.best_candidate`; on both halves where the fitting half's counts carry
+no selection bias, see :func:`choose`); the best over every view is chosen, per δ.
+Statistics are not fitted when the rows view is exhaustive (:func:`rows_exhaustive`).
 """
 
 from __future__ import annotations
@@ -25,10 +27,6 @@ from audit.execution import single_threaded_blas
 from audit.statistics import RowCodec, fit_statistics
 from audit.views import VIEWS, ChunkCache, Event, Family, Split
 from dpcore import require
-
-# Selection level of a family counted on the whole selection split: one standard error
-# (Φ(−1)), not α, because its counts rest on twice the samples and it has few candidates.
-POOLED_ALPHA = 0.1587
 
 
 def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -50,7 +48,7 @@ def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
     limit = math.isqrt(min(len(x), len(y)))
     distinct = np.count_nonzero(np.bincount(codes, minlength=codec.size)) if codec.size <= 1 << 22 else (
         len(np.unique(codes)))
-    return distinct <= limit
+    return bool(distinct <= limit)
 
 
 def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator
@@ -84,12 +82,12 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
     candidates were counted on; ``n_fit``: the fitting half's, for families that also carry
     its counts), with its family and index there.
 
-    A family with counts on the scoring half only is scored by the bound its pessimistic
-    (level α) selection bounds project to the estimation split.  A family whose fitting-half
-    counts are unbiased too (:attr:`Family.fit_fav`: few, well-observed categories) is scored
-    on both halves together at the one-standard-error level :data:`POOLED_ALPHA`: twice the
-    samples and less pessimism, so that a union of outcomes whose advantage is noise no longer
-    beats the single best outcome."""
+    Every candidate is scored by the bound its pessimistic selection bounds (level α) project
+    to the estimation split.  A family whose fitting-half counts carry no selection bias
+    (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting values; few,
+    well-observed categories) is scored on both halves together — twice the samples — at
+    its own level (:attr:`Family.level`; one standard error for the categories, so that the
+    single best outcome is no longer beaten by a union whose edge is noise)."""
     n_fit = n_fit or n_sel
     best: tuple[float, Family, int] | None = None
     for fam in families:
@@ -97,7 +95,8 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
         k_fav, k_oth, n, level = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]), alpha
         if fam.fit_fav is not None and fam.fit_oth is not None:  # counts of both halves: see Family.fit_fav
             k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
-            n, level = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav]), POOLED_ALPHA
+            n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
+            level = alpha if fam.level is None else fam.level
         score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level)
         if best is None or score > best[0]:
             best = (score, fam, j)

@@ -28,6 +28,11 @@ from audit.statistics import Bins, Linear, RowCodec, Statistic
 
 SIDES = ("D", "D'")
 
+# Selection level of a prefix family of few, well-observed categories scored on both halves:
+# one standard error (Φ(−1)) instead of α — twice the samples, a handful of candidates, so the
+# single best outcome is no longer beaten by a union whose edge is noise.
+POOLED_LEVEL = 0.1587
+
 
 @dataclass(frozen=True)
 class Split:
@@ -59,9 +64,12 @@ class Family:
     fav: int                   # 0: favours D, 1: favours D′
     make: Callable[[int], Event]  # builds the Event of candidate j
     # The same candidates' counts on the fitting half, given only when they are (nearly) unbiased
-    # although the order came from that half: few categories, each seen often (prefix_families).
+    # although the candidates came from that half: few categories, each seen often
+    # (prefix_families), or thresholds at ranks of the pooled fitting values (threshold view).
     fit_fav: np.ndarray | None = None
     fit_oth: np.ndarray | None = None
+    # The level of the selection split's pessimistic bounds when scored on both halves (None: α).
+    level: float | None = None
 
 
 class ChunkCache:
@@ -189,7 +197,7 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
         ends = prefix_ends(len(order))
         out.append(Family(np.cumsum(score[fav][order])[ends], np.cumsum(score[1 - fav][order])[ends], fav,
                           _prefix_event(make, fav, order, ends),
-                          *((np.cumsum(ff[order])[ends], np.cumsum(fo[order])[ends]) if pooled else ())))
+                          *((np.cumsum(ff[order])[ends], np.cumsum(fo[order])[ends], POOLED_LEVEL) if pooled else ())))
     return out
 
 

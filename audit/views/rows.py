@@ -93,6 +93,11 @@ def _chunk_cells(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> np.
     return cache.once(("rows-cells", id(codec)), compute)
 
 
+def _chunk_unique(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk's distinct codes and counts, for boxes too large for one bincount."""
+    return cache.once(("rows-unique", id(codec)), lambda: _code_counts(codec, _chunk_codes(cache, codec, outputs)))
+
+
 class Rows:
     """S = a set of distinct outputs (``members`` holds their keys)."""
 
@@ -134,8 +139,7 @@ class Rows:
             elif codec.size <= DENSE_CODES:
                 out[i] = int(_chunk_cells(cache, codec, outputs)[members].sum())
             else:
-                values, counts = cache.once(("rows-unique", id(codec)),
-                                            lambda c=codec: _code_counts(c, _chunk_codes(cache, c, outputs)))
+                values, counts = _chunk_unique(cache, codec, outputs)
                 out[i] = int(counts[np.isin(values, members)].sum())
         return out
 

@@ -1,7 +1,8 @@
 """The ``threshold`` view: S = {s ≥ t} or {s ≤ t} for a scalar statistic s.
 
 Candidate thresholds t are the fitting half's pooled values of s at :func:`prefix_ends`
-ranks; each is counted on the scoring half, in both directions and for both sides.
+ranks; each is counted on both halves, in both directions and for both sides, and scored on
+their sum (:func:`audit.selection.choose`).
 """
 
 from __future__ import annotations
@@ -49,12 +50,18 @@ class Threshold:
         assert statistic is not None, "the threshold view is statistic-based"
         pooled = split.pooled_fit
         t = np.unique(pooled[prefix_ends(len(pooled))])
-        ge, le = zip(*(_tail_counts(a, t) for a in (split.score_x, split.score_y)), strict=True)
+        # Both halves are counted: the thresholds sit at ranks of the pooled fitting values, which
+        # fixes how many fitting values lie beyond each, but not how they split between D and D′
+        # — the ratio the bound rests on — so the fitting half's counts add information without
+        # the bias of a likelihood-ratio order fitted on them.
+        ge, le = zip(*(_tail_counts(a, t) for a in (split.score_x, split.score_y, split.fit_x, split.fit_y)),
+                     strict=True)
         out = []
         for upper, counts in ((True, ge), (False, le)):
             for fav in (0, 1):
                 out.append(Family(counts[fav].astype(float), counts[1 - fav].astype(float), fav,
-                                  _threshold_event(self.name, statistic, t, fav, upper)))
+                                  _threshold_event(self.name, statistic, t, fav, upper),
+                                  counts[2 + fav].astype(float), counts[3 - fav].astype(float)))
         return out
 
     def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
