@@ -117,24 +117,26 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
     return rows
 
 
-def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1) -> dict[str, Any]:
+def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = False) -> dict[str, Any]:
     """Throughput rows, per-view tightness rows (over ``seeds`` seeds from ``seed``), tightness
-    rows and each family's extra benchmarks."""
+    rows and each family's extra benchmarks.  ``quick``: the tightness rows at ``samples`` too
+    and no extra benchmarks (a smoke run of every row's machinery)."""
     cases = [c for f in catalog.families() for c in f.bench()]
     rows = [throughput(case, samples, seed) for case in cases]
     views = [r for case in cases if case.ceiling is not None
              for r in views_tightness(case, samples, range(seed, seed + seeds))]
     tight = []
     for t in (t for f in catalog.families() for t in f.tightness()):
-        r, secs = timed(lambda t=t: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=t.samples, seed=seed,
-                                                    deltas=t.deltas, relation=t.pair.relation))
-        row = {"audit": t.label, "samples_per_side": t.samples, "epsilon_true": t.epsilon_true,
+        n = samples if quick else t.samples
+        r, secs = timed(lambda t=t, n=n: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
+                                                         deltas=t.deltas, relation=t.pair.relation))
+        row = {"audit": t.label, "samples_per_side": n, "epsilon_true": t.epsilon_true,
                "epsilon_lower": r.epsilon_lower, "tightness": r.epsilon_lower / t.epsilon_true, "seconds": secs}
         if t.ceiling is not None:
-            ceiling = t.ceiling(estimation_samples(t.samples), CONFIDENCE)
+            ceiling = t.ceiling(estimation_samples(n), CONFIDENCE)
             row.update(ceiling=ceiling, ours_over_ceiling=r.epsilon_lower / ceiling)
         tight.append(row)
-    extra = {name: measure(seed) for f in catalog.families() for name, measure in f.benchmarks.items()}
+    extra = {} if quick else {name: measure(seed) for f in catalog.families() for name, measure in f.benchmarks.items()}
     return {"throughput": rows, "views": views, "tightness": tight, **extra,
             "machine": {"python": platform.python_version(), "numpy": np.__version__,
                         "processor": platform.processor() or platform.machine()}}

@@ -166,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--seeds", type=_int_at_least(1), default=1,
                     help="seeds per view for eps_lower / ceiling (median and minimum; default 1)")
     bn.add_argument("--json", action="store_true", help="print the measurements as JSON instead of the table")
+    bn.add_argument("--quick", action="store_true",
+                    help="tightness rows at --samples too and no extra benchmarks: a smoke run")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=Path, help="a results.json written by run --out")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
@@ -690,7 +692,7 @@ def _dispatch(argv: list[str], session: _Session) -> int:
     if args.command == "report":
         return _report(args)
     if args.command == "bench":
-        report = bench.run(samples=args.samples, seeds=args.seeds)
+        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick)
         sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))
         if args.out:
             write_atomic(args.out, dumps(report))
