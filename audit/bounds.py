@@ -18,6 +18,7 @@ with Clopper–Pearson.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
@@ -89,8 +90,21 @@ def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int],
     return float(exact[j]), int(top[j])
 
 
-def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float) -> float:
-    """The statistical ceiling of an audit whose estimation split has ``n`` samples per side.
+@dataclass(frozen=True)
+class Ceiling:
+    """The best event fixed in advance (:func:`best_event`): its bound at the expected counts,
+    the side it favours (0: D, 1: D′) and its membership test on outputs, so that it can also
+    be counted on an audit's own estimation samples."""
+
+    epsilon: float
+    favours: int
+    contains: Callable[[np.ndarray], np.ndarray]
+
+
+def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float
+               ) -> tuple[float, int, int]:
+    """The statistical ceiling of an audit whose estimation split has ``n`` samples per side:
+    (ε, index of the best candidate, side it favours).
 
     For each candidate event S with P[S] = ``p_d`` under D and ``p_dp`` under D′ (arrays over
     the candidates), the Clopper–Pearson bound that S, fixed in advance, gives at the expected
@@ -100,17 +114,23 @@ def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence:
 
     lo and hi one-sided at level α = (1 − confidence)/2 as :func:`audit.estimate.bound_from_counts`.
     No event chosen from data can beat the best event known in advance, so ours ÷ ceiling is
-    the share of the attainable bound an audit reaches (≈ 1 on average when selection is
-    perfect; a single seed may land above 1 by sampling noise).  0 when no event certifies
+    the share of the attainable bound an audit reaches (≈ 1 when selection is perfect; a seed
+    may land above 1 by the luck of its estimation samples).  ε is 0 when no event certifies
     anything.
     """
     alpha = (1.0 - confidence) / 2.0
     p_d, p_dp = np.asarray(p_d, dtype=float), np.asarray(p_dp, dtype=float)
     lo_d, hi_d = clopper_pearson(np.clip(p_d, 0, 1) * n, n, alpha)
     lo_dp, hi_dp = clopper_pearson(np.clip(p_dp, 0, 1) * n, n, alpha)
-    best = max(float(np.max(epsilon_from_bounds(lo_d, hi_dp, delta))),
-               float(np.max(epsilon_from_bounds(lo_dp, hi_d, delta))))
-    return max(0.0, best)
+    for_d, for_dp = epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)
+    i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
+    best = (float(for_d[i]), i, 0) if for_d[i] >= for_dp[j] else (float(for_dp[j]), j, 1)
+    return max(0.0, best[0]), best[1], best[2]
+
+
+def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float) -> float:
+    """The ε of :func:`best_event`."""
+    return best_event(p_d, p_dp, n, delta, confidence)[0]
 
 
 def all_subsets(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ def test_gaussian_ceiling_matches_the_figures_of_issue_16(samples, expected):
     """Analytic Gaussian with ε(1e-5) = 1: the best threshold event fixed in advance on 80 % of
     the samples certifies 0.753 at 1e6 and 0.884 at 1e7 (computed independently in the issue)."""
     case = _case("gaussian")
-    assert case.ceiling(estimation_samples(samples), 0.95) == pytest.approx(expected, abs=5e-4)
+    assert case.ceiling(estimation_samples(samples), 0.95).epsilon == pytest.approx(expected, abs=5e-4)
     assert classic.analytic_gaussian_shift(1.0, 1e-5) == pytest.approx(0.268, abs=5e-4)
 
 
@@ -90,5 +90,22 @@ def test_laplace_shift_ceiling_uses_both_tails():
     n = 800_000
     a = ceiling(stats.laplace.sf(np.linspace(-5, 5, 2001), 0.5), stats.laplace.sf(np.linspace(-5, 5, 2001), 1.5),
                 n, 0.0, 0.95)
-    b = _case("laplace").ceiling(n, 0.95)
+    b = _case("laplace").ceiling(n, 0.95).epsilon
     assert a == pytest.approx(b, abs=2e-3)
+
+
+def test_same_sample_ceiling_counts_the_audits_own_estimation_samples():
+    """The samples the same-sample ceiling counts are the audit's: its own event, counted there
+    by the bench's path, gives back the audit's counts exactly (seeded, 2e5 samples per side)."""
+    from audit.api import audit_mechanism
+    from audit.runner import estimation_outputs
+    case = _case("sparse")
+    r = audit_mechanism(case.mechanism, case.d, case.d_prime, samples=200_000, seed=3)
+    bound = r.estimate.bounds[0]
+    k = [sum(int(bound.event.contains(out).sum()) for out in
+             estimation_outputs(case.mechanism, side, 200_000, 3, s)) for s, side in enumerate((case.d, case.d_prime))]
+    assert (k[0], k[1]) == (bound.counts[0], bound.counts[2])
+    # twin: another seed's samples do not give these counts back
+    other = [sum(int(bound.event.contains(out).sum()) for out in
+                 estimation_outputs(case.mechanism, side, 200_000, 4, s)) for s, side in enumerate((case.d, case.d_prime))]
+    assert other != k

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import integrate, optimize, stats
 
-from audit.bounds import all_subsets, ceiling
+from audit.bounds import Ceiling, all_subsets, best_event
 from audit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from audit.exact import pure_epsilon
 from dpcore import Claim, Document
@@ -59,24 +59,52 @@ def categorical_reference(p: np.ndarray):
 #   and the noisy histogram, whose privacy loss depends only on the bin that differs: every
 #   threshold event {x ≥ t} and {x ≤ t} of that coordinate, on a grid of 200 001 points.
 
-def _finite_ceiling(distributions: Callable[[], tuple[np.ndarray, np.ndarray]], delta: float = 0.0):
+def _finite_ceiling(distributions: Callable[[], tuple[np.ndarray, np.ndarray]],
+                    outcome: Callable[[np.ndarray], np.ndarray], delta: float = 0.0):
     """Every set of a finite output space; ``distributions()`` (computed when first asked) gives
-    the point probabilities under D and D′."""
+    the point probabilities under D and D′, ``outcome(outputs)`` the index of each output."""
     @functools.cache
     def events() -> tuple[np.ndarray, np.ndarray]:
         return all_subsets(*distributions())
-    return lambda n, confidence: ceiling(*events(), n, delta, confidence)
+
+    def at(n: int, confidence: float) -> Ceiling:
+        eps, i, favours = best_event(*events(), n, delta, confidence)
+        members = np.flatnonzero(((i + 1) >> np.arange(len(distributions()[0]))) & 1)  # all_subsets' order
+        return Ceiling(eps, favours, lambda outputs: np.isin(outcome(outputs), members))
+    return at
 
 
-def _shift_ceiling(dist, loc_d: float, loc_dp: float, scale: float, delta: float = 0.0):
-    """Thresholds of a location family ``dist`` (scipy.stats) at ``loc_d`` (D) and ``loc_dp`` (D′)."""
+def _shift_ceiling(dist, loc_d: float, loc_dp: float, scale: float, delta: float = 0.0, coordinate: int | None = None):
+    """Thresholds {x ≥ t} and {x ≤ t} of a location family ``dist`` (scipy.stats) at ``loc_d``
+    (D) and ``loc_dp`` (D′), for scalar outputs or one ``coordinate`` of vector outputs."""
+    lo, hi = min(loc_d, loc_dp) - 60 * scale, max(loc_d, loc_dp) + 60 * scale
+    t = np.linspace(lo, hi, 200_001)
+
     @functools.cache
     def events() -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = min(loc_d, loc_dp) - 60 * scale, max(loc_d, loc_dp) + 60 * scale
-        t = np.linspace(lo, hi, 200_001)
         return (np.concatenate([dist.sf(t, loc_d, scale), dist.cdf(t, loc_d, scale)]),
                 np.concatenate([dist.sf(t, loc_dp, scale), dist.cdf(t, loc_dp, scale)]))
-    return lambda n, confidence: ceiling(*events(), n, delta, confidence)
+
+    def at(n: int, confidence: float) -> Ceiling:
+        eps, i, favours = best_event(*events(), n, delta, confidence)
+        cut, upper = float(t[i % len(t)]), i < len(t)
+
+        def contains(outputs: np.ndarray) -> np.ndarray:
+            x = np.asarray(outputs, dtype=float)
+            x = x if coordinate is None else x[:, coordinate]
+            return x >= cut if upper else x <= cut
+        return Ceiling(eps, favours, contains)
+    return at
+
+
+def _first_above(rows: np.ndarray) -> np.ndarray:
+    """The sparse vector's outcome index: the first ⊤, or m when every answer is ⊥."""
+    above = np.asarray(rows) == 1
+    return np.where(above.any(axis=1), np.argmax(above, axis=1), above.shape[1])
+
+
+def _index(outputs: np.ndarray) -> np.ndarray:
+    return np.asarray(outputs).astype(np.int64)
 
 
 def _integrate(f, scale: float, centre: float = 0.0) -> float:
@@ -154,20 +182,21 @@ def bench() -> list[BenchCase]:
         BenchCase("randomized response", rr, pair.d, pair.d_prime,
                   categorical_reference(rr.output_distribution(pair.d)),
                   ceiling=_finite_ceiling(lambda: (rr.output_distribution(pair.d),
-                                                   rr.output_distribution(pair.d_prime)))),
+                                                   rr.output_distribution(pair.d_prime)), _index)),
         BenchCase("laplace", Laplace(1.0), value, value.add({"value": 1.0}),
                   lambda rng, n: int(np.count_nonzero(0.5 + rng.laplace(0, 1, n) >= 1.0)),
                   ceiling=_shift_ceiling(stats.laplace, 0.5, 1.5, 1.0)),
         BenchCase("report noisy max", rnm, ballots, ballots.add(vote_record(0, 4)),
                   lambda rng, n: int(np.count_nonzero(np.argmax(u_d + rng.laplace(0, scale, (n, 4)), axis=1) == 0)),
                   ceiling=_finite_ceiling(lambda: (noisy_max_distribution(u_d, scale),
-                                                   noisy_max_distribution(u_dp, scale)))),
+                                                   noisy_max_distribution(u_dp, scale)), _index)),
         BenchCase("sparse vector m=10", svt, *SVT_QUERIES,
                   lambda rng, n: int(np.count_nonzero(svt.sample(SVT_QUERIES[0], n, rng)[:, 0] == 1)),
-                  ceiling=_finite_ceiling(lambda: tuple(sparse_vector_distribution(svt, q) for q in SVT_QUERIES))),
+                  ceiling=_finite_ceiling(lambda: tuple(sparse_vector_distribution(svt, q) for q in SVT_QUERIES),
+                                          _first_above)),
         BenchCase("noisy histogram 5 bins", hist, HISTOGRAM, HISTOGRAM + np.eye(5)[0],
                   lambda rng, n: int(np.count_nonzero(hist.sample(HISTOGRAM, n, rng)[:, 0] >= 10.5)),
-                  ceiling=_shift_ceiling(stats.laplace, 10.0, 11.0, 1.0)),
+                  ceiling=_shift_ceiling(stats.laplace, 10.0, 11.0, 1.0, coordinate=0)),
         BenchCase("gaussian eps(1e-5)=1", gauss, value, value.add({"value": 1.0}),
                   lambda rng, n: int(np.count_nonzero(0.5 + rng.normal(0, gauss.sigma, n) >= 1.0)),
                   ceiling=_shift_ceiling(stats.norm, 0.5, 1.5, gauss.sigma, 1e-5), deltas=(1e-5,)),
@@ -181,7 +210,8 @@ def tightness() -> list[TightnessCase]:
     gauss_ceiling = _shift_ceiling(stats.norm, 0.5, 1.5, gauss.sigma, 1e-5)
     return [TightnessCase("randomized response eps=1", RandomizedResponse(1.0), _bit_pair(), 1_000_000, 1.0,
                           ceiling=_finite_ceiling(lambda: tuple(RandomizedResponse(1.0).output_distribution(d)
-                                                                for d in (_bit_pair().d, _bit_pair().d_prime)))),
+                                                                for d in (_bit_pair().d, _bit_pair().d_prime)),
+                                                  _index)),
             TightnessCase("laplace eps=1", Laplace(1.0), laplace_pair, 1_000_000, 1.0,
                           ceiling=_shift_ceiling(stats.laplace, 0.5, 1.5, 1.0)),
             TightnessCase("laplace eps=0.1", Laplace(0.1), laplace_pair, 10_000_000, 0.1,
