@@ -13,6 +13,9 @@ Candidates are scored by the bound they would give on the estimation split: the 
 split's own pessimistic bounds are projected to the estimation sample sizes and bounded
 again.  Wilson score bounds, a closed form, rank all candidates; the best few are re-scored
 with Clopper–Pearson.
+
+The *ceiling* (:func:`best_event`) is what no audit can beat on average: the bound of the best
+event fixed in advance, at its expected counts on the estimation split.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int],
     projected to the estimation sample sizes and bounded again; projecting raw counts
     instead lets a tail event with 3-vs-0 counts look like a sure win and then fail.
     All candidates are ranked with Wilson bounds and the ``shortlist`` best re-scored
-    exactly.  ``n_sel``/``n_est`` are (favoured side, other side).
+    exactly.  ``n_sel``/``n_est`` are (favoured side, other side); the selection bounds are at
+    level ``alpha_sel`` (default ``alpha``), the projected ones at ``alpha``.
     """
     k_fav, k_oth = np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float)
     alpha_sel = alpha if alpha_sel is None else alpha_sel

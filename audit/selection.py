@@ -39,7 +39,8 @@ def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
     the rows view's likelihood-ratio prefixes then contain every event a fitted statistic could
     cut (any such event is a union of rows), each row counted about √n times or more, so the
     statistics are not fitted — they cannot win and cost most of the selection's time."""
-    if x.ndim != 2 or x.shape[1] < 2 or x.dtype.kind not in "biu" or y.dtype.kind not in "biu":
+    if x.ndim != 2 or x.shape[1] < 2 or x.dtype.kind not in "biu" or y.dtype.kind not in "biu" or not (
+            len(x) and len(y)):
         return False
     codec = RowCodec.fit(x, y)
     if codec is None:
