@@ -18,6 +18,7 @@ from audit.views.base import ChunkCache, Event, Family, Split, prefix_families
 
 MAX_ROWS = 20_000          # distinct outputs beyond which the rows view is skipped
 DENSE_CODES = 1 << 22      # boxes of at most this many codes are counted with one bincount per chunk
+WELL_OBSERVED = 100        # fitting-half count from which a category's frequency is known within ~10 %
 
 
 def _values_list(values: np.ndarray) -> list:
@@ -81,6 +82,13 @@ def _code_counts(codec: RowCodec, codes: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.unique(codes, return_counts=True)
 
 
+def _well_observed(counts: np.ndarray, n: int) -> bool:
+    """Few categories (at most √n for ``n`` fitting samples per side), each seen at least
+    :data:`WELL_OBSERVED` times on the fitting half: their likelihood-ratio order barely depends
+    on its noise, so the prefixes can be scored on both halves (:func:`prefix_families`)."""
+    return 0 < len(counts) <= math.isqrt(n) and bool(counts.min() >= WELL_OBSERVED)
+
+
 def _chunk_codes(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> np.ndarray:
     return cache.once(("rows-codes", id(codec)), lambda: codec(outputs))
 
@@ -117,7 +125,7 @@ class Rows:
             c = [np.bincount(np.searchsorted(values, k), minlength=len(values)).astype(float) for k in codes]
             return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
                                    lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx]), codec=codec),
-                                   pooled=len(values) <= math.isqrt(min(split.n_fit)))
+                                   pooled=_well_observed(c[0] + c[1], min(split.n_fit)))
         parts = [keys(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
         values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
         if len(values) > MAX_ROWS:
