@@ -83,21 +83,21 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
     candidates were counted on; ``n_fit``: the fitting half's, for families that also carry
     its counts), with its family and index there.
 
-    Every candidate is scored by the bound its pessimistic selection bounds (level α) project
-    to the estimation split.  A family whose fitting-half counts carry no selection bias
-    (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting values; few,
-    well-observed categories) is scored on both halves together — twice the samples — at
-    its own level (:attr:`Family.level`; one standard error for the categories, so that the
-    single best outcome is no longer beaten by a union whose edge is noise)."""
+    Every candidate is scored by the bound its pessimistic selection bounds project to the
+    estimation split, at level α or the family's own (:attr:`Family.level`: one standard error
+    for few, well-observed categories, so that the single best outcome is no longer beaten by
+    a union the pessimism of α favours for its size).  A family whose fitting-half counts carry
+    no selection bias (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting
+    values) is scored on both halves together — twice the samples."""
     n_fit = n_fit or n_sel
     best: tuple[float, Family, int] | None = None
     for fam in families:
         fav = fam.fav
         k_fav, k_oth, n, level = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]), alpha
-        if fam.fit_fav is not None and fam.fit_oth is not None:  # counts of both halves: see Family.fit_fav
+        if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
             k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
             n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
-            level = alpha if fam.level is None else fam.level
+        level = alpha if fam.level is None else fam.level
         score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level)
         if best is None or score > best[0]:
             best = (score, fam, j)

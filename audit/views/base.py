@@ -28,9 +28,9 @@ from audit.statistics import Bins, Linear, RowCodec, Statistic
 
 SIDES = ("D", "D'")
 
-# Selection level of a prefix family of few, well-observed categories scored on both halves:
-# one standard error (Φ(−1)) instead of α — twice the samples, a handful of candidates, so the
-# single best outcome is no longer beaten by a union whose edge is noise.
+# Selection level of a prefix family of few, well-observed categories: one standard error
+# (Φ(−1)) instead of α — a handful of candidates, each well estimated, so the single best
+# outcome is no longer beaten by a union that the pessimism of α favours for its size.
 POOLED_LEVEL = 0.1587
 
 
@@ -63,12 +63,12 @@ class Family:
     k_oth: np.ndarray          # and under the other side
     fav: int                   # 0: favours D, 1: favours D′
     make: Callable[[int], Event]  # builds the Event of candidate j
-    # The same candidates' counts on the fitting half, given only when they are (nearly) unbiased
-    # although the candidates came from that half: few categories, each seen often
-    # (prefix_families), or thresholds at ranks of the pooled fitting values (threshold view).
+    # The same candidates' counts on the fitting half, given only when they carry no selection
+    # bias although the candidates came from that half: thresholds at ranks of the pooled fitting
+    # values (threshold view).  (A likelihood-ratio order is fitted there: its counts are biased.)
     fit_fav: np.ndarray | None = None
     fit_oth: np.ndarray | None = None
-    # The level of the selection split's pessimistic bounds when scored on both halves (None: α).
+    # The level of the selection split's pessimistic bounds (None: α).
     level: float | None = None
 
 
@@ -186,9 +186,8 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
     ``fit``, the candidates' counts from the scoring half ``score`` (so the order's noise is not
     scored).  ``make(side, categories)`` builds the event of a prefix.
 
-    With ``pooled`` (few categories, each seen about √n times or more, so the order barely
-    depends on the fitting half's noise) the families also carry the fitting half's counts, and
-    selection scores them on both halves (:func:`audit.selection.choose`)."""
+    With ``pooled`` (few categories, each well observed) the families are scored at the
+    one-standard-error level :data:`POOLED_LEVEL` (:func:`audit.selection.choose`)."""
     out = []
     for fav in (0, 1):
         ff, fo = fit[fav], fit[1 - fav]
@@ -197,7 +196,7 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
         ends = prefix_ends(len(order))
         out.append(Family(np.cumsum(score[fav][order])[ends], np.cumsum(score[1 - fav][order])[ends], fav,
                           _prefix_event(make, fav, order, ends),
-                          *((np.cumsum(ff[order])[ends], np.cumsum(fo[order])[ends], POOLED_LEVEL) if pooled else ())))
+                          level=POOLED_LEVEL if pooled else None))
     return out
 
 

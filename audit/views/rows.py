@@ -84,8 +84,8 @@ def _code_counts(codec: RowCodec, codes: np.ndarray) -> tuple[np.ndarray, np.nda
 
 def _well_observed(counts: np.ndarray, n: int) -> bool:
     """Few categories (at most √n for ``n`` fitting samples per side), each seen at least
-    :data:`WELL_OBSERVED` times on the fitting half: their likelihood-ratio order barely depends
-    on its noise, so the prefixes can be scored on both halves (:func:`prefix_families`)."""
+    :data:`WELL_OBSERVED` times on the fitting half: the prefixes are then scored at one
+    standard error (:func:`prefix_families`)."""
     return 0 < len(counts) <= math.isqrt(n) and bool(counts.min() >= WELL_OBSERVED)
 
 
