@@ -163,6 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=Path, default=None, metavar="FILE",
                     help="also write the measurements as JSON to FILE (default: print only)")
+    bn.add_argument("--seeds", type=_int_at_least(1), default=1,
+                    help="seeds per view for eps_lower / ceiling (median and minimum; default 1)")
+    bn.add_argument("--json", action="store_true", help="print the measurements as JSON instead of the table")
+    bn.add_argument("--quick", action="store_true",
+                    help="tightness rows at --samples too and no extra benchmarks: a smoke run")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=Path, help="a results.json written by run --out")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
@@ -687,8 +692,8 @@ def _dispatch(argv: list[str], session: _Session) -> int:
     if args.command == "report":
         return _report(args)
     if args.command == "bench":
-        report = bench.run(samples=args.samples)
-        sys.stdout.write(bench.table(report))
+        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick)
+        sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))
         if args.out:
             write_atomic(args.out, dumps(report))
             print(f"wrote {args.out}")

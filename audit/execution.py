@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed, parallel_config
+from threadpoolctl import ThreadpoolController
 from tqdm import tqdm
 
 from audit.files import append_line, read_text_nofollow, write_atomic
@@ -146,6 +147,21 @@ def events_fingerprint(events: list, levels: Any, n_est: int) -> str:
 
 class EnvironmentFailure(RuntimeError):
     """The machine or the cluster failed under the run (a lost scheduler, a dead worker): exit 3, never a finding."""
+
+
+_THREADPOOLS: ThreadpoolController | None = None
+
+
+def single_threaded_blas() -> Any:
+    """A context in which BLAS uses one thread: the engine's own products are tall and thin
+    (rows × a few dozen features), where extra BLAS threads gain little and, on a machine whose
+    cores are busy (the pool's workers, other jobs), spin against them and cost several times
+    the work.  Parallelism comes from the worker processes instead.  The mechanism's sampling
+    is left as it is."""
+    global _THREADPOOLS
+    if _THREADPOOLS is None:  # found once per process: the BLAS libraries numpy and scipy loaded
+        _THREADPOOLS = ThreadpoolController()
+    return _THREADPOOLS.limit(limits=1, user_api="blas")
 
 
 def cpu_count() -> int:

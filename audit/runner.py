@@ -10,7 +10,7 @@ chunk, so memory is bounded whatever the sample budget.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -153,6 +153,17 @@ def _chunk_sizes(total: int) -> list[int]:
 def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
     out = draw(mechanism, data, size, _rng(seed, key, phase, side, chunk))
     return out if kind is None else conform(out, kind, _where(mechanism, phase, side, chunk))
+
+
+def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side: int, key: tuple[int, ...] = (),
+                       selection_fraction: float = SELECTION_FRACTION) -> Iterator[np.ndarray]:
+    """The outputs of the estimation split that :func:`estimate` counts for one side (0: D,
+    1: D′) of an audit of ``samples`` per side, chunk by chunk, drawn again from the same chunk
+    seeds: another event can then be counted on exactly the audit's samples (the bench's
+    same-sample ceiling)."""
+    n_est = samples - max(1, int(samples * selection_fraction))
+    for c, size in enumerate(_chunk_sizes(n_est)):
+        yield _draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, c)
 
 
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],

@@ -9,18 +9,22 @@ Within a view, set candidates are prefixes of the categories sorted by empirical
 ratio (Neyman–Pearson; complements are the prefixes of the other direction).  Every
 candidate, in both directions, is scored by the Clopper–Pearson bound it would give on the
 estimation split, starting from the selection split's own pessimistic bounds
-(:func:`audit.bounds.best_candidate`); the best over every view is chosen, per δ.
+(:func:`audit.bounds.best_candidate`; on both halves where the fitting half's counts carry
+no selection bias, see :func:`choose`); the best over every view is chosen, per δ.
+Statistics are not fitted when the rows view is exhaustive (:func:`rows_exhaustive`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from audit.bounds import best_candidate
-from audit.statistics import fit_statistics
+from audit.execution import single_threaded_blas
+from audit.statistics import RowCodec, fit_statistics
 from audit.views import VIEWS, ChunkCache, Event, Family, Split
 from dpcore import require
 
@@ -28,6 +32,24 @@ from dpcore import require
 def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     h = len(a) // 2
     return a[:h], a[h:]
+
+
+def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
+    """True for integer vector outputs with at most √n distinct rows among the ``n`` per side:
+    the rows view's likelihood-ratio prefixes then contain every event a fitted statistic could
+    cut (any such event is a union of rows), each row counted about √n times or more, so the
+    statistics are not fitted — they cannot win and cost most of the selection's time."""
+    if x.ndim != 2 or x.shape[1] < 2 or x.dtype.kind not in "biu" or y.dtype.kind not in "biu" or not (
+            len(x) and len(y)):
+        return False
+    codec = RowCodec.fit(x, y)
+    if codec is None:
+        return False
+    codes = np.concatenate([codec(x), codec(y)])
+    limit = math.isqrt(min(len(x), len(y)))
+    distinct = np.count_nonzero(np.bincount(codes, minlength=codec.size)) if codec.size <= 1 << 22 else (
+        len(np.unique(codes)))
+    return bool(distinct <= limit)
 
 
 def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator
@@ -47,7 +69,7 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
         if not view.statistic_based:
             out += view.candidates(Split(fx, fy, x2, y2), None)
     on_statistics = [view for view in chosen if view.statistic_based]
-    if on_statistics:
+    if on_statistics and not ("rows" in views and rows_exhaustive(fx, fy)):
         for stat in fit_statistics(fx, fy, rng):
             values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
             for view in on_statistics:
@@ -56,14 +78,27 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
 
 
 def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
-           alpha: float) -> tuple[Event, Family, int]:
+           alpha: float, n_fit: tuple[int, int] | None = None) -> tuple[Event, Family, int]:
     """The best event over every candidate of every view, for one δ (``n_sel``: the sizes the
-    candidates were counted on), with its family and index there."""
+    candidates were counted on; ``n_fit``: the fitting half's, for families that also carry
+    its counts), with its family and index there.
+
+    Every candidate is scored by the bound its pessimistic selection bounds project to the
+    estimation split, at level α or the family's own (:attr:`Family.level`: one standard error
+    for few, well-observed categories, so that the single best outcome is no longer beaten by
+    a union the pessimism of α favours for its size).  A family whose fitting-half counts carry
+    no selection bias (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting
+    values) is scored on both halves together — twice the samples."""
+    n_fit = n_fit or n_sel
     best: tuple[float, Family, int] | None = None
     for fam in families:
         fav = fam.fav
-        score, j = best_candidate(fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]),
-                                  (n_est[fav], n_est[1 - fav]), delta, alpha)
+        k_fav, k_oth, n, level = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]), alpha
+        if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
+            k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
+            n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
+        level = alpha if fam.level is None else fam.level
+        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level)
         if best is None or score > best[0]:
             best = (score, fam, j)
     # Structural: select_events requires at least one family before choosing.
@@ -86,8 +121,9 @@ def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
     for i, ev in enumerate(events):
         by_view.setdefault(ev.view, []).append(i)
     out = np.empty(len(events), dtype=np.int64)
-    for name, idx in by_view.items():
-        out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
+    with single_threaded_blas():
+        for name, idx in by_view.items():
+            out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
     return out
 
 
@@ -106,9 +142,11 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     require(len(confidences) == len(deltas), "confidence", confidence, "one value, or one per delta")
     for v in views:
         require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
-    families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+    with single_threaded_blas():
+        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
-    picks = [choose(families, n_score, n_est, d, (1 - c) / 2) for d, c in zip(deltas, confidences, strict=True)]
+    n_fit = (len(x) // 2, len(y) // 2)
+    picks = [choose(families, n_score, n_est, d, (1 - c) / 2, n_fit) for d, c in zip(deltas, confidences, strict=True)]
     family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
     return [p[0] for p in picks], family
 

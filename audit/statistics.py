@@ -22,7 +22,9 @@ from typing import Protocol
 import numpy as np
 from scipy.special import expit
 
-_FIT_ROWS = 200_000        # logistic regression is fitted on at most this many selection rows
+_FIT_ROWS = 25_000         # logistic regression is fitted on at most this many selection rows per side
+_NEWTON_STEPS = 12
+_NEWTON_TOL = 1e-6
 _MAX_ATOMS = 64
 
 
@@ -41,6 +43,60 @@ def keys(outputs: np.ndarray) -> np.ndarray:
         return outputs.astype(np.int64) if outputs.dtype.kind in "biu" else outputs.astype(float)
     rows = np.ascontiguousarray(outputs.astype(np.int64 if outputs.dtype.kind in "biu" else float))
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
+
+
+_MAX_CODE = 1 << 62        # integer row codes stay below this (int64, with room for the sentinel)
+
+
+@dataclass(frozen=True, eq=False)
+class RowCodec:
+    """Integer outputs (scalars or rows of integer vectors) as one int64 code each: the mixed-radix
+    number Σ_j (v_j − low_j)·stride_j over the box [low, high] seen on the selection split.
+
+    A row outside the box gets −1: it was never seen on the selection split, so no event chosen
+    there contains it.  Codes are ordered as the rows are lexicographically.
+    """
+
+    low: np.ndarray      # (m,) int64
+    high: np.ndarray     # (m,) int64
+    strides: np.ndarray  # (m,) int64
+    scalar: bool         # outputs are scalars (m = 1), not vectors
+
+    @classmethod
+    def fit(cls, *parts: np.ndarray) -> RowCodec | None:
+        """The codec of the box around ``parts`` (integer outputs), or None when its codes would
+        not fit in an int64 (the caller falls back to byte keys)."""
+        mats = [np.asarray(p).reshape(len(p), -1) for p in parts if len(p)]
+        low = np.min([m.min(axis=0) for m in mats], axis=0).astype(np.int64)
+        high = np.max([m.max(axis=0) for m in mats], axis=0).astype(np.int64)
+        spans = [int(h) - int(lo) + 1 for lo, h in zip(low, high, strict=True)]
+        if math.prod(spans) >= _MAX_CODE:
+            return None
+        strides = np.ones(len(spans), dtype=np.int64)
+        for j in range(len(spans) - 2, -1, -1):
+            strides[j] = strides[j + 1] * spans[j + 1]
+        return cls(low, high, strides, scalar=np.asarray(parts[0]).ndim == 1)
+
+    @property
+    def size(self) -> int:
+        """The number of codes of the box."""
+        return int(self.strides[0] * (self.high[0] - self.low[0] + 1))
+
+    def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        x = np.asarray(outputs).reshape(len(outputs), -1)
+        codes = np.zeros(len(x), dtype=np.int64)
+        outside = np.zeros(len(x), dtype=bool)
+        for j in range(x.shape[1]):  # column by column: no (n, m) int64 temporary
+            col = x[:, j]
+            outside |= (col < self.low[j]) | (col > self.high[j])
+            codes += (col.astype(np.int64) - self.low[j]) * self.strides[j]
+        codes[outside] = -1
+        return codes
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """The rows (k, m) of ``codes``."""
+        spans = self.high - self.low + 1
+        return (np.asarray(codes, dtype=np.int64)[:, None] // self.strides) % spans + self.low
 
 
 def as_matrix(outputs: np.ndarray) -> np.ndarray:
@@ -84,6 +140,22 @@ class Features:
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         return (self.raw(outputs) - self.mean) / self.scale
 
+    def score(self, outputs: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """``self(outputs) @ weights`` without the feature matrix: the standardisation is folded
+        into the weights, indicators are added column by column and the quadratic terms are one
+        quadratic form, x·Qx (one pass over the outputs per kind of feature)."""
+        x = as_matrix(outputs)
+        v = weights / self.scale
+        m = x.shape[1]
+        s = x @ v[:m] - float(self.mean @ v)
+        for a, (j, value) in enumerate(self.atoms):
+            s += v[m + a] * (x[:, j] == value)
+        if self.quadratic:
+            q = np.zeros((m, m))
+            q[np.triu_indices(m)] = v[m + len(self.atoms):]
+            s += np.einsum("ij,ij->i", x @ q, x)
+        return s
+
 
 @dataclass(frozen=True, eq=False)
 class Linear:
@@ -94,8 +166,9 @@ class Linear:
     features: Features | None = None
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
-        x = as_matrix(outputs) if self.features is None else self.features(outputs)
-        return x @ self.weights
+        if self.features is None:
+            return as_matrix(outputs) @ self.weights
+        return self.features.score(outputs, self.weights)
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,27 +211,35 @@ def _frequent_values(column: np.ndarray, limit: int = 8, share: float = 0.01) ->
 
 
 def logistic(x: np.ndarray, y: np.ndarray, quadratic: bool, rng: np.random.Generator) -> Linear:
-    """A ridge logistic regression of "output came from D" on featurised outputs (IRLS)."""
-    pooled = np.vstack([as_matrix(x), as_matrix(y)])
+    """A ridge logistic regression of "output came from D" on featurised outputs.
+
+    Fitted by Newton's method on a random subsample of at most :data:`_FIT_ROWS` rows per side
+    (the direction's error shrinks as 1/√n while its cost grows as n: past a few ten thousand
+    rows the event's bound no longer moves), stopping when no weight moves by more than
+    :data:`_NEWTON_TOL` or after :data:`_NEWTON_STEPS` steps."""
+    x, y = as_matrix(x), as_matrix(y)
+    if len(x) > _FIT_ROWS:
+        x = x[np.sort(rng.choice(len(x), _FIT_ROWS, replace=False))]
+    if len(y) > _FIT_ROWS:
+        y = y[np.sort(rng.choice(len(y), _FIT_ROWS, replace=False))]
+    pooled = np.vstack([x, y])
     atoms = tuple((j, v) for j in range(pooled.shape[1]) for v in _frequent_values(pooled[:, j])
                   if 0 < np.mean(pooled[:, j] == v) < 0.999)
     raw = _raw_features(pooled, atoms, quadratic)
     scale = raw.std(axis=0)
     feats = Features(atoms, quadratic, raw.mean(axis=0), np.where(scale > 0, scale, 1.0))
     labels = np.concatenate([np.ones(len(x)), np.zeros(len(y))])
-    if len(labels) > _FIT_ROWS:
-        pick = rng.choice(len(labels), _FIT_ROWS, replace=False)
-        raw, labels = raw[pick], labels[pick]
     f = np.hstack([(raw - feats.mean) / feats.scale, np.ones((len(raw), 1))])
     w = np.zeros(f.shape[1])
-    ridge = 1e-3 * np.eye(f.shape[1]) * len(f) / 1000
-    for _ in range(25):
+    ridge = 1e-3 * len(f) / 1000
+    for _ in range(_NEWTON_STEPS):
         p = expit(f @ w)
-        grad = f.T @ (p - labels) + ridge @ w
-        hess = (f * (p * (1 - p))[:, None]).T @ f + ridge
+        grad = f.T @ (p - labels) + ridge * w
+        hess = (f * (p * (1 - p))[:, None]).T @ f
+        hess[np.diag_indices_from(hess)] += ridge
         step = np.linalg.solve(hess, grad)
         w -= step
-        if np.max(np.abs(step)) < 1e-8:
+        if np.max(np.abs(step)) < _NEWTON_TOL:
             break
     return Linear("logistic-quadratic" if quadratic else "logistic", w[:-1], feats)
 
@@ -174,14 +255,25 @@ def fit_statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> li
     return out
 
 
+def sorted_unique(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(s, return_counts=True)`` through a stable sort, which is linear on the
+    concatenated sorted runs the selection split hands over (see selection.candidate_views)."""
+    s = np.sort(s, kind="stable")
+    if len(s) == 0:
+        return s, np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+    return s[starts], np.diff(np.append(starts, len(s)))
+
+
 def quantile_bins(s: np.ndarray, inner: int = 256) -> Bins:
     """Atoms (values repeated ≥ 5 times and ≥ 0.1 % of the sample) and bin edges at quantiles
     of the rest, dense in both tails."""
-    values, counts = np.unique(s, return_counts=True)
+    values, counts = sorted_unique(s)
     is_atom = counts >= max(5, 1e-3 * len(s))
     atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
     atoms = np.sort(atoms)
-    rest = np.sort(s[~np.isin(s, atoms)]) if len(atoms) else np.sort(s)
+    kept = ~np.isin(values, atoms)
+    rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
     if len(rest) == 0:
         return Bins(atoms, np.array([]))
     n = len(rest)

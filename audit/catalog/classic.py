@@ -4,8 +4,14 @@ exponential mechanism of :mod:`mechanisms.faulty`."""
 
 from __future__ import annotations
 
-import numpy as np
+import functools
+import math
+from collections.abc import Callable
 
+import numpy as np
+from scipy import integrate, optimize, stats
+
+from audit.bounds import Ceiling, all_subsets, best_event
 from audit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from audit.exact import pure_epsilon
 from dpcore import Claim, Document
@@ -43,24 +49,177 @@ def categorical_reference(p: np.ndarray):
     return lambda rng, n: int(np.count_nonzero(rng.choice(len(p), n, p=p) == 0))
 
 
+# --- statistical ceilings (audit.bounds.ceiling) of the bench's known mechanisms ------------------
+#
+# The ceiling is the Clopper–Pearson bound of the best event fixed in advance, at the expected
+# counts of the estimation split.  Which events are searched, per mechanism:
+# * finite outputs (randomized response, report-noisy-max, sparse vector): every set of outputs,
+#   from the exact output distribution (for the last two by numerical integration over the noise);
+# * a location shift of a continuous scalar with a monotone likelihood ratio (Laplace, Gaussian)
+#   and the noisy histogram, whose privacy loss depends only on the bin that differs: every
+#   threshold event {x ≥ t} and {x ≤ t} of that coordinate, on a grid of 200 001 points.
+
+def _finite_ceiling(distributions: Callable[[], tuple[np.ndarray, np.ndarray]],
+                    outcome: Callable[[np.ndarray], np.ndarray], delta: float = 0.0):
+    """Every set of a finite output space; ``distributions()`` (computed when first asked) gives
+    the point probabilities under D and D′, ``outcome(outputs)`` the index of each output."""
+    @functools.cache
+    def events() -> tuple[np.ndarray, np.ndarray]:
+        return all_subsets(*distributions())
+
+    def at(n: int, confidence: float) -> Ceiling:
+        eps, i, favours = best_event(*events(), n, delta, confidence)
+        members = np.flatnonzero(((i + 1) >> np.arange(len(distributions()[0]))) & 1)  # all_subsets' order
+        return Ceiling(eps, favours, lambda outputs: np.isin(outcome(outputs), members))
+    return at
+
+
+def _shift_ceiling(dist, loc_d: float, loc_dp: float, scale: float, delta: float = 0.0, coordinate: int | None = None):
+    """Thresholds {x ≥ t} and {x ≤ t} of a location family ``dist`` (scipy.stats) at ``loc_d``
+    (D) and ``loc_dp`` (D′), for scalar outputs or one ``coordinate`` of vector outputs."""
+    lo, hi = min(loc_d, loc_dp) - 60 * scale, max(loc_d, loc_dp) + 60 * scale
+    t = np.linspace(lo, hi, 200_001)
+
+    @functools.cache
+    def events() -> tuple[np.ndarray, np.ndarray]:
+        return (np.concatenate([dist.sf(t, loc_d, scale), dist.cdf(t, loc_d, scale)]),
+                np.concatenate([dist.sf(t, loc_dp, scale), dist.cdf(t, loc_dp, scale)]))
+
+    def at(n: int, confidence: float) -> Ceiling:
+        eps, i, favours = best_event(*events(), n, delta, confidence)
+        cut, upper = float(t[i % len(t)]), i < len(t)
+
+        def contains(outputs: np.ndarray) -> np.ndarray:
+            x = np.asarray(outputs, dtype=float)
+            x = x if coordinate is None else x[:, coordinate]
+            return x >= cut if upper else x <= cut
+        return Ceiling(eps, favours, contains)
+    return at
+
+
+def _first_above(rows: np.ndarray) -> np.ndarray:
+    """The sparse vector's outcome index: the first ⊤, or m when every answer is ⊥."""
+    above = np.asarray(rows) == 1
+    return np.where(above.any(axis=1), np.argmax(above, axis=1), above.shape[1])
+
+
+def _index(outputs: np.ndarray) -> np.ndarray:
+    return np.asarray(outputs).astype(np.int64)
+
+
+def _integrate(f, scale: float, centre: float = 0.0) -> float:
+    """∫ f over the real line, for f concentrated within ±60·``scale`` of ``centre``."""
+    return float(integrate.quad(f, centre - 60 * scale, centre + 60 * scale, points=[centre], limit=400)[0])
+
+
+def sparse_vector_distribution(mechanism: SparseVector, q: np.ndarray) -> np.ndarray:
+    """P[output] of the sparse vector with cutoff 1 on answers ``q`` (m queries): index k < m is
+    "first ⊤ at query k" (⊥ before, aborted after), index m is "all ⊥".
+
+    P[k] = E_ρ[Π_{i<k} F_i(T + ρ) · (1 − F_k(T + ρ))] with F_i(t) = P[q_i + ν_i < t], integrated
+    over ρ ~ Lap(Δ/ε₁) numerically."""
+    if mechanism.cutoff != 1:
+        raise ValueError("the sparse vector's distribution is computed for cutoff 1 only")
+    rho_scale, nu_scale = mechanism.noise_scales
+    q = np.asarray(q, dtype=float)
+
+    def below(t: float) -> np.ndarray:
+        return stats.laplace.cdf(t - q, 0.0, nu_scale)
+
+    def row(k: int, t: float) -> float:
+        b = below(t)
+        return float(np.prod(b[:k]) * (1.0 - b[k])) if k < len(q) else float(np.prod(b))
+
+    out = np.array([_integrate(lambda r, k=k: stats.laplace.pdf(r, 0.0, rho_scale) * row(k, mechanism.threshold + r),
+                               rho_scale) for k in range(len(q) + 1)])
+    return out / out.sum()
+
+
+def noisy_max_distribution(utility: np.ndarray, scale: float) -> np.ndarray:
+    """P[argmax_a u_a + Lap(scale)] = ∫ f_a(t) Π_{b≠a} F_b(t) dt, integrated numerically."""
+    u = np.asarray(utility, dtype=float)
+
+    def density(a: int, t: float) -> float:
+        cdf = stats.laplace.cdf(t, u, scale)
+        return float(stats.laplace.pdf(t, u[a], scale) * np.prod(np.delete(cdf, a)))
+
+    out = np.array([_integrate(lambda t, a=a: density(a, t), scale, float(u[a])) for a in range(len(u))])
+    return out / out.sum()
+
+
+def analytic_gaussian_shift(epsilon: float, delta: float) -> float:
+    """μ with δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ) (Balle & Wang 2018, Theorem 8): the
+    standardised shift of the Gaussian mechanism that is exactly (ε, δ)-DP."""
+    def excess(mu: float) -> float:
+        return float(stats.norm.cdf(mu / 2 - epsilon / mu) - np.exp(epsilon) * stats.norm.cdf(-mu / 2 - epsilon / mu)
+                     - delta)
+    return float(optimize.brentq(excess, 1e-3, 50.0))
+
+
+def _analytic_gaussian(epsilon: float, delta: float) -> Gaussian:
+    """:class:`Gaussian` with σ = 1/μ for Δ = 1: exactly (ε, δ)-DP on a pair whose sums differ by 1
+    (its own classical calibration is bypassed by choosing the ε it is built with)."""
+    mu = analytic_gaussian_shift(epsilon, delta)
+    return Gaussian(math.sqrt(2 * math.log(1.25 / delta)) * mu, delta)
+
+
+SVT_QUERIES = (np.zeros(10), np.array([1.0] * 5 + [-1.0] * 5))  # the classic benchmark's worst pattern
+HISTOGRAM = np.array([10.0, 10.0, 10.0, 10.0, 10.0])
+
+
 def bench() -> list[BenchCase]:
     rr = RandomizedResponse(1.0)
     pair = _bit_pair()
     value = Dataset({"value": [0.5]})
+    svt = SparseVector(1.0, cutoff=1)
+    hist = NoisyHistogram(1.0)
+    ballots = votes([2, 2, 2, 2])
+    rnm = ReportNoisyMax(1.0)
+    gauss = _analytic_gaussian(1.0, 1e-5)
+    scale = 2.0 * rnm.sensitivity / rnm.epsilon
+    u_d, u_dp = (ExponentialMechanism(1.0).utility(b) for b in (ballots, ballots.add(vote_record(0, 4))))
     return [
         BenchCase("randomized response", rr, pair.d, pair.d_prime,
-                  categorical_reference(rr.output_distribution(pair.d))),
+                  categorical_reference(rr.output_distribution(pair.d)),
+                  ceiling=_finite_ceiling(lambda: (rr.output_distribution(pair.d),
+                                                   rr.output_distribution(pair.d_prime)), _index)),
         BenchCase("laplace", Laplace(1.0), value, value.add({"value": 1.0}),
-                  lambda rng, n: int(np.count_nonzero(0.5 + rng.laplace(0, 1, n) >= 1.0))),
+                  lambda rng, n: int(np.count_nonzero(0.5 + rng.laplace(0, 1, n) >= 1.0)),
+                  ceiling=_shift_ceiling(stats.laplace, 0.5, 1.5, 1.0)),
+        BenchCase("report noisy max", rnm, ballots, ballots.add(vote_record(0, 4)),
+                  lambda rng, n: int(np.count_nonzero(np.argmax(u_d + rng.laplace(0, scale, (n, 4)), axis=1) == 0)),
+                  ceiling=_finite_ceiling(lambda: (noisy_max_distribution(u_d, scale),
+                                                   noisy_max_distribution(u_dp, scale)), _index)),
+        BenchCase("sparse vector m=10", svt, *SVT_QUERIES,
+                  lambda rng, n: int(np.count_nonzero(svt.sample(SVT_QUERIES[0], n, rng)[:, 0] == 1)),
+                  ceiling=_finite_ceiling(lambda: tuple(sparse_vector_distribution(svt, q) for q in SVT_QUERIES),
+                                          _first_above)),
+        BenchCase("noisy histogram 5 bins", hist, HISTOGRAM, HISTOGRAM + np.eye(5)[0],
+                  lambda rng, n: int(np.count_nonzero(hist.sample(HISTOGRAM, n, rng)[:, 0] >= 10.5)),
+                  ceiling=_shift_ceiling(stats.laplace, 10.0, 11.0, 1.0, coordinate=0)),
+        BenchCase("gaussian eps(1e-5)=1", gauss, value, value.add({"value": 1.0}),
+                  lambda rng, n: int(np.count_nonzero(0.5 + rng.normal(0, gauss.sigma, n) >= 1.0)),
+                  ceiling=_shift_ceiling(stats.norm, 0.5, 1.5, gauss.sigma, 1e-5), deltas=(1e-5,)),
     ]
 
 
 def tightness() -> list[TightnessCase]:
     value = Dataset({"value": [0.5]})
     laplace_pair = Pair(value, value.add({"value": 1.0}), "add a record with value 1")
-    return [TightnessCase("randomized response eps=1", RandomizedResponse(1.0), _bit_pair(), 1_000_000, 1.0),
-            TightnessCase("laplace eps=1", Laplace(1.0), laplace_pair, 1_000_000, 1.0),
-            TightnessCase("laplace eps=0.1", Laplace(0.1), laplace_pair, 10_000_000, 0.1)]
+    gauss = _analytic_gaussian(1.0, 1e-5)
+    gauss_ceiling = _shift_ceiling(stats.norm, 0.5, 1.5, gauss.sigma, 1e-5)
+    return [TightnessCase("randomized response eps=1", RandomizedResponse(1.0), _bit_pair(), 1_000_000, 1.0,
+                          ceiling=_finite_ceiling(lambda: tuple(RandomizedResponse(1.0).output_distribution(d)
+                                                                for d in (_bit_pair().d, _bit_pair().d_prime)),
+                                                  _index)),
+            TightnessCase("laplace eps=1", Laplace(1.0), laplace_pair, 1_000_000, 1.0,
+                          ceiling=_shift_ceiling(stats.laplace, 0.5, 1.5, 1.0)),
+            TightnessCase("laplace eps=0.1", Laplace(0.1), laplace_pair, 10_000_000, 0.1,
+                          ceiling=_shift_ceiling(stats.laplace, 0.5, 1.5, 10.0)),
+            TightnessCase("gaussian eps(1e-5)=1", gauss, laplace_pair, 1_000_000, 1.0, deltas=(1e-5,),
+                          ceiling=gauss_ceiling),
+            TightnessCase("gaussian eps(1e-5)=1", gauss, laplace_pair, 10_000_000, 1.0, deltas=(1e-5,),
+                          ceiling=gauss_ceiling)]
 
 
 # --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from audit.bounds import Ceiling
 from dpcore import Claim, Document, Guarantee
 from neighbors import Dataset, Pair
 
@@ -156,9 +157,13 @@ class BenchCase:
 
     name: str
     mechanism: Any
-    d: Dataset
-    d_prime: Dataset
+    d: Any                 # a Dataset, or what the mechanism takes (a vector of query answers)
+    d_prime: Any
     reference: Callable[[Any, int], int]
+    # ceiling(n, confidence): the best event fixed in advance with n estimation samples per side,
+    # at delta = the case's first delta (audit.bounds.best_event)
+    ceiling: Callable[[int, float], Ceiling] | None = None
+    deltas: tuple[float, ...] = (0.0,)
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,7 @@ class TightnessCase:
     samples: int
     epsilon_true: float
     deltas: tuple[float, ...] = (0.0,)
+    ceiling: Callable[[int, float], Ceiling] | None = None  # as BenchCase.ceiling
 
 
 @dataclass(frozen=True)

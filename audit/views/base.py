@@ -17,15 +17,21 @@ and the prefixes' counts come from the scoring half, so the order's noise is not
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from audit.statistics import Bins, Linear, Statistic
+from audit.statistics import Bins, Linear, RowCodec, Statistic
 
 SIDES = ("D", "D'")
+
+# Selection level of a prefix family of few, well-observed categories: one standard error
+# (Φ(−1)) instead of α — a handful of candidates, each well estimated, so the single best
+# outcome is no longer beaten by a union that the pessimism of α favours for its size.
+POOLED_LEVEL = 0.1587
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,11 @@ class Split:
     def n_fit(self) -> tuple[int, int]:
         return len(self.fit_x), len(self.fit_y)
 
+    @functools.cached_property
+    def pooled_fit(self) -> np.ndarray:
+        """Both fitting halves pooled and sorted (computed once, shared by the statistic views)."""
+        return np.sort(np.concatenate([self.fit_x, self.fit_y]))
+
 
 @dataclass
 class Family:
@@ -52,6 +63,13 @@ class Family:
     k_oth: np.ndarray          # and under the other side
     fav: int                   # 0: favours D, 1: favours D′
     make: Callable[[int], Event]  # builds the Event of candidate j
+    # The same candidates' counts on the fitting half, given only when they carry no selection
+    # bias although the candidates came from that half: thresholds at ranks of the pooled fitting
+    # values (threshold view).  (A likelihood-ratio order is fitted there: its counts are biased.)
+    fit_fav: np.ndarray | None = None
+    fit_oth: np.ndarray | None = None
+    # The level of the selection split's pessimistic bounds (None: α).
+    level: float | None = None
 
 
 class ChunkCache:
@@ -117,7 +135,8 @@ class Event:
     favours: str
     view: str
     statistic: Statistic | None = None  # threshold and histogram views
-    members: np.ndarray | None = None   # keys (rows view) or codes (histogram view)
+    members: np.ndarray | None = None   # keys or codes (rows view), or cells (histogram view)
+    codec: RowCodec | None = None       # rows view: the integer codes ``members`` holds
     bins: Bins | None = None            # histogram view
     threshold: float = 0.0
     upper: bool = True
@@ -161,10 +180,14 @@ def _prefix_event(make: Callable[[str, np.ndarray], Event], fav: int, order: np.
 
 
 def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray, np.ndarray],
-                    n_fit: tuple[int, int], make: Callable[[str, np.ndarray], Event]) -> list[Family]:
+                    n_fit: tuple[int, int], make: Callable[[str, np.ndarray], Event], pooled: bool = False
+                    ) -> list[Family]:
     """Prefixes in likelihood-ratio order: the order from the fitting half's per-category counts
     ``fit``, the candidates' counts from the scoring half ``score`` (so the order's noise is not
-    scored).  ``make(side, categories)`` builds the event of a prefix."""
+    scored).  ``make(side, categories)`` builds the event of a prefix.
+
+    With ``pooled`` (few categories, each well observed) the families are scored at the
+    one-standard-error level :data:`POOLED_LEVEL` (:func:`audit.selection.choose`)."""
     out = []
     for fav in (0, 1):
         ff, fo = fit[fav], fit[1 - fav]
@@ -172,7 +195,8 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
         order = np.argsort(-ratio, kind="stable")
         ends = prefix_ends(len(order))
         out.append(Family(np.cumsum(score[fav][order])[ends], np.cumsum(score[1 - fav][order])[ends], fav,
-                          _prefix_event(make, fav, order, ends)))
+                          _prefix_event(make, fav, order, ends),
+                          level=POOLED_LEVEL if pooled else None))
     return out
 
 

@@ -43,7 +43,7 @@ class Histogram:
     def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
         # Structural: statistic views are only ever asked with a statistic (selection.candidate_views).
         assert statistic is not None, "the histogram view is statistic-based"
-        bins = quantile_bins(np.concatenate([split.fit_x, split.fit_y]))
+        bins = quantile_bins(split.pooled_fit)
         if bins.n_codes < 3:
             return []
         return prefix_families((_cell_counts(bins, split.fit_x), _cell_counts(bins, split.fit_y)),

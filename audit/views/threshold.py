@@ -1,7 +1,8 @@
 """The ``threshold`` view: S = {s ≥ t} or {s ≤ t} for a scalar statistic s.
 
 Candidate thresholds t are the fitting half's pooled values of s at :func:`prefix_ends`
-ranks; each is counted on the scoring half, in both directions and for both sides.
+ranks; each is counted on both halves, in both directions and for both sides, and scored on
+their sum (:func:`audit.selection.choose`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ def _threshold_event(name: str, statistic: Statistic, t: np.ndarray, fav: int, u
     return build
 
 
+def _tail_counts(values: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(#{values ≥ t_i}, #{values ≤ t_i}) for sorted thresholds ``t``: one binary search per
+    value into the few thousand thresholds and a cumulative sum, no sort of the values."""
+    above = np.bincount(np.searchsorted(t, values, "right"), minlength=len(t) + 1)
+    at_most = np.bincount(np.searchsorted(t, values, "left"), minlength=len(t) + 1)
+    return np.cumsum(above[::-1])[::-1][1:], np.cumsum(at_most)[: len(t)]
+
+
 class Threshold:
     """S = {s ≥ ``threshold``} (``upper``) or {s ≤ ``threshold``} for the event's statistic s."""
 
@@ -39,16 +48,20 @@ class Threshold:
     def candidates(self, split: Split, statistic: Statistic | None) -> list[Family]:
         # Structural: statistic views are only ever asked with a statistic (selection.candidate_views).
         assert statistic is not None, "the threshold view is statistic-based"
-        sx, sy = np.sort(split.score_x), np.sort(split.score_y)
-        pooled = np.sort(np.concatenate([split.fit_x, split.fit_y]))
+        pooled = split.pooled_fit
         t = np.unique(pooled[prefix_ends(len(pooled))])
-        ge = (len(sx) - np.searchsorted(sx, t, "left"), len(sy) - np.searchsorted(sy, t, "left"))
-        le = (np.searchsorted(sx, t, "right"), np.searchsorted(sy, t, "right"))
+        # Both halves are counted: the thresholds sit at ranks of the pooled fitting values, which
+        # fixes how many fitting values lie beyond each, but not how they split between D and D′
+        # — the ratio the bound rests on — so the fitting half's counts add information without
+        # the bias of a likelihood-ratio order fitted on them.
+        ge, le = zip(*(_tail_counts(a, t) for a in (split.score_x, split.score_y, split.fit_x, split.fit_y)),
+                     strict=True)
         out = []
         for upper, counts in ((True, ge), (False, le)):
             for fav in (0, 1):
                 out.append(Family(counts[fav].astype(float), counts[1 - fav].astype(float), fav,
-                                  _threshold_event(self.name, statistic, t, fav, upper)))
+                                  _threshold_event(self.name, statistic, t, fav, upper),
+                                  counts[2 + fav].astype(float), counts[3 - fav].astype(float)))
         return out
 
     def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
