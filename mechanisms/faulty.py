@@ -108,8 +108,8 @@ class SparseVectorWithoutQueryNoise(SparseVector):
     no cutoff — ⊤ iff q_i ≥ T + ρ.  Claims ε; the true ε is ∞: with q = 0 and q′ = (Δ, 0, …, 0)
     the answer (⊤, ⊥, …, ⊥) is possible under q′ (T + ρ ∈ (0, Δ]) and impossible under q."""
 
-    cutoff: int | None = None
-    query_scale: float | None = 0.0
+    cutoff: int | None = None         # no cutoff: every query is answered
+    query_scale: float | None = 0.0   # no query noise
     name: ClassVar[str] = "svt-without-query-noise"
 
     def guarantees(self, data, relation):
@@ -124,8 +124,8 @@ class SparseVectorWithoutCutoff(SparseVector):
     no cutoff.  Claims ε; the true ε is ∞ (their §4: the loss of answering ⊤ on queries that
     rose and ⊥ on queries that fell grows with the number of queries, without bound)."""
 
-    cutoff: int | None = None
-    query_scale: float | None = 1.0
+    cutoff: int | None = None         # no cutoff: every query is answered
+    query_scale: float | None = 1.0   # ν_i ~ Lap(Δ/ε₂) = Lap(2Δ/ε), without Algorithm 1's factor 2c
     name: ClassVar[str] = "svt-without-cutoff"
 
     def guarantees(self, data, relation):

@@ -44,11 +44,11 @@ class SparseVector:
     """
 
     epsilon: float
-    threshold: float = 0.0
-    cutoff: int | None = 1
+    threshold: float = 0.0            # T, the threshold every noisy answer is compared with
+    cutoff: int | None = 1            # c: stop after c answers ⊤ (None: never stop)
     sensitivity: float = 1.0
-    threshold_share: float = 0.5
-    query_scale: float | None = None  # None: 2·cutoff
+    threshold_share: float = 0.5      # ε₁/ε, the share of ε spent on the threshold's noise ρ
+    query_scale: float | None = None  # ν_i ~ Lap(query_scale·Δ/ε₂); None: 2·cutoff
     column: str = "answer"
     name: ClassVar[str] = "sparse-vector"
 
