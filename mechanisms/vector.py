@@ -44,12 +44,12 @@ class SparseVector:
     """
 
     epsilon: float
-    threshold: float = 0.0            # T, the threshold every noisy answer is compared with
-    cutoff: int | None = 1            # c: stop after c answers ⊤ (None: never stop)
+    threshold: float = 0.0              # T, the threshold the noisy answers are compared with
+    cutoff: int | None = 1              # c, the number of ⊤ answers before it stops (None: never stops)
     sensitivity: float = 1.0
-    threshold_share: float = 0.5      # ε₁/ε, the share of ε spent on the threshold's noise ρ
-    query_scale: float | None = None  # ν_i ~ Lap(query_scale·Δ/ε₂); None: 2·cutoff
-    column: str = "answer"
+    threshold_share: float = 0.5        # ε₁/ε, the share of ε spent on the threshold's noise
+    query_scale: float | None = None    # ν_i's scale in units of Δ/ε₂ (None: 2c, the proven one; 0: no noise)
+    column: str = "answer"              # the dataset column of query answers, when the input is a dataset
     name: ClassVar[str] = "sparse-vector"
 
     def __post_init__(self) -> None:
@@ -127,7 +127,7 @@ class NoisyHistogram:
 
     epsilon: float
     sensitivity: float = 1.0
-    column: str = "count"
+    column: str = "count"               # the dataset column of bin counts, when the input is a dataset
     name: ClassVar[str] = "noisy-histogram"
 
     def __post_init__(self) -> None:

@@ -14,6 +14,8 @@ from dataclasses import dataclass  # noqa: E402
 
 import pytest  # noqa: E402
 
+from tests.clirun import in_process  # noqa: E402
+
 
 @dataclass(frozen=True)
 class SuiteRun:
@@ -41,3 +43,12 @@ def default_suite_run(tmp_path_factory):
     return SuiteRun(code=proc.returncode, stdout=proc.stdout, stderr=proc.stderr, out=out,
                     results=json.loads((out / "results.json").read_text()),
                     summary=(out / "summary.txt").read_text() if (out / "summary.txt").exists() else "")
+
+
+@pytest.fixture
+def cli():
+    """``cli("run", ...)``: the command line run in this process (the same ``audit.cli.main``
+    that ``python -m audit`` calls, without a new interpreter's ~2 s start), for tests of
+    what the CLI says and returns.  Tests of the process itself (signals, start-up imports,
+    ``python -m``) keep a subprocess."""
+    return in_process

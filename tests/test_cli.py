@@ -110,30 +110,33 @@ def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
             assert rec["epsilon_lower"] <= rec["epsilon_exact"] <= rec["epsilon_claim"]
 
 
-@pytest.mark.slow  # the whole suite twice at 2e5 samples
+@pytest.mark.slow  # two families twice at 2e5 samples
 def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf):
-    """The whole default suite at a smaller budget (verdicts may then differ from the default's)."""
+    """The classic family (finite and real outputs, exact and black-box) and the alignment family
+    (vector outputs, sequential looks) at a smaller budget (verdicts may then differ from the
+    default's): every number the same with one job and with two."""
     runs, codes = [], []
     for jobs in ("1", "2"):
         out = tmp_path / jobs
-        codes.append(main(["run", "--seed", "7", "--samples", "200000", "--jobs", jobs, "--out", str(out), "--quiet"]))
+        codes.append(main(["run", "--seed", "7", "--samples", "200000", "--jobs", jobs, "--family", "classic",
+                           "--family", "alignment", "--out", str(out), "--quiet"]))
         records = json.loads((out / "results.json").read_text())["records"]
         runs.append([{k: r[k] for k in NUMBERS} for r in records])
     assert codes[0] == codes[1] and runs[0] == runs[1]
 
 
-@pytest.mark.slow  # the whole suite at 2e5 samples
+@pytest.mark.slow  # the KL family at 2e5 samples
 def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path, no_pdf):
     """Row 1 of A.2.4 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
-    assert main(["run", "--samples", "200000", "--out", str(tmp_path), "--quiet"]) == 1
+    assert main(["run", "--samples", "200000", "--family", "kl", "--out", str(tmp_path), "--quiet"]) == 1
     assert "MISSED expected violation" in (tmp_path / "summary.txt").read_text()
 
 
-@pytest.mark.slow  # the whole suite twice at 2e4 samples
 def test_a_different_seed_gives_different_numbers(tmp_path, no_pdf):
     lows = []
     for seed in ("1", "2"):
-        main(["run", "--samples", "20000", "--seed", seed, "--out", str(tmp_path / seed), "--quiet"])
+        main(["run", "--samples", "20000", "--seed", seed, "--family", "classic", "--out", str(tmp_path / seed),
+              "--quiet"])
         lows.append([r["epsilon_lower"] for r in json.loads((tmp_path / seed / "results.json").read_text())["records"]])
     assert lows[0] != lows[1]
 
@@ -154,7 +157,6 @@ def run_cli(*args, cwd=ROOT):
 
 
 @pytest.mark.parametrize("args,message", [
-    (["run", "--samples", "-5"], "--samples"),
     (["run", "--samples", "lots"], "--samples"),
     (["run", "--confidence", "1.5"], "--confidence"),
     (["run", "--jobs", "0"], "--jobs"),
@@ -172,11 +174,17 @@ def run_cli(*args, cwd=ROOT):
     (["run", "--mechanism", "tests.plugins.user_mechanisms:crashes",
       "--pair", "tests.plugins.user_mechanisms:pair", "--samples", "1000"], "ZeroDivisionError"),
 ])
-def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, message):
-    proc = run_cli(*args)
+def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, message, cli):
+    proc = cli(*args)
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_real_process_exits_2_with_a_message_and_no_traceback():
+    """The same contract through a new interpreter (``python -m audit``), once."""
+    proc = run_cli("run", "--samples", "-5")
+    assert proc.returncode == 2 and "--samples" in proc.stderr and "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("columns,message", [
@@ -184,22 +192,22 @@ def test_bad_usage_or_input_exits_2_with_a_message_and_no_traceback(args, messag
     ({"action": np.array([0, 1]), "reward": np.array([0.5, np.nan])}, "non-finite"),
     ({"action": np.array([0, 1]), "reward": np.array([0.5, 7.0])}, "reward"),
 ])
-def test_malformed_dataset_file_exits_2(tmp_path, columns, message):
+def test_malformed_dataset_file_exits_2(tmp_path, columns, message, cli):
     good = tmp_path / "good.npz"
     bad = tmp_path / "bad.npz"
     np.savez(good, action=np.array([0, 1]), reward=np.array([0.5, 0.5]))
     np.savez(bad, **columns)
-    proc = run_cli("run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1",
-                   "--param", "beta0=0.1", "--data", str(good), "--data-prime", str(bad), "--samples", "1000")
+    proc = cli("run", "--mechanism", "kl-bandit", "--param", "n_actions=2", "--param", "eta=1",
+               "--param", "beta0=0.1", "--data", str(good), "--data-prime", str(bad), "--samples", "1000")
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1():
-    ok = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct",
+def test_a_users_correct_mechanism_passes_and_its_leaky_twin_exits_1(cli):
+    ok = cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct",
                  "--pair", "tests.plugins.user_mechanisms:pair", "--epsilon", "1.0", "--samples", "200000")
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    leaky = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:leaky",
+    leaky = cli("run", "--mechanism", "tests.plugins.user_mechanisms:leaky",
                     "--pair", "tests.plugins.user_mechanisms:pair", "--epsilon", "1.0", "--samples", "200000")
     assert leaky.returncode == 1 and "UNEXPECTED violation" in leaky.stdout
 
@@ -212,8 +220,8 @@ def test_python_m_audit_run_defaults_exit_0(default_suite_run):
     assert "every verdict as expected" in proc.stdout
 
 
-def test_list_shows_mechanisms_and_suite():
-    proc = run_cli("list")
+def test_list_shows_mechanisms_and_suite(cli):
+    proc = cli("list")
     assert proc.returncode == 0 and "kl-bandit" in proc.stdout and "kl-mab-a24-row3" in proc.stdout
 
 

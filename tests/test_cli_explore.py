@@ -72,11 +72,10 @@ def test_list_one_mechanism_shows_its_parameters_and_registry_claims(capsys):
     assert "classic/gaussian  [proven]" in capsys.readouterr().out
 
 
-def test_a_misspelled_name_gets_a_suggestion(capsys):
+def test_a_misspelled_name_gets_a_suggestion(capsys, cli):
     assert main(["list", "kl-bandt"]) == 2
     assert "did you mean 'kl-bandit'?" in capsys.readouterr().err
-    proc = run_cli("run", "--mechanism", "laplase", "--param", "epsilon=1",
-                   "--pair", "tests.plugins.user_mechanisms:pair")
+    proc = cli("run", "--mechanism", "laplase", "--param", "epsilon=1", "--pair", "tests.plugins.user_mechanisms:pair")
     assert proc.returncode == 2 and "did you mean 'laplace'?" in proc.stderr and "Traceback" not in proc.stderr
     assert main(["sweep", "kl-mb", "--n", "10"]) == 2
     assert "did you mean 'kl-mab'?" in capsys.readouterr().err
@@ -115,18 +114,18 @@ def test_non_integral_or_small_values_are_refused(text, message):
         _int_at_least(100)(text)
 
 
-def test_samples_1e6_is_parsed_by_run_bench_and_sweep():
+def test_samples_1e6_is_parsed_by_run_bench_and_sweep(cli):
     parser = build_parser()
     assert parser.parse_args(["run", "--samples", "1e6"]).samples == 1_000_000
     assert parser.parse_args(["bench", "--samples", "2e6"]).samples == 2_000_000
     assert parser.parse_args(["sweep", "kl-mab", "--samples", "2e5", "--n", "1e1,2e1"]).n == [10, 20]
     assert _sizes("10, 20") == [10, 20]
-    proc = run_cli("run", "--samples", "1.5e0", "--mechanism", "laplace", "--param", "epsilon=1")
+    proc = cli("run", "--samples", "1.5e0", "--mechanism", "laplace", "--param", "epsilon=1")
     assert proc.returncode == 2 and "not an integer" in proc.stderr
 
 
-def test_run_with_samples_in_float_notation(tmp_path):
-    proc = run_cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",
+def test_run_with_samples_in_float_notation(tmp_path, cli):
+    proc = cli("run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",
                    "tests.plugins.user_mechanisms:pair", "--epsilon", "1", "--samples", "2e4", "--quiet")
     assert proc.returncode == 0, proc.stderr
     assert "budget 20000 samples per side" in proc.stdout

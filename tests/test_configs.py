@@ -1,13 +1,12 @@
 """Config files: the shipped samples run as expected; bad configs stop with exit 2 and the key path."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from audit.cli import main
+from tests.clirun import CliRun, in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").glob("*.toml"))
@@ -85,9 +84,9 @@ def test_flags_override_the_config(tmp_path):
     assert json.loads((tmp_path / "o" / "results.json").read_text())["samples"] == 3000
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "audit", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
+def run_cli(*args: str) -> CliRun:
+    """The command line in this process: these tests read what it says and returns."""
+    return in_process(*args)
 
 
 @pytest.mark.parametrize("plugin,message", [

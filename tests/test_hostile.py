@@ -411,8 +411,11 @@ def test_keyboard_interrupt_raised_by_a_mechanism_is_its_failure(capsys):
 @pytest.mark.slow  # subprocesses and waits of several seconds
 def test_a_user_interrupt_is_still_an_interrupt(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "audit", "run", "--mechanism", "tests.plugins.slow:slow", *PAIR,
-                             "--samples", "3000000", "--quiet"], cwd=ROOT, env=ENV, stderr=subprocess.PIPE, text=True)
-    time.sleep(3)
+                             "--samples", "20000000"], cwd=ROOT, env=ENV, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    # The first progress line says the audit is under way (on a loaded machine the interpreter's
+    # start alone can take seconds): the Ctrl-C then reaches the run, not the start-up.
+    assert proc.stderr.readline().startswith("[dpaudit] slow-laplace:")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "interrupted" in err

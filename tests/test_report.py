@@ -53,11 +53,10 @@ def test_gaussian_scenarios_show_a_labelled_mu_gdp_and_white_box_errata_are_expl
     assert "the exact privacy loss (white box)" in text               # align/alg2-printed under zero-out
 
 
-@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF) and two more PDFs
+@pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF) and one more PDF
 def test_regenerating_from_the_same_results_is_byte_identical(default_report, tmp_path):
+    """``report`` in this process re-renders, byte for byte, the PDF the run's own process wrote."""
     assert main(["report", str(default_report / "results.json"), "-o", str(tmp_path / "a.pdf")]) == 0
-    assert main(["report", str(default_report / "results.json"), "-o", str(tmp_path / "b.pdf")]) == 0
-    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
     assert (tmp_path / "a.pdf").read_bytes() == (default_report / "report.pdf").read_bytes()
 
 

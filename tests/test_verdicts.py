@@ -7,8 +7,6 @@ another relation than the audit's.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,14 +17,15 @@ from audit.results import REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
 from dpcore import Guarantee, InputError
 from mechanisms.classic import RandomizedResponse
 from neighbors import Dataset
+from tests.clirun import CliRun, in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = ["--pair", "tests.plugins.user_mechanisms:pair"]
 
 
-def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "audit", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=300)
+def run_cli(*args: str) -> CliRun:
+    """The command line in this process: these tests read what it says and returns."""
+    return in_process(*args)
 
 
 def test_summary_exits_like_the_run_that_wrote_it_on_an_unexpected_violation(tmp_path):

@@ -138,10 +138,18 @@ def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
             raise InputError(f"family = {wanted!r} is invalid: must be one of {', '.join(known)}"
                              f"{suggest(wanted, known)}")
     chosen = [f for f in families() if not only or f.name in only]
-    out = [sc for f in chosen for sc in f.scenarios()]
+    out = [sc for f in chosen for sc in _built(f.scenarios)]
     if name == "full":
-        out += [sc for f in chosen for sc in f.extended()]
+        out += [sc for f in chosen for sc in _built(f.extended)]
     return out
+
+
+@functools.cache
+def _built(scenarios: Callable[[], list[Scenario]]) -> tuple[Scenario, ...]:
+    """A family's scenarios, built once per process: building them searches worst pairs and
+    calibrates noise (seconds), and scenarios are frozen, so ``list``, ``run`` and ``sweep``
+    in one process share them."""
+    return tuple(scenarios())
 
 
 def _tuples(value: Any) -> Any:

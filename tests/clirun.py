@@ -1,0 +1,28 @@
+"""The command line run in the test process: ``audit.cli.main`` with its output captured."""
+
+import contextlib
+import io
+from dataclasses import dataclass
+
+from audit.cli import main
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """What one in-process ``python -m audit ...`` returned and printed (the fields of a
+    ``subprocess.CompletedProcess`` the tests read)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def in_process(*args: object) -> CliRun:
+    """``python -m audit *args`` without a new interpreter (about 2 s saved per call)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exc:  # argparse's usage errors, --help and --version
+            code = exc.code if isinstance(exc.code, int) else 2
+    return CliRun(code, out.getvalue(), err.getvalue())
