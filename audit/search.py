@@ -34,7 +34,7 @@ from audit.results import AuditResult
 from dpcore import RELATIONS, Guarantee, InputError, check_positive, require
 from neighbors import Dataset, Pair, neighbours
 
-__all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair"]
+__all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair", "space_from_spec"]
 
 PILOT_KEY = 0x5EA2C4  # first spawn-key entry of every pilot stream; the runner's keys start with a phase (0 or 1)
 _MIN_PILOT = 100      # pilot samples per side and pair in a round, at least
@@ -224,6 +224,41 @@ class RecordSpace:
         return _unique(pairs)
 
 
+# --- the command line's and configs' spaces ------------------------------------------------
+
+SPEC_FORMS = "queries:DIM (vectors of DIM query answers) or records (neighbours of the --data records)"
+
+
+def space_from_spec(spec: Any, relation: str, base: Dataset | None, where: str = "search"
+                    ) -> QueryVectors | RecordSpace:
+    """The space named by ``python -m audit run --search SPEC`` or a config scenario's ``search = SPEC``.
+
+    ``queries:DIM`` is :class:`QueryVectors` (DIM, Δ = 1) for a mechanism whose input is a
+    vector of query answers; ``base`` must be None.  ``records`` is the :class:`RecordSpace`
+    of ``base`` under ``relation`` with ``base``'s own distinct records as the candidates:
+    remove one, add a copy of one, swap one for another, flip one's ``label``, or zero one's
+    other columns.  Refused (:class:`~dpcore.InputError` naming ``where``) otherwise.
+    """
+    text = spec.strip() if isinstance(spec, str) else None
+    if text is not None and text.startswith("queries:"):
+        dim = text.partition(":")[2].strip()
+        require(dim.isdigit() and int(dim) >= 1, where, spec, "queries:DIM needs an integer DIM >= 1, e.g. queries:5")
+        require(base is None, where, spec, "a query-vector search builds its own inputs: drop the data")
+        return QueryVectors(int(dim), relation=relation)
+    require(text == "records", where, spec, f"must be {SPEC_FORMS}")
+    require(isinstance(base, Dataset), where, spec, "a record search needs a base dataset (--data, or the "
+            "scenario's data)")
+    assert isinstance(base, Dataset)  # for the type checker: require above refused anything else
+    require(relation in ("add-remove", "swap", "label-flip", "zero-out"), "relation", relation,
+            "a record search enumerates add-remove, swap, label-flip or zero-out neighbours")
+    if relation == "label-flip":
+        require("label" in base.columns, where, spec, "label-flip neighbours need a 'label' column in the data")
+    features = tuple(c for c in base.columns if c != "label")
+    records = [base.record(i) for i in base.unique_records()]
+    require(relation != "swap" or len(records) >= 2, where, spec, "swap neighbours need two distinct records")
+    return RecordSpace(base, records, relations=(relation,), feature_columns=features)
+
+
 # --- the search ------------------------------------------------------------------------------
 
 @dataclass
@@ -248,22 +283,32 @@ def _rng(seed: int, index: int, round_: int, side: int) -> np.random.Generator:
 
 def pilot_score(x: np.ndarray, y: np.ndarray, views: Sequence[str], delta: float, seed: int = 0) -> float:
     """A pair's pilot score: the ε lower bound of :func:`audit.estimate.audit_samples` on its pilot
-    samples at the lenient confidence :data:`PILOT_CONFIDENCE`.
+    samples at the lenient confidence :data:`PILOT_CONFIDENCE`, *not floored at 0*:
 
-    The event is chosen on the pilot's selection split and bounded on the rest, so the score
-    carries no selection bias however many events were compared; the lenient level keeps a
+        log((p_lower − δ) / q_upper)
+
+    for the chosen event's Clopper–Pearson bounds (p_lower of the favoured side, q_upper of the
+    other).  The event is chosen on the pilot's selection split and bounded on the rest, so the
+    score carries no selection bias however many events were compared; the lenient level keeps a
     weak but real signal visible at small pilots while a 3-against-0 tail count still scores
-    little (each side is bounded one-sidedly at level (1 − PILOT_CONFIDENCE)/2).
+    little.  Without the floor, pairs none of which shows a leak yet (every bound 0 at a small
+    pilot, e.g. ε₀ = 0.1) are still ranked by how close their events come to one — a tie at 0
+    would hand the choice to the order of the candidates.  Where p_lower ≤ δ (no event clears δ)
+    the score is −1000 + log(p_lower/q_upper)/1000: below every pair that clears δ, still ordered.
     """
     est = audit_samples(x, y, deltas=(delta,), confidence=PILOT_CONFIDENCE, events=views, seed=seed)
-    return est.epsilon_lower
+    b = est.bounds[0]
+    if b.p_lower > delta:
+        return math.log((b.p_lower - delta) / b.q_upper)
+    return -1e3 + math.log(max(b.p_lower, 1e-300) / b.q_upper) / 1e3  # below every pair that clears δ
 
 
 def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed: int = 0,
                 claims: Iterable[Guarantee] | None = None, epsilon: float | None = None, delta: float | None = None,
                 deltas: Sequence[float] | None = None, confidence: float = 0.95, pilot: float = 0.5,
                 n_jobs: int = 1, discrete: bool | None = None, events: str | Sequence[str] = "auto",
-                expected: Mapping[str, str] | None = None, context: RunContext | None = None) -> AuditResult:
+                expected: Mapping[str, str] | None = None, sequential: bool = False,
+                context: RunContext | None = None) -> AuditResult:
     """Search ``space`` for the pair with the largest ε lower bound, then audit it on fresh samples.
 
     ``samples`` is the final audit's budget per side (as in :func:`~audit.api.audit_mechanism`);
@@ -273,9 +318,10 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     audited with ``audit_mechanism(mechanism, d, d′, samples=samples, seed=seed, ...)`` under its
     relation, on streams disjoint from the pilot's, so the returned bound holds with
     ``confidence`` (module docstring).  ``claims``, ``epsilon``/``delta``, ``expected``,
-    ``discrete``, ``events`` and ``context`` mean what they mean there; explicit ``claims`` keep
-    only the candidates of their relation.  Only ``mechanism.sample`` is used to choose the pair;
-    a pair on which the mechanism is undefined (it raises :class:`~dpcore.InputError`) is skipped.
+    ``discrete``, ``events``, ``sequential`` (of the final audit) and ``context`` mean what they
+    mean there; explicit ``claims`` keep only the candidates of their relation.  Only
+    ``mechanism.sample`` is used to choose the pair; a pair on which the mechanism is undefined
+    (it raises :class:`~dpcore.InputError`) is skipped.
 
     The result's ``search`` records the space, the pilot budget, the chosen pair and every pair
     tried with its last pilot score and the pilot samples it got.
@@ -354,7 +400,8 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     result = audit_mechanism(mechanism, winner.pair.d, winner.pair.d_prime, samples=samples, deltas=deltas,
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=winner.pair.relation,
                              claims=claims, epsilon=epsilon, delta=delta, expected=expected, discrete=discrete,
-                             events=events, context=replace(context, pair=winner.pair.description))
+                             events=events, sequential=sequential,
+                             context=replace(context, pair=winner.pair.description))
     record = {"space": space.describe(), "pilot_fraction": pilot,
               "pilot_samples": sum(c.samples for c in tried), "pilot_seconds": pilot_seconds,
               "score_delta": score_delta, "chosen": winner.pair.description,

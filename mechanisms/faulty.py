@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from dpcore import Guarantee, check_positive
 from mechanisms.align_mle import PrivateMLE
-from mechanisms.classic import ExponentialMechanism, Gaussian, query_value
+from mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
 from mechanisms.vector import NoisyMax, SparseVector
 
 
@@ -88,13 +88,15 @@ class NoisyMaxValue(NoisyMax):
     Below min_i q_i every coordinate is in its lower Laplace tail, so the value's density is
     m·(1/2b)e^{y/b}·(½e^{y/b})^{m−1} ∝ e^{m y/b} (b = 2Δ/ε): shifting all m answers by Δ
     ("all above") multiplies it by e^{mΔ/b} = e^{mε/2}.  The loss is at most that everywhere,
-    so the true ε is m·ε/2 for m queries — 2.5ε for m = 5.
+    so the true ε is m·ε/2 for m queries — 2.5ε for m = 5.  Outputs are rounded to the
+    references' grid (:func:`~mechanisms.classic.on_grid`): its one bug is the released value,
+    not the doubles q + ν reaches (which the floating view would refute on their own).
     """
 
     name: ClassVar[str] = "noisy-max-value"
 
     def sample(self, data, size, rng):
-        return self.noisy_answers(data, size, rng).max(axis=1)
+        return on_grid(self.noisy_answers(data, size, rng).max(axis=1))
 
     def guarantees(self, data, relation):
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,

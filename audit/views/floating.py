@@ -12,9 +12,8 @@ Each output y (a scalar double) falls in the category
     (sign of y, binary exponent of y, min(trailing zero bits of y's 52-bit mantissa, 4)),
 
 the exponent bucketing magnitudes and the trailing zeros the coarsest grid y lies on (a
-multiple of 2^(e − 52 + t)), which is what an input grid leaves reachable.  Ask for it with
-``events=("threshold", "histogram", "floating")`` (or ``"floating"`` alone); it is not yet among
-the ``"auto"`` views.  S = a prefix of the
+multiple of 2^(e − 52 + t)), which is what an input grid leaves reachable.  It is among the
+``"auto"`` views, so ``q + noise`` computed in doubles is refuted by default.  S = a prefix of the
 categories in likelihood-ratio order (:func:`~audit.views.base.prefix_families`), fitted and
 scored on the selection split like every view, so a certified event is an ordinary event.  The
 view applies to real scalar outputs only (integers and vectors are skipped); on outputs that
@@ -72,9 +71,7 @@ class Floating:
 
     name = "floating"
     statistic_based: ClassVar[bool] = False
-    # Not yet in "auto": most real-valued fixtures of the test suite are textbook q + noise in
-    # doubles, whose true ε is infinite, and the view refutes them (issue 16's report lists them).
-    by_default: ClassVar[bool] = False
+    by_default: ClassVar[bool] = True  # among the "auto" views (audit.estimate.resolve_views)
 
     def candidates(self, split: Split, statistic: Statistic | None = None) -> list[Family]:
         if not (applies(split.fit_x) and applies(split.fit_y)):
