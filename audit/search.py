@@ -5,10 +5,10 @@
 query-vector patterns (:class:`QueryVectors`, the setting of Ding et al., CCS 2018 "StatDP",
 and Bichsel et al., S&P 2021 "DP-Sniper") or the neighbours of a dataset under a set of
 candidate records (:class:`RecordSpace`) — and the search scores them on a *pilot* budget by
-the bound each would give: the Clopper–Pearson ε lower bound of :func:`audit.estimate.audit_samples`
-on the pilot samples drawn for that pair.  Successive halving (Jamieson & Talwalkar, AISTATS
-2016) spends the pilot: every round draws more samples for the surviving pairs, scores them
-on everything drawn for them so far and keeps the better half; after the first round the
+the bound each would give: the Clopper–Pearson ε lower bound the final audit is predicted to
+certify from the pilot samples drawn for that pair (:func:`pilot_score`).  Successive halving
+(Jamieson & Talwalkar, AISTATS 2016) spends the pilot: every round draws more samples for the
+surviving pairs, scores them on everything drawn for them so far and keeps the better half; after the first round the
 space proposes refinements of the best pairs, which catch up on samples before competing.
 
 Validity.  The pilot only *chooses* the pair.  The winner is then audited by
@@ -29,8 +29,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from audit.api import RunContext, audit_mechanism
-from audit.estimate import audit_samples, check_confidence, resolve_views
+from audit.bounds import clopper_pearson
+from audit.estimate import check_confidence, check_outputs, resolve_views
 from audit.results import AuditResult
+from audit.runner import SELECTION_FRACTION
+from audit.selection import count_members, select_events
 from dpcore import RELATIONS, Guarantee, InputError, check_positive, require
 from neighbors import Dataset, Pair, neighbours
 
@@ -38,7 +41,8 @@ __all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair", "
 
 PILOT_KEY = 0x5EA2C4  # first spawn-key entry of every pilot stream; the runner's keys start with a phase (0 or 1)
 _MIN_PILOT = 100      # pilot samples per side and pair in a round, at least
-PILOT_CONFIDENCE = 0.5  # the confidence of pilot scores (module docstring of pilot_score)
+PILOT_CONFIDENCE = 0.5  # the confidence of pilot scores (docstring of pilot_score)
+PILOT_SELECTION = 0.5   # the share of a pair's pilot samples that chooses its event (the rest scores it)
 
 
 class Space(Protocol):
@@ -281,26 +285,43 @@ def _rng(seed: int, index: int, round_: int, side: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PILOT_KEY, index, round_, side)))
 
 
-def pilot_score(x: np.ndarray, y: np.ndarray, views: Sequence[str], delta: float, seed: int = 0) -> float:
-    """A pair's pilot score: the ε lower bound of :func:`audit.estimate.audit_samples` on its pilot
-    samples at the lenient confidence :data:`PILOT_CONFIDENCE`, *not floored at 0*:
+def pilot_score(x: np.ndarray, y: np.ndarray, views: Sequence[str], delta: float, final: int,
+                confidence: float, seed: int = 0) -> float:
+    """A pair's pilot score: the ε lower bound its final audit is predicted to give, *not
+    floored at 0*.
 
-        log((p_lower − δ) / q_upper)
+    Half of the pilot samples (:data:`PILOT_SELECTION`) choose the event the final audit would
+    choose for its estimation size n = ``final`` × (1 − :data:`~audit.runner.SELECTION_FRACTION`)
+    per side at ``confidence`` (:func:`audit.selection.select_events`); the other half counts
+    it, and the prediction is that of the selection itself (:func:`audit.bounds`): the
+    counts' Clopper–Pearson bounds at the lenient :data:`PILOT_CONFIDENCE` — p̃ below for the
+    favoured side, q̃ above for the other — taken as the truth and bounded again at size n,
 
-    for the chosen event's Clopper–Pearson bounds (p_lower of the favoured side, q_upper of the
-    other).  The event is chosen on the pilot's selection split and bounded on the rest, so the
-    score carries no selection bias however many events were compared; the lenient level keeps a
-    weak but real signal visible at small pilots while a 3-against-0 tail count still scores
-    little.  Without the floor, pairs none of which shows a leak yet (every bound 0 at a small
-    pilot, e.g. ε₀ = 0.1) are still ranked by how close their events come to one — a tie at 0
-    would hand the choice to the order of the candidates.  Where p_lower ≤ δ (no event clears δ)
-    the score is −1000 + log(p_lower/q_upper)/1000: below every pair that clears δ, still ordered.
+        score = log((CP_lower(p̃·n, n) − δ) / CP_upper(q̃·n, n))   at ``confidence``.
+
+    The event is counted on samples that did not choose it, so the score has no selection bias
+    however many events were compared; the lenient bound keeps a weak but real signal visible at
+    small pilots while an event resting on a handful of tail counts is discounted.  Unfloored,
+    pairs none of which shows a leak yet (at ε₀ = 0.1, say) are still ranked by how close they
+    come — a tie at 0 would hand the choice to the order of the candidates.  Where the lower
+    bound is ≤ δ the score is −1000 + log(CP_lower/CP_upper)/1000: below every pair clearing δ.
     """
-    est = audit_samples(x, y, deltas=(delta,), confidence=PILOT_CONFIDENCE, events=views, seed=seed)
-    b = est.bounds[0]
-    if b.p_lower > delta:
-        return math.log((b.p_lower - delta) / b.q_upper)
-    return -1e3 + math.log(max(b.p_lower, 1e-300) / b.q_upper) / 1e3  # below every pair that clears δ
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PILOT_KEY, 0x5EED)))
+    x, y = x[rng.permutation(len(x))], y[rng.permutation(len(y))]  # an exchangeable split
+    sx, sy = max(1, int(len(x) * PILOT_SELECTION)), max(1, int(len(y) * PILOT_SELECTION))
+    n = max(1, round(final * (1 - SELECTION_FRACTION)))
+    (event,), _ = select_events(x[:sx], y[:sy], (delta,), (n, n), PILOT_CONFIDENCE, views, seed)
+    (k_d,), (k_dp,) = count_members(x[sx:], [event]), count_members(y[sy:], [event])
+    (k1, n1), (k2, n2) = ((k_d, len(x) - sx), (k_dp, len(y) - sy))
+    if event.favours != "D":
+        (k1, n1), (k2, n2) = (k2, n2), (k1, n1)
+    lenient, alpha = (1.0 - PILOT_CONFIDENCE) / 2.0, (1.0 - confidence) / 2.0
+    p_tilde, q_tilde = clopper_pearson(k1, n1, lenient)[0], clopper_pearson(k2, n2, lenient)[1]
+    p_lower = float(clopper_pearson(p_tilde * n, n, alpha)[0])
+    q_upper = float(clopper_pearson(q_tilde * n, n, alpha)[1])
+    if p_lower > delta:
+        return math.log((p_lower - delta) / q_upper)
+    return -1e3 + math.log(max(p_lower, 1e-300) / q_upper) / 1e3  # below every pair that clears δ
 
 
 def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed: int = 0,
@@ -361,14 +382,14 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
             # Common random numbers: pairs that share D draw the same D-samples in a round, so their
             # scores differ by what D′ does, not by the noise of D's draws.
             d_stream = datasets.setdefault(_key(c.pair.d), len(datasets))
-            c.x.append(np.asarray(mechanism.sample(c.pair.d, n, _rng(seed, d_stream, round_, 0))))
-            c.y.append(np.asarray(mechanism.sample(c.pair.d_prime, n, _rng(seed, index, round_, 1))))
+            c.x.append(check_outputs(mechanism.sample(c.pair.d, n, _rng(seed, d_stream, round_, 0)), n))
+            c.y.append(check_outputs(mechanism.sample(c.pair.d_prime, n, _rng(seed, index, round_, 1)), n))
         except InputError as exc:
             c.skipped = str(exc)
             return
         c.samples += n
         c.rounds = round_ + 1
-        c.score = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, seed)
+        c.score = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, samples, confidence, seed)
 
     tried = list(pool)
     alive = list(range(len(pool)))

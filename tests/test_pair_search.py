@@ -71,6 +71,15 @@ def _rlhf():
     return mech, base, space
 
 
+def test_pilot_scores_rank_pairs_that_show_no_leak_yet():
+    """At ε₀ = 0.1 and a small pilot no pair's bound clears 0; the scores are not floored, so they
+    still differ (a floored score ties them all at 0 and the candidates' order picks the pair)."""
+    r = search_pair(NoisyMaxValue(0.1), QueryVectors(3), samples=20_000, seed=0)
+    scores = [t["score"] for t in r.search["tried"]]
+    assert min(scores) < 0
+    assert len(set(scores)) >= 0.9 * len(scores)
+
+
 @pytest.mark.slow
 def test_rlhf_record_search_without_the_white_box_refutes_thm3_label():
     mech, base, space = _rlhf()
@@ -92,8 +101,9 @@ def test_rlhf_record_search_without_the_white_box_refutes_thm3_label():
     (NoisyMaxValue(0.1), 5, 0.18, "violation"),
     (SparseVectorWithoutQueryNoise(0.1), 10, 5.0, "violation"),
     (SparseVectorWithoutCutoff(1.0), 10, 1.0, "violation"),
+    (SparseVectorWithoutCutoff(0.1), 10, 0.1, "violation"),  # true ε of 10 queries ≈ 0.25 (half-half pattern)
     (NoisyMax(0.1), 5, 0.07, "pass"),
-], ids=["noisy-max-value", "svt-no-query-noise", "svt-no-cutoff", "noisy-max"])
+], ids=["noisy-max-value", "svt-no-query-noise", "svt-no-cutoff", "svt-no-cutoff-0.1", "noisy-max"])
 def test_issue_16_acceptance_query_vectors(mechanism, dim, low, verdict):
     r = search_pair(mechanism, QueryVectors(dim), samples=1_000_000, seed=0)
     assert r.verdict == verdict
