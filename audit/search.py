@@ -290,38 +290,44 @@ def pilot_score(x: np.ndarray, y: np.ndarray, views: Sequence[str], delta: float
     """A pair's pilot score: the ε lower bound its final audit is predicted to give, *not
     floored at 0*.
 
-    Half of the pilot samples (:data:`PILOT_SELECTION`) choose the event the final audit would
-    choose for its estimation size n = ``final`` × (1 − :data:`~audit.runner.SELECTION_FRACTION`)
-    per side at ``confidence`` (:func:`audit.selection.select_events`); the other half counts
-    it, and the prediction is that of the selection itself (:func:`audit.bounds`): the
-    counts' Clopper–Pearson bounds at the lenient :data:`PILOT_CONFIDENCE` — p̃ below for the
-    favoured side, q̃ above for the other — taken as the truth and bounded again at size n,
+    The pilot samples are split in two random halves (:data:`PILOT_SELECTION`); one half chooses
+    an event (:func:`audit.selection.select_events` at the lenient :data:`PILOT_CONFIDENCE`,
+    for the other half's size) and the other half counts it.  The prediction is the selection's
+    own (:mod:`audit.bounds`): the counts' Clopper–Pearson bounds at :data:`PILOT_CONFIDENCE` —
+    p̃ below for the favoured side, q̃ above for the other — taken as the truth and bounded
+    again at the final estimation size n = ``final`` × (1 − SELECTION_FRACTION) at ``confidence``,
 
-        score = log((CP_lower(p̃·n, n) − δ) / CP_upper(q̃·n, n))   at ``confidence``.
+        score = log((CP_lower(p̃·n, n) − δ) / CP_upper(q̃·n, n)),
 
-    The event is counted on samples that did not choose it, so the score has no selection bias
-    however many events were compared; the lenient bound keeps a weak but real signal visible at
-    small pilots while an event resting on a handful of tail counts is discounted.  Unfloored,
-    pairs none of which shows a leak yet (at ε₀ = 0.1, say) are still ranked by how close they
-    come — a tie at 0 would hand the choice to the order of the candidates.  Where the lower
-    bound is ≤ δ the score is −1000 + log(CP_lower/CP_upper)/1000: below every pair clearing δ.
+    averaged over both ways round (cross-fitting: each half chooses once), which halves the
+    variance a single split's choice of event adds.  Each event is counted on samples that did
+    not choose it, so the score has no selection bias however many events were compared; the
+    lenient bounds keep a weak but real signal visible at small pilots while discounting an event
+    that rests on a handful of tail counts.  Unfloored, pairs none of which shows a leak yet (at
+    ε₀ = 0.1, say) are still ranked by how close they come — a tie at 0 would hand the choice to
+    the order of the candidates.  Where CP_lower ≤ δ a half scores −1000 + log(CP_lower/CP_upper)/1000,
+    below every pair that clears δ.
     """
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PILOT_KEY, 0x5EED)))
     x, y = x[rng.permutation(len(x))], y[rng.permutation(len(y))]  # an exchangeable split
     sx, sy = max(1, int(len(x) * PILOT_SELECTION)), max(1, int(len(y) * PILOT_SELECTION))
+    halves = ((x[:sx], y[:sy]), (x[sx:], y[sy:]))
     n = max(1, round(final * (1 - SELECTION_FRACTION)))
-    (event,), _ = select_events(x[:sx], y[:sy], (delta,), (n, n), PILOT_CONFIDENCE, views, seed)
-    (k_d,), (k_dp,) = count_members(x[sx:], [event]), count_members(y[sy:], [event])
-    (k1, n1), (k2, n2) = ((k_d, len(x) - sx), (k_dp, len(y) - sy))
-    if event.favours != "D":
-        (k1, n1), (k2, n2) = (k2, n2), (k1, n1)
     lenient, alpha = (1.0 - PILOT_CONFIDENCE) / 2.0, (1.0 - confidence) / 2.0
-    p_tilde, q_tilde = clopper_pearson(k1, n1, lenient)[0], clopper_pearson(k2, n2, lenient)[1]
-    p_lower = float(clopper_pearson(p_tilde * n, n, alpha)[0])
-    q_upper = float(clopper_pearson(q_tilde * n, n, alpha)[1])
-    if p_lower > delta:
-        return math.log((p_lower - delta) / q_upper)
-    return -1e3 + math.log(max(p_lower, 1e-300) / q_upper) / 1e3  # below every pair that clears δ
+    scores = []
+    for (fit_x, fit_y), (count_x, count_y) in (halves, halves[::-1]):  # cross-fitted: each half chooses once
+        (event,), _ = select_events(fit_x, fit_y, (delta,), (len(count_x), len(count_y)), PILOT_CONFIDENCE, views,
+                                    seed)
+        counts = (count_members(count_x, [event])[0], len(count_x)), (count_members(count_y, [event])[0], len(count_y))
+        (k1, n1), (k2, n2) = counts if event.favours == "D" else counts[::-1]
+        p_tilde, q_tilde = clopper_pearson(k1, n1, lenient)[0], clopper_pearson(k2, n2, lenient)[1]
+        p_lower = float(clopper_pearson(p_tilde * n, n, alpha)[0])
+        q_upper = float(clopper_pearson(q_tilde * n, n, alpha)[1])
+        if p_lower > delta:
+            scores.append(math.log((p_lower - delta) / q_upper))
+        else:  # below every pair that clears δ, still ordered
+            scores.append(-1e3 + math.log(max(p_lower, 1e-300) / q_upper) / 1e3)
+    return float(np.mean(scores))
 
 
 def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed: int = 0,
