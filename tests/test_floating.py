@@ -11,6 +11,7 @@ from mechanisms.classic import Laplace, SnappingLaplace
 from mechanisms.faulty import TextbookFloatLaplace
 from neighbors import Dataset
 
+
 def test_codes_read_sign_exponent_and_trailing_zeros():
     # 1.0: exponent 2^0, mantissa 0 (capped trailing class); 1 + 2^-52: last bit set; -0.75: sign, 2^-1
     c = codes(np.array([1.0, 1.0 + 2.0 ** -52, 1.0 + 2.0 ** -51, -0.75]))
