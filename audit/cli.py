@@ -228,7 +228,7 @@ def _load_npz(path: Path, flag: str) -> Dataset:
     return config.read_npz(path, f"{flag} {path}")
 
 
-def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, Any]:
+def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
     """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
     if ":" not in args.mechanism:
         mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-SMALL = ("--samples", "20000", "--quiet", "--jobs", "1")
+SMALL = ("--samples", "10000", "--quiet", "--jobs", "1")
 
 
 def results(folder):
@@ -15,15 +15,15 @@ def results(folder):
 
 
 def test_a_query_vector_search_catches_the_svt_without_query_noise_and_passes_the_correct_one(cli, tmp_path):
-    broken = cli("run", "--mechanism", "svt-without-query-noise", "--param", "epsilon=0.5", "--search", "queries:4",
+    broken = cli("run", "--mechanism", "svt-without-query-noise", "--param", "epsilon=0.5", "--search", "queries:2",
                  *SMALL, "--out", tmp_path / "broken")
     assert broken.returncode == 1, broken.stderr
     record = results(tmp_path / "broken")["records"][0]
     assert record["claim_id"] == "classic/svt-no-query-noise" and record["verdict"] == "violation"
     assert record["epsilon_lower"] > 1.0  # true ε is infinite
     search = results(tmp_path / "broken")["scenarios"][0]["search"]
-    assert search["space"].startswith("query vectors of dimension 4") and len(search["tried"]) > 10
-    fine = cli("run", "--mechanism", "sparse-vector", "--param", "epsilon=0.5", "--search", "queries:4", *SMALL,
+    assert search["space"].startswith("query vectors of dimension 2") and len(search["tried"]) > 10
+    fine = cli("run", "--mechanism", "sparse-vector", "--param", "epsilon=0.5", "--search", "queries:2", *SMALL,
                "--out", tmp_path / "fine")
     assert fine.returncode == 0, fine.stdout + fine.stderr
     assert results(tmp_path / "fine")["records"][0]["epsilon_lower"] <= 0.5
@@ -61,21 +61,21 @@ def test_a_config_scenario_searches_its_pair(cli, tmp_path):
     config = tmp_path / "search.toml"
     config.write_text("""
 [run]
-samples = 20000
+samples = 10000
 jobs = 1
 
 [[scenario]]
 name = "svt-no-noise"
 mechanism = "svt-without-query-noise"
 params = { epsilon = 0.5 }
-search = "queries:4"
+search = "queries:2"
 expected = { "classic/svt-no-query-noise" = "violation" }
 
 [[scenario]]
 name = "svt"
 mechanism = "sparse-vector"
 params = { epsilon = 0.5 }
-search = "queries:4"
+search = "queries:2"
 """)
     run = cli("run", config, "--quiet", "--out", tmp_path / "out")
     assert run.returncode == 0, run.stdout + run.stderr
