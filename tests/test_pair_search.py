@@ -55,11 +55,11 @@ class BlackBox:
 
 
 def test_the_search_catches_the_svt_without_query_noise_and_passes_the_correct_one():
-    broken = search_pair(SparseVectorWithoutQueryNoise(0.5), QueryVectors(4), samples=100_000, seed=0)
+    broken = search_pair(SparseVectorWithoutQueryNoise(0.5), QueryVectors(3), samples=100_000, seed=0)
     assert broken.verdict == "violation" and broken.epsilon_lower > 3
     assert broken.search["chosen"] == broken.pair
     assert all(t["score"] is not None for t in broken.search["tried"])
-    fine = search_pair(SparseVector(0.5), QueryVectors(4), samples=100_000, seed=0)
+    fine = search_pair(SparseVector(0.5), QueryVectors(3), samples=100_000, seed=0)
     assert fine.verdict == "pass" and fine.epsilon_lower <= 0.5
 
 
