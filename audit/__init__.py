@@ -6,6 +6,7 @@ Public entry points::
     audit_mechanism(mechanism, d, d_prime, *, samples=1_000_000, deltas=(0.0,), confidence=0.95,
                     seed=0, n_jobs=1, relation="add-remove", claims=None) -> AuditResult
     assert_private(mechanism, d, d_prime, *, epsilon, delta=0.0, ...)   # for test suites
+    search_pair(mechanism, QueryVectors(dim) | RecordSpace(base, records), *, samples, ...) -> AuditResult
 
 Names are imported on first use (PEP 562), so ``import audit`` — and the pytest plugin that
 pytest loads in every run — costs nothing until an audit is asked for.
@@ -28,6 +29,9 @@ _EXPORTS = {
     "ClaimCheck": "audit.results",
     "Event": "audit.views",
     "assert_private": "audit.testing",
+    "search_pair": "audit.search",
+    "QueryVectors": "audit.search",
+    "RecordSpace": "audit.search",
     "Dataset": "neighbors",
     "Pair": "neighbors",
     "Mechanism": "mechanisms.base",
@@ -44,6 +48,9 @@ if TYPE_CHECKING:  # the same names for type checkers; "x as x" marks them as re
     from audit.estimate import audit_samples as audit_samples
     from audit.results import AuditResult as AuditResult
     from audit.results import ClaimCheck as ClaimCheck
+    from audit.search import QueryVectors as QueryVectors
+    from audit.search import RecordSpace as RecordSpace
+    from audit.search import search_pair as search_pair
     from audit.testing import assert_private as assert_private
     from audit.views import Event as Event
     from dpcore import Guarantee as Guarantee

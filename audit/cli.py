@@ -40,7 +40,7 @@ import scipy
 
 import audit
 import reports
-from audit import bench, catalog, config, rundir, runner
+from audit import bench, catalog, config, rundir, runner, search
 from audit.api import RunContext, audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
@@ -145,9 +145,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data-prime", type=Path, help="D' as an .npz file of named columns")
     run.add_argument("--relation", default=None, choices=RELATIONS,
                      help="neighbour relation of the pair (default: add-remove)")
+    run.add_argument("--search", metavar="SPACE",
+                     help="with --mechanism and no pair: search the pair (a pilot, then an audit on fresh samples): "
+                          "queries:DIM (vectors of DIM query answers, |q_i - q'_i| <= 1) or records (neighbours of "
+                          "the --data records under --relation)")
     run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
     run.add_argument("--delta", type=float, default=None, help="delta of the --epsilon claim (default: 0)")
-    run.add_argument("--events", default=None, choices=("auto", "rows", "threshold", "histogram"),
+    run.add_argument("--events", default=None, choices=("auto", "rows", "threshold", "histogram", "floating"),
                      help="force one view of the outputs for event selection (default: auto, every view)")
     run.add_argument("--sequential", action="store_true", default=None,
                      help="stop each audit as soon as a violation is certified or none can be reached")
@@ -229,7 +233,8 @@ def _load_npz(path: Path, flag: str) -> Dataset:
     return config.read_npz(path, f"{flag} {path}")
 
 
-def _user_scenario(args: argparse.Namespace) -> Scenario:
+def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
+    """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
     if ":" not in args.mechanism:
         mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")
     else:
@@ -243,6 +248,13 @@ def _user_scenario(args: argparse.Namespace) -> Scenario:
             raise UsageError(f"--mechanism {args.mechanism!r}: its name is {name!r} ({type(name).__name__}): "
                              "a mechanism's name must be a non-empty string")
     relation = args.relation or "add-remove"
+    name = getattr(mechanism, "name", args.mechanism)
+    if args.search is not None:
+        if args.pair or args.data_prime:
+            raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
+        base = _load_npz(args.data, "--data") if args.data else None
+        space = search.space_from_spec(args.search, relation, base, "--search")
+        return config.search_scenario(name, mechanism, space, relation), space
     if args.pair:
         pair = _load_attr(args.pair, "--pair")
         if isinstance(pair, tuple) and len(pair) == 2:
@@ -255,8 +267,9 @@ def _user_scenario(args: argparse.Namespace) -> Scenario:
         pair = Pair(_load_npz(args.data, "--data"), _load_npz(args.data_prime, "--data-prime"),
                     f"{args.data.name} vs {args.data_prime.name}", relation)
     else:
-        raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime")
-    return Scenario(getattr(mechanism, "name", args.mechanism), mechanism, pair)
+        raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime, "
+                         "or --search SPACE")
+    return Scenario(name, mechanism, pair), None
 
 
 def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | None:
@@ -280,18 +293,19 @@ def _plan(args: argparse.Namespace) -> Plan:
     if args.scheduler is not None:
         check_scheduler_address(args.scheduler)
     if args.config:
-        if args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family:
+        if (args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family
+                or args.search is not None):
             raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, "
-                             "--epsilon, --family")
+                             "--epsilon, --family, --search")
         plan = config.load(args.config, args.allow_plugin)
     elif args.mechanism:
         if args.family:
             raise UsageError("--family selects scenarios of a built-in suite: drop it with --mechanism")
-        sc = _user_scenario(args)
-        plan = Plan(RunSettings(), [sc], [_claims(args, sc)])
+        sc, space = _user_scenario(args)
+        plan = Plan(RunSettings(), [sc], [_claims(args, sc)], searches=[] if space is None else [space])
     else:
-        if args.pair or args.data or args.param or args.epsilon is not None:
-            raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
+        if args.pair or args.data or args.param or args.epsilon is not None or args.search is not None:
+            raise UsageError("--pair, --data, --param, --epsilon and --search need --mechanism")
         scenarios = catalog.suite(args.suite or "default", args.family)
         plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
@@ -309,7 +323,7 @@ class _Session:
 
 # Options that decide a run's numbers (its fingerprint) and options that only say where it runs.
 IDENTITY_OPTIONS = ("config", "suite", "family", "samples", "seed", "confidence", "mechanism", "param", "pair",
-                    "data", "data_prime", "relation", "epsilon", "delta", "events", "sequential")
+                    "data", "data_prime", "relation", "epsilon", "delta", "events", "sequential", "search")
 RUNTIME_OPTIONS = ("jobs", "backend", "scheduler")
 
 
@@ -385,7 +399,7 @@ def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
                         ("--confidence", args.confidence), ("--jobs", args.jobs), ("--backend", args.backend),
                         ("--scheduler", args.scheduler), ("--mechanism", args.mechanism), ("--pair", args.pair),
                         ("--relation", args.relation), ("--epsilon", args.epsilon), ("--delta", args.delta),
-                        ("--events", args.events)):
+                        ("--events", args.events), ("--search", args.search)):
         if value is not None:
             argv += [flag, repr(value) if isinstance(value, float) else str(value)]
     for flag, values in (("--family", args.family), ("--param", args.param), ("--allow-plugin", args.allow_plugin)):
@@ -466,13 +480,20 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     try:
         results = []
         for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
+            context = RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
+                                 registry=registry)
+            space = plan.searches[index] if plan.searches else None
             try:
-                results.append(audit_mechanism(
-                    sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
-                    confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
-                    expected=sc.expected, events=st.events, sequential=st.sequential,
-                    context=RunContext(execution=execution, key=(index,), scenario=sc.name,
-                                       pair=sc.pair.description, registry=registry)))
+                if space is not None:  # the pilot chooses the pair, the audit runs on fresh samples
+                    results.append(search.search_pair(
+                        sc.mechanism, space, samples=budget, deltas=st.deltas, confidence=st.confidence,
+                        seed=st.seed, claims=claims, expected=sc.expected, events=st.events,
+                        sequential=st.sequential, context=context))
+                else:
+                    results.append(audit_mechanism(
+                        sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
+                        confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                        expected=sc.expected, events=st.events, sequential=st.sequential, context=context))
             except InputError as exc:  # which scenario it was: a config may hold many
                 raise InputError(f"scenario {sc.name!r}: {exc}") from None
             except runner.MechanismError as exc:

@@ -8,7 +8,7 @@
     jobs = -1                    # workers, -1 for all cores (the default)
     backend = "local"            # local | dask
     scheduler = "tcp://host:8786"  # dask only; without it a local cluster is started
-    events = "auto"              # auto | rows | threshold | histogram
+    events = "auto"              # auto | rows | threshold | histogram | floating
     sequential = false
 
     [[scenario]]
@@ -26,6 +26,10 @@
 
     [scenario.neighbour]         # exactly one of: remove, add, replace, flip, search
     flip = 0
+
+    # Instead of [scenario.neighbour]: search = "records" searches the neighbours of the data
+    # (relation as above; candidates are the data's own records) and search = "queries:DIM"
+    # the query-vector pairs of dimension DIM (no [scenario.data]); see audit.search.
 
     [[scenario.claim]]           # optional: claims to check instead of the mechanism's own
     epsilon = 1.0
@@ -62,13 +66,14 @@ from audit import catalog
 from audit.catalog import Scenario
 from audit.exact import epsilon_for_delta
 from audit.execution import available_memory, check_scheduler_address
+from audit.search import QueryVectors, RecordSpace, space_from_spec
 from dpcore import EXPECTATIONS, RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair, neighbours
 from neighbors.search import worst_pair
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
-                 "neighbour", "claim"}
+                 "neighbour", "claim", "search"}
 MAX_DEPTH = 16          # nesting of TOML values: deeper is not a dataset or a parameter, only a crash
 MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
 
@@ -94,6 +99,18 @@ class Plan:
     scenarios: list[Scenario]
     claims: list[list[Guarantee] | None] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)  # the resolved config, written beside the results
+    # Per scenario, the space a pair search explores (audit.search.search_pair), or None for the
+    # scenario's own pair; empty: no scenario searches.  A searching scenario's pair only describes it.
+    searches: list[QueryVectors | RecordSpace | None] = field(default_factory=list)
+
+
+def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: str,
+                    **fields: Any) -> Scenario:
+    """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
+    space's base twice, or the zero query vector twice) that names the space for records,
+    identities and reports, never audited itself."""
+    base = space.base if isinstance(space, RecordSpace) else np.zeros(space.dim)
+    return Scenario(name, mechanism, Pair(base, base, f"searched: {space.describe()}", relation), **fields)
 
 
 def _fail(path: str, value: Any, allowed: str) -> None:
@@ -160,8 +177,8 @@ def _settings(raw: Any) -> RunSettings:
             _fail("run.scheduler", run["scheduler"], "must be an address such as tcp://host:8786")
         out["scheduler"] = run["scheduler"]
     if "events" in run:
-        if run["events"] not in ("auto", "rows", "threshold", "histogram"):
-            _fail("run.events", run["events"], "must be auto, rows, threshold or histogram")
+        if run["events"] not in ("auto", "rows", "threshold", "histogram", "floating"):
+            _fail("run.events", run["events"], "must be auto, rows, threshold, histogram or floating")
         out["events"] = run["events"]
     if "sequential" in run:
         if not isinstance(run["sequential"], bool):
@@ -456,10 +473,11 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     settings = _settings(top.get("run", {}))
     if not isinstance(top["scenario"], list) or not top["scenario"]:
         _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
-    scenarios, claims, names = [], [], set()
+    scenarios, claims, names, searches = [], [], set(), []
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
-        sc = _table(sc, p, SCENARIO_KEYS, {"name", "mechanism", "data", "neighbour"})
+        searching = isinstance(sc, Mapping) and "search" in sc
+        sc = _table(sc, p, SCENARIO_KEYS, {"name", "mechanism"} | (set() if searching else {"data", "neighbour"}))
         name = sc["name"]
         if not isinstance(name, str) or not name or name in names:
             _fail(f"{p}.name", name, "must be a unique non-empty string")
@@ -469,14 +487,29 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
         relation = sc.get("relation", "add-remove")
         if relation not in RELATIONS:
             _fail(f"{p}.relation", relation, f"must be one of {', '.join(RELATIONS)}")
+        if searching and "neighbour" in sc:
+            _fail(f"{p}.search", sc["search"], "a scenario searches for its pair or names it: drop search or "
+                  "[scenario.neighbour]")
         mechanism = load_mechanism(sc["mechanism"], _any_keys(sc.get("params", {}), f"{p}.params"), p, allow_plugins)
-        base = _data(sc["data"], f"{p}.data", path.parent)
-        pair = _pair(sc["neighbour"], f"{p}.neighbour", base, mechanism, relation)
+        base = _data(sc["data"], f"{p}.data", path.parent) if "data" in sc else None
         expected = _any_keys(sc.get("expected", {}), f"{p}.expected")
         for cid, verdict in expected.items():
             if verdict not in EXPECTATIONS:
                 _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(EXPECTATIONS)}")
         factor = _number(sc.get("samples_factor", 1), f"{p}.samples_factor", 1e-3, 1e4)
-        scenarios.append(Scenario(name, mechanism, pair, expected, factor, str(sc.get("about", ""))))
+        fields = {"expected": expected, "samples_factor": factor, "about": str(sc.get("about", ""))}
+        if "search" in sc:
+            try:
+                space = space_from_spec(sc["search"], relation, base, f"{p}.search")
+            except InputError as exc:
+                raise InputError(f"config: {exc}") from None
+            scenarios.append(search_scenario(name, mechanism, space, relation, **fields))
+            searches.append(space)
+        else:
+            assert base is not None  # a [scenario.neighbour] needs [scenario.data], checked above
+            pair = _pair(sc["neighbour"], f"{p}.neighbour", base, mechanism, relation)
+            scenarios.append(Scenario(name, mechanism, pair, **fields))
+            searches.append(None)
         claims.append(_claims(sc.get("claim"), f"{p}.claim", relation))
-    return Plan(settings, scenarios, claims, source={"config": str(path), **raw})
+    return Plan(settings, scenarios, claims, source={"config": str(path), **raw},
+                searches=searches if any(s is not None for s in searches) else [])

@@ -149,7 +149,8 @@ def resolve_views(discrete: bool | None = None, events: str | Sequence[str] = "a
     """The event views to search: ``events`` ("auto", a view name, or a list of them);
     ``discrete=True`` forces the rows view, ``discrete=False`` excludes it."""
     if isinstance(events, str):
-        events = tuple(VIEWS) if events == "auto" else (events,)
+        # "auto": every view that is on by default (the floating view is asked for by name: see its module)
+        events = tuple(n for n, v in VIEWS.items() if getattr(v, "by_default", True)) if events == "auto" else (events,)
     views = tuple(events)
     for v in views:
         require(v in VIEWS, "events", v, f"must be 'auto' or among {', '.join(VIEWS)}")

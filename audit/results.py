@@ -177,6 +177,7 @@ class AuditResult:
     epsilon_sup: float | None = None  # sup of the pure loss over reference policies (KL mechanisms)
     distributions: tuple[list[float], list[float]] | None = None  # exact P[M(D)], P[M(D')] for small finite outputs
     seeded: bool = True  # False for a mechanism that declares it cannot be seeded: the numbers are not reproducible
+    search: dict[str, Any] | None = None  # the pair search that chose the pair (audit.search.search_pair)
 
     @property
     def estimates(self) -> tuple[Bound, ...]:
@@ -262,6 +263,10 @@ class AuditResult:
             parts.append(f"{NOT_REPRODUCIBLE.capitalize()}: the seed does not fix its outputs.")
         if self.sequential:
             parts.append(f"The run was sequential: {self.sequential}.")
+        if self.search is not None:
+            parts.append(f"The pair was chosen by a search over {self.search['space']}: "
+                         f"{len(self.search['tried'])} pairs scored on {self.search['pilot_samples']:,} pilot samples "
+                         f"per side, the winner audited on fresh samples.")
         if self.epsilon_exact is None:
             parts.append("The exact epsilon of the pair is not known (black box).")
         else:
@@ -387,7 +392,7 @@ class AuditResult:
                 "exact_profile": self.exact_profile(),
                 "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
                 "seed": self.seed, "seeded": self.seeded, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
-                "claims": [c.to_dict() for c in self.claims]}
+                "claims": [c.to_dict() for c in self.claims], "search": self.search}
 
 
 def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: str | None, settings: Any,

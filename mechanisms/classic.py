@@ -17,6 +17,19 @@ from mechanisms.base import log_softmax, per_dataset, sample_categorical
 from neighbors.dataset import Dataset
 
 _RR_SOURCE = "Warner (1965); Dwork & Roth (2014), Sec. 3.2"
+REFERENCE_GRID = 2.0 ** -32  # the grid the real-valued references round their outputs to (on_grid)
+
+
+def on_grid(outputs: np.ndarray) -> np.ndarray:
+    """Real outputs rounded to the nearest multiple of :data:`REFERENCE_GRID` (exact: a power of 2).
+
+    ``q + noise`` in doubles reaches different sets of doubles for different q (Mironov, CCS 2012),
+    so a reference computed that way is not the ε-DP mechanism it stands for: the ``floating``
+    view certifies ε > 10 against it.  Rounding to one grid makes both sides reach the same
+    outputs (every multiple of 2^−32 below 2^20 in magnitude is a double), and moves each
+    output by at most 2^−33 — far below anything the references' tightness figures resolve.
+    """
+    return np.round(outputs / REFERENCE_GRID) * REFERENCE_GRID + 0.0
 
 
 def _check_dataset(data: object, mechanism: str) -> Dataset:
@@ -59,7 +72,8 @@ class Laplace:
     """The Laplace mechanism on q(D) = Σ_i clip(x_i, 0, Δ): q(D) + Lap(Δ/ε).
 
     Neighbours (add/remove or swap) change q by at most Δ, so it is ε-DP
-    (Dwork & Roth 2014, Theorem 3.6); the bound is attained by threshold events.
+    (Dwork & Roth 2014, Theorem 3.6); the bound is attained by threshold events.  Outputs are
+    rounded to a 2^−32 grid (:func:`on_grid`), so the doubles it reaches do not depend on q.
     """
 
     epsilon: float
@@ -76,7 +90,7 @@ class Laplace:
         return float(np.clip(values, 0.0, self.sensitivity).sum())
 
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        return self.query(data) + rng.laplace(0.0, self.sensitivity / self.epsilon, size)
+        return on_grid(self.query(data) + rng.laplace(0.0, self.sensitivity / self.epsilon, size))
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation not in ("add-remove", "swap", "zero-out"):
@@ -107,7 +121,7 @@ class Gaussian:
 
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         q = float(np.clip(_check_dataset(data, self.name)[self.column], 0.0, self.sensitivity).sum())
-        return q + rng.normal(0.0, self.sigma, size)
+        return on_grid(q + rng.normal(0.0, self.sigma, size))
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
         if relation not in ("add-remove", "swap", "zero-out"):
@@ -191,3 +205,70 @@ class ReportNoisyMax:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9",
                           claim_id="classic/report-noisy-max")]
+
+
+def query_value(data: object, column: str, sensitivity: float, mechanism: str) -> float:
+    """q(D): a plain number handed in as the query answer, or Σ_i clip(x_i, 0, Δ) of a dataset's ``column``."""
+    if isinstance(data, Dataset):
+        return float(np.clip(data[column], 0.0, sensitivity).sum())
+    require(isinstance(data, (int, float, np.integer, np.floating)) and not isinstance(data, bool)
+            and math.isfinite(float(data)), f"{mechanism} data", data,
+            "must be a neighbors.Dataset or a finite number (the query answer)")
+    return float(data)  # type: ignore[arg-type]
+
+
+_SNAPPING_SOURCE = "Mironov (CCS 2012), Theorem 1"
+
+
+@dataclass(frozen=True)
+class SnappingLaplace:
+    """Mironov's snapping mechanism (CCS 2012, §5.2): the floating-point Laplace mechanism repaired.
+
+        f̃(D) = clamp_B(⌊clamp_B(q(D)) ⊕ S ⊗ λ ⊗ LN(U*)⌉_Λ),
+
+    with S a uniform sign, U* uniform on (0, 1) over *all* doubles (each with the mass of its
+    ulp: a 52-bit mantissa and a geometric exponent), Λ the smallest power of 2 ≥ λ, ⌊·⌉_Λ
+    rounding to the nearest multiple of Λ (exact for a power of 2) and ⊕, ⊗, LN the double
+    operations.  Theorem 1: for queries of sensitivity 1 and λ < B < 2^46 λ it is
+    (1/λ + 2^−49 B/λ)-DP; here λ = (1 + 2^−49 B)/ε, so the guarantee is exactly ε.  Snapping to
+    the Λ grid makes the sets of reachable outputs of neighbours equal, which is what the
+    textbook ``q + rng.laplace(1/ε)`` (:class:`mechanisms.faulty.TextbookFloatLaplace`) lacks.
+    """
+
+    epsilon: float
+    bound: float = 1024.0  # B: the query and the output are clamped to [−B, B]
+    column: str = "value"
+    name: ClassVar[str] = "snapping-laplace"
+
+    def __post_init__(self) -> None:
+        check_positive("epsilon", self.epsilon)
+        check_positive("bound", self.bound)
+        require(self.scale < self.bound < 2.0 ** 46 * self.scale, "bound", self.bound,
+                f"Theorem 1 needs lambda < B < 2^46 lambda (lambda = {self.scale:.6g})")
+
+    @property
+    def scale(self) -> float:
+        """λ, the Laplace scale: (1 + 2^−49 B)/ε, so that Theorem 1's ε is the one claimed."""
+        return (1.0 + 2.0 ** -49 * self.bound) / self.epsilon
+
+    @property
+    def grid(self) -> float:
+        """Λ, the smallest power of 2 ≥ λ."""
+        return 2.0 ** math.ceil(math.log2(self.scale))
+
+    def sample(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
+        x = min(max(query_value(data, self.column, 1.0, self.name), -self.bound), self.bound)
+        # U*: every double in (0, 1) with the probability of its ulp — binade 2^-e w.p. 2^-e,
+        # then a uniform 52-bit mantissa.
+        mantissa = 1.0 + rng.integers(0, 2 ** 52, size, dtype=np.int64) * 2.0 ** -52
+        u = np.ldexp(mantissa, -rng.geometric(0.5, size))
+        sign = np.where(rng.integers(0, 2, size) == 1, 1.0, -1.0)
+        noisy = x + sign * (self.scale * np.log(u))
+        # + 0.0 turns −0.0 into 0.0: the sign of a zero output would be a second, needless category.
+        return np.clip(self.grid * np.round(noisy / self.grid), -self.bound, self.bound) + 0.0
+
+    def guarantees(self, data: object, relation: str) -> list[Guarantee]:
+        if relation not in ("add-remove", "swap", "zero-out"):
+            return []
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_SNAPPING_SOURCE,
+                          claim_id="classic/snapping")]

@@ -12,8 +12,10 @@ import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dpcore import Guarantee, check_positive
 from mechanisms.align_mle import PrivateMLE
-from mechanisms.classic import ExponentialMechanism, Gaussian
+from mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
+from mechanisms.vector import NoisyMax, SparseVector
 
 
 @dataclass(frozen=True)
@@ -75,3 +77,92 @@ class PrivateMLEOnTenthNoise(PrivateMLE):
     @functools.cached_property
     def sigma_b(self) -> float:
         return PrivateMLE.sigma_b.func(self) / 10
+
+
+@dataclass(frozen=True)
+class NoisyMaxValue(NoisyMax):
+    """Report noisy max that returns the noisy maximum *value* max_i(q_i + ν_i), ν_i ~ Lap(2Δ/ε),
+    claiming ε — the incorrect benchmark variant of Ding et al. (CCS 2018, §6, "NoisyMax" returning
+    the value; also in Bichsel et al., S&P 2021).
+
+    Below min_i q_i every coordinate is in its lower Laplace tail, so the value's density is
+    m·(1/2b)e^{y/b}·(½e^{y/b})^{m−1} ∝ e^{m y/b} (b = 2Δ/ε): shifting all m answers by Δ
+    ("all above") multiplies it by e^{mΔ/b} = e^{mε/2}.  The loss is at most that everywhere,
+    so the true ε is m·ε/2 for m queries — 2.5ε for m = 5.  Outputs are rounded to the
+    references' grid (:func:`~mechanisms.classic.on_grid`): its one bug is the released value,
+    not the doubles q + ν reaches (which the floating view would refute on their own).
+    """
+
+    name: ClassVar[str] = "noisy-max-value"
+
+    def sample(self, data, size, rng):
+        return on_grid(self.noisy_answers(data, size, rng).max(axis=1))
+
+    def guarantees(self, data, relation):
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
+                          source="Ding et al. (CCS 2018), report noisy max returning the value",
+                          claim_id="classic/noisy-max-value")]
+
+
+@dataclass(frozen=True)
+class SparseVectorWithoutQueryNoise(SparseVector):
+    """Lyu, Su & Li (2017), Fig. 1, Algorithm 5 (Stoddard et al. 2014): ρ ~ Lap(2Δ/ε), no query noise,
+    no cutoff — ⊤ iff q_i ≥ T + ρ.  Claims ε; the true ε is ∞: with q = 0 and q′ = (Δ, 0, …, 0)
+    the answer (⊤, ⊥, …, ⊥) is possible under q′ (T + ρ ∈ (0, Δ]) and impossible under q."""
+
+    cutoff: int | None = None         # no cutoff: every query is answered
+    query_scale: float | None = 0.0   # no query noise
+    name: ClassVar[str] = "svt-without-query-noise"
+
+    def guarantees(self, data, relation):
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
+                          source="Lyu, Su & Li (2017), Fig. 1, Algorithm 5 (Stoddard et al. 2014)",
+                          claim_id="classic/svt-no-query-noise")]
+
+
+@dataclass(frozen=True)
+class SparseVectorWithoutCutoff(SparseVector):
+    """Lyu, Su & Li (2017), Fig. 1, Algorithm 6 (Chen et al. 2015): ρ ~ Lap(2Δ/ε), ν_i ~ Lap(2Δ/ε),
+    no cutoff.  Claims ε; the true ε is ∞ (their §4: the loss of answering ⊤ on queries that
+    rose and ⊥ on queries that fell grows with the number of queries, without bound)."""
+
+    cutoff: int | None = None         # no cutoff: every query is answered
+    query_scale: float | None = 1.0   # ν_i ~ Lap(Δ/ε₂) = Lap(2Δ/ε), without Algorithm 1's factor 2c
+    name: ClassVar[str] = "svt-without-cutoff"
+
+    def guarantees(self, data, relation):
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
+                          source="Lyu, Su & Li (2017), Fig. 1, Algorithm 6 (Chen et al. 2015)",
+                          claim_id="classic/svt-no-cutoff")]
+
+
+@dataclass(frozen=True)
+class TextbookFloatLaplace:
+    """The textbook Laplace mechanism in doubles, ``q + rng.laplace(scale=Δ/ε)``, claiming ε.
+
+    Mironov (CCS 2012, §3): its true ε is ∞.  The noise is a double on its own binade's grid and
+    q ⊕ noise rounds onto the output's grid, so the sets of reachable outputs differ between q and
+    q′: for q = 1 every output in [−1, −0.5) is 1 + L with L ∈ [−2, −1.5), a multiple of 2^−52, so
+    its last mantissa bit (2^−53) is 0 — an event of probability 0 under q = 0 and ≈ 0.15 under
+    q = 1 (Laplace(1)).
+    """
+
+    epsilon: float
+    sensitivity: float = 1.0
+    column: str = "value"
+    name: ClassVar[str] = "textbook-float-laplace"
+
+    def __post_init__(self) -> None:
+        check_positive("epsilon", self.epsilon)
+        check_positive("sensitivity", self.sensitivity)
+
+    def sample(self, data, size, rng):
+        q = query_value(data, self.column, self.sensitivity, self.name)
+        return q + rng.laplace(scale=self.sensitivity / self.epsilon, size=size)
+
+    def guarantees(self, data, relation):
+        if relation not in ("add-remove", "swap", "zero-out"):
+            return []
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
+                          source="textbook Laplace mechanism in floating point (Mironov, CCS 2012)",
+                          claim_id="classic/float-laplace")]

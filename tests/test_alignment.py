@@ -16,6 +16,7 @@ from dpcore import Guarantee, InputError
 from mechanisms.align_covariance import PrivateCovariance
 from mechanisms.align_mle import PrivateMLE, minimise_batch, objective_curve_1d
 from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
+from mechanisms.classic import on_grid
 from mechanisms.curves import (
     chi_delta,
     chi_delta_array,
@@ -326,10 +327,10 @@ def test_objective_sigma_is_the_smallest_noise_meeting_the_target():
 
 def test_gdp_estimate_covers_a_gaussian_and_rejects_a_laplace_pair():
     rng = np.random.default_rng(0)
-    x, y = rng.normal(size=1_000_000), 0.5 + rng.normal(size=1_000_000)
+    x, y = on_grid(rng.normal(size=1_000_000)), on_grid(0.5 + rng.normal(size=1_000_000))  # no float leak
     gdp = audit_samples(x, y, deltas=(1e-3,)).gdp
     assert gdp.consistent and gdp.lower <= 0.5 <= gdp.upper and abs(gdp.mu - 0.5) < 0.02
-    lx, ly = rng.laplace(size=1_000_000), 1 + rng.laplace(size=1_000_000)
+    lx, ly = on_grid(rng.laplace(size=1_000_000)), on_grid(1 + rng.laplace(size=1_000_000))
     assert not audit_samples(lx, ly).gdp.consistent
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from audit import Guarantee, InputError, audit_mechanism
 from audit.api import RunContext
+from mechanisms.classic import on_grid
 
 SMALL = 20_000
 
@@ -45,7 +46,7 @@ class Shift:
         self.table = table if table is not None else {0.0: epsilon, 0.05: 0.9 * epsilon}
 
     def sample(self, data, size, rng):
-        return float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+        return on_grid(float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size))
 
     def exact_epsilon(self, d, d_prime, delta):
         return self.table.get(delta)

@@ -133,12 +133,13 @@ def test_run_with_samples_in_float_notation(tmp_path, cli):
 
 USER_MODULE = """
 import numpy as np
+from mechanisms.classic import on_grid
 
 class Count:
     name = "my-count"
 
     def sample(self, data, size, rng):
-        return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+        return on_grid(float(np.sum(data)) + rng.laplace(0.0, 1.0, size))
 
 m = Count()
 pair = (np.array([0.0]), np.array([0.0, 1.0]))

@@ -12,7 +12,7 @@ import audit
 from audit import Guarantee, InputError, audit_mechanism
 from audit.api import RunContext
 from audit.execution import Execution
-from mechanisms.classic import RandomizedResponse
+from mechanisms.classic import RandomizedResponse, on_grid
 from neighbors import Dataset
 from tests.zoo import LaplaceOnCount
 
@@ -86,7 +86,7 @@ def test_mechanisms_own_claims_come_through_the_capability_protocols():
         name: str = "pair-claims"
 
         def sample(self, data, size, rng):
-            return float(data) + rng.laplace(0.0, 1.0, size)
+            return on_grid(float(data) + rng.laplace(0.0, 1.0, size))
 
         def pair_guarantees(self, d, d_prime, relation):
             return [Guarantee(epsilon=2.0, relation=relation, claim_id="pair/two")]

@@ -6,6 +6,7 @@ import pytest
 from audit import InputError
 from audit.execution import Checkpoint, Execution
 from audit.runner import CHUNK, LOOKS, MechanismError, estimate
+from mechanisms.classic import on_grid
 
 LEVEL = [(0.0, 0.95)]
 
@@ -21,7 +22,7 @@ class Laplace:
 
     def sample(self, data, size, rng):
         self.calls += 1
-        return float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+        return on_grid(float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size))
 
 
 class Raises:

@@ -12,6 +12,7 @@ from scipy.stats import beta, norm
 
 from audit import Event, audit_mechanism
 from audit.tradeoff import claimed_fnr, gdp_estimate, tradeoff_points, violates
+from mechanisms.classic import on_grid
 
 
 class GaussianShift:
@@ -23,7 +24,7 @@ class GaussianShift:
         self.mu = mu
 
     def sample(self, data, size, rng):
-        return data * self.mu + rng.normal(0.0, 1.0, size)
+        return on_grid(data * self.mu + rng.normal(0.0, 1.0, size))
 
 
 class LaplaceShift:
@@ -35,7 +36,7 @@ class LaplaceShift:
         self.epsilon = epsilon
 
     def sample(self, data, size, rng):
-        return float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+        return on_grid(float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size))
 
 
 def gaussian_curve(alpha, mu):

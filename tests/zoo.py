@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
+from mechanisms.classic import on_grid
+
 
 @dataclass(frozen=True)
 class Geometric:
@@ -41,7 +43,7 @@ class Cauchy:
         return -minimize_scalar(f, bounds=(-50, 50), method="bounded", options={"xatol": 1e-12}).fun
 
     def sample(self, data, size, rng):
-        return float(data) + self.scale * rng.standard_cauchy(size)
+        return on_grid(float(data) + self.scale * rng.standard_cauchy(size))
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class LaplaceOnCount:
         return self.epsilon
 
     def sample(self, data, size, rng):
-        return float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+        return on_grid(float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size))
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,6 @@ class AbortOrLaplace:
 
     def sample(self, data, size, rng):
         a = self.abort_at_1 if int(data) else self.abort_at_0
-        out = float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size)
+        out = on_grid(float(data) + rng.laplace(0.0, 1.0 / self.epsilon, size))
         out[rng.random(size) < a] = -1.0
         return out

@@ -15,9 +15,22 @@ from audit.bounds import Ceiling, all_subsets, best_event
 from audit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from audit.exact import pure_epsilon
 from dpcore import Claim, Document
-from mechanisms.classic import ExponentialMechanism, Gaussian, Laplace, RandomizedResponse, ReportNoisyMax
-from mechanisms.faulty import ExponentialMechanismWithoutFactor2
-from mechanisms.vector import NoisyHistogram, SparseVector
+from mechanisms.classic import (
+    ExponentialMechanism,
+    Gaussian,
+    Laplace,
+    RandomizedResponse,
+    ReportNoisyMax,
+    SnappingLaplace,
+)
+from mechanisms.faulty import (
+    ExponentialMechanismWithoutFactor2,
+    NoisyMaxValue,
+    SparseVectorWithoutCutoff,
+    SparseVectorWithoutQueryNoise,
+    TextbookFloatLaplace,
+)
+from mechanisms.vector import NoisyHistogram, NoisyMax, SparseVector
 from neighbors import Dataset, Pair, add_remove
 from neighbors.search import worst_pair
 from neighbors.synthetic import vote_record, votes
@@ -231,6 +244,13 @@ DOCUMENTS = (
     Document(key="KL paper",
              reference="Y. Zhang, L. Shi, K. Panaganti, J. Ziani and A. Wierman, KL-regularization Itself is "
                        "Differentially Private in Bandits and RLHF, arXiv preprint arXiv:2505.18407, 2025"),
+    Document(key="Mironov (2012)",
+             reference="I. Mironov, On Significance of the Least Significant Bits For Differential Privacy, "
+                       "Proceedings of the 2012 ACM Conference on Computer and Communications Security (CCS), 2012"),
+    Document(key="Ding et al. (2018)",
+             reference="Z. Ding, Y. Wang, G. Wang, D. Zhang and D. Kifer, Detecting Violations of Differential "
+                       "Privacy, Proceedings of the 2018 ACM Conference on Computer and Communications Security "
+                       "(CCS), 2018"),
     Document(key="Lyu, Su & Li (2017)",
              reference="M. Lyu, D. Su and N. Li, Understanding the Sparse Vector Technique for Differential Privacy, "
                        "Proceedings of the VLDB Endowment 10(6), 2017"),
@@ -277,6 +297,46 @@ CLAIMS = (
           relations=("add-remove", "zero-out"), status="proven",
           reason="Proven (Dwork & Roth 2014, Theorem 3.6): one record changes one bin by one.",
           premises=("‖h(D) − h(D′)‖₁ ≤ Δ for neighbours",)),
+    Claim(id="classic/noisy-max", document="Dwork & Roth (2014)", where="Claim 3.9 (report noisy max, scale 2Δ/ε)",
+          statement="argmax_i q_i + Lap(2Δ/ε) on a query vector with ‖q(D) − q(D′)‖_∞ ≤ Δ: ε-DP",
+          relations=("add-remove", "swap", "zero-out"), status="proven",
+          reason="Proven (Dwork & Roth 2014, Claim 3.9, with the scale doubled for answers that move in both "
+                 "directions); on 5 queries the one-up-rest-down pair attains 0.93ε.",
+          premises=("‖q(D) − q(D′)‖_∞ ≤ Δ for neighbours",)),
+    Claim(id="classic/noisy-max-value", document="Ding et al. (2018)",
+          where="§6, report noisy max returning the noisy maximum value",
+          statement="max_i (q_i + Lap(2Δ/ε)) on m queries: ε-DP",
+          relations=("add-remove", "swap", "zero-out"), status="refuted",
+          reason="Below min_i q_i the value's density is ∝ e^{my/b} (b = 2Δ/ε), so shifting every answer by Δ "
+                 "multiplies it by e^{mε/2}: the true ε is mε/2 (2.5ε for m = 5; 'all above' pair).",
+          premises=("‖q(D) − q(D′)‖_∞ ≤ Δ for neighbours",)),
+    Claim(id="classic/svt-no-query-noise", document="Lyu, Su & Li (2017)",
+          where="Fig. 1, Algorithm 5 (Stoddard et al. 2014)",
+          statement="ρ ~ Lap(2Δ/ε), answer ⊤ when q_i ≥ T + ρ, no query noise, no cutoff: ε-DP",
+          relations=("add-remove", "swap", "zero-out"), status="refuted",
+          reason="The true ε is ∞ (Lyu, Su & Li 2017, §4): with q = 0 and q′ = (Δ, 0, …) the answer (⊤, ⊥, …) is "
+                 "possible only under q′.",
+          premises=("‖q(D) − q(D′)‖_∞ ≤ Δ for neighbours",)),
+    Claim(id="classic/svt-no-cutoff", document="Lyu, Su & Li (2017)", where="Fig. 1, Algorithm 6 (Chen et al. 2015)",
+          statement="ρ ~ Lap(2Δ/ε), ν_i ~ Lap(2Δ/ε), answer ⊤ when q_i + ν_i ≥ T + ρ, no cutoff: ε-DP",
+          relations=("add-remove", "swap", "zero-out"), status="refuted",
+          reason="The true ε is ∞ (Lyu, Su & Li 2017, §4): the loss of ⊤ on answers that rose and ⊥ on answers "
+                 "that fell grows with the number of queries.",
+          premises=("‖q(D) − q(D′)‖_∞ ≤ Δ for neighbours",)),
+    Claim(id="classic/snapping", document="Mironov (2012)", where="Theorem 1 (the snapping mechanism)",
+          statement="clamp_B(⌊clamp_B(q) ⊕ S ⊗ λ ⊗ LN(U*)⌉_Λ) in doubles, λ < B < 2^46 λ, Δ = 1: "
+                    "(1/λ + 2^−49 B/λ)-DP",
+          relations=("add-remove", "swap", "zero-out"), status="proven",
+          reason="Proven (Mironov 2012, Theorem 1) for the floating-point computation itself; dpaudit sets "
+                 "λ = (1 + 2^−49 B)/ε so the guarantee is ε.",
+          premises=("|q(D) − q(D′)| ≤ 1 for neighbours", "λ < B < 2^46 λ")),
+    Claim(id="classic/float-laplace", document="Mironov (2012)", where="§3 (the textbook Laplace mechanism in doubles)",
+          statement="q ⊕ Lap(Δ/ε) computed in doubles (numpy's laplace): ε-DP",
+          relations=("add-remove", "swap", "zero-out"), status="refuted",
+          reason="The true ε is ∞ (Mironov 2012, §3): the sets of reachable doubles differ between q and q′; for "
+                 "q = 1 every output in [−1, −0.5) has a zero last mantissa bit, which half of them have not for "
+                 "q = 0.",
+          premises=("|q(D) − q(D′)| ≤ Δ for neighbours",)),
 )
 
 FAMILY = Family(
@@ -286,7 +346,10 @@ FAMILY = Family(
         (RandomizedResponse, "classic/rr"), (Laplace, "classic/laplace"), (Gaussian, "classic/gaussian"),
         (ExponentialMechanism, "expmech/def2"), (ReportNoisyMax, "classic/report-noisy-max"),
         (ExponentialMechanismWithoutFactor2, "expmech/def2"), (SparseVector, "classic/sparse-vector"),
-        (NoisyHistogram, "classic/noisy-histogram"))),
+        (NoisyHistogram, "classic/noisy-histogram"), (NoisyMax, "classic/noisy-max"),
+        (NoisyMaxValue, "classic/noisy-max-value"), (SparseVectorWithoutQueryNoise, "classic/svt-no-query-noise"),
+        (SparseVectorWithoutCutoff, "classic/svt-no-cutoff"), (SnappingLaplace, "classic/snapping"),
+        (TextbookFloatLaplace, "classic/float-laplace"))),
     generators={"votes": votes},
     scenarios=scenarios,
     bench=bench,

@@ -1,6 +1,7 @@
 """Mechanisms that misbehave, for the hostile-input tests."""
 
 import numpy as np
+from mechanisms.classic import on_grid
 
 
 class _Base:
@@ -61,7 +62,7 @@ def _record_pid(data, size, rng):
     folder = os.environ.get("DPAUDIT_PID_DIR")
     if folder:
         open(os.path.join(folder, str(os.getpid())), "w").close()
-    return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+    return on_grid(float(np.sum(data)) + rng.laplace(0.0, 1.0, size))
 
 
 exits = _Base("exits", _exit)
@@ -69,14 +70,14 @@ interrupts = _Base("interrupts", _interrupt)
 drift = _Base("dtype-drift", _drift)
 drift_lossy = _Base("dtype-drift-lossy", _drift_lossy)
 numbered = _Base(42, lambda d, size, rng: rng.random(size))
-dollars = _Base("price $5 and $x^2$ {cost}", lambda d, size, rng: float(len(d)) + rng.laplace(0.0, 1.0, size))
+dollars = _Base("price $5 and $x^2$ {cost}", lambda d, size, rng: on_grid(float(len(d)) + rng.laplace(0.0, 1.0, size)))
 records_pid = _Base("records-pid", _record_pid)
 
 
 def _sleep(data, size, rng):
     import time
     time.sleep(3)
-    return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+    return on_grid(float(np.sum(data)) + rng.laplace(0.0, 1.0, size))
 
 
 sleepy = _Base("sleepy", _sleep)

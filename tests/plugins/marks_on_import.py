@@ -4,6 +4,8 @@ import os
 
 import numpy as np
 
+from mechanisms.classic import on_grid
+
 if os.environ.get("DPAUDIT_IMPORT_MARK"):
     with open(os.environ["DPAUDIT_IMPORT_MARK"], "w") as fh:
         fh.write("imported\n")
@@ -13,7 +15,7 @@ class Count:
     name = "marked-count"
 
     def sample(self, data, size, rng):
-        return float(np.sum(data["x"])) + rng.laplace(0.0, 1.0, size)
+        return on_grid(float(np.sum(data["x"])) + rng.laplace(0.0, 1.0, size))
 
 
 mechanism = Count()

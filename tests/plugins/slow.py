@@ -4,13 +4,15 @@ import time
 
 import numpy as np
 
+from mechanisms.classic import on_grid
+
 
 class SlowLaplace:
     name = "slow-laplace"
 
     def sample(self, data, size, rng):
         time.sleep(0.1)
-        return float(np.sum(data)) + rng.laplace(0.0, 1.0, size)
+        return on_grid(float(np.sum(data)) + rng.laplace(0.0, 1.0, size))
 
 
 slow = SlowLaplace()

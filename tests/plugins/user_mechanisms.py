@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from mechanisms.classic import on_grid
 from mechanisms.kl_bandits import KLBandit
 
 
@@ -13,7 +14,7 @@ class NoisyCount:
         self.scale = (0.5 if leaky else 1.0) / epsilon
 
     def sample(self, data, size, rng):
-        return float(np.sum(data)) + rng.laplace(0.0, self.scale, size)
+        return on_grid(float(np.sum(data)) + rng.laplace(0.0, self.scale, size))
 
 
 class Crashes:
