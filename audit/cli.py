@@ -52,8 +52,8 @@ from audit.saved import load_results, load_sweep
 from audit.sweep import slopes, sweep
 from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
+from reports.text import errata_note, summary_table
 from reports.text import footer as text_footer
-from reports.text import summary_table
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -288,7 +288,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         if args.pair or args.data or args.param or args.epsilon is not None:
             raise UsageError("--pair, --data, --param and --epsilon need --mechanism")
         scenarios = catalog.suite(args.suite or "default", args.family)
-        plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
+        plan = Plan(RunSettings(sequential=(args.suite or "default") in catalog.SEQUENTIAL_SUITES), scenarios,
+                    [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
                                    "events": args.events, "sequential": args.sequential}.items() if v is not None}
@@ -482,6 +483,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     ok = final["as_expected"]
     footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
                          f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
+    if suite in catalog.SEQUENTIAL_SUITES:
+        footer += errata_note(final["records"])
     sys.stdout.write(table + footer)
     if out:
         write_atomic(out / "results.json", dumps(final))
