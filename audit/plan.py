@@ -234,7 +234,8 @@ def _counted_candidates(check: ClaimCheck) -> Candidates:
 
 def _rate(mechanism: Any, d: Any, events: list[Event], kind: Any, seed: int, key: tuple[int, ...]) -> float:
     """Estimation outputs per second and side on one worker: a few chunks counted in this process."""
-    size = streaming.chunk_size(mechanism, runner.CHUNK)
+    size = streaming.chunk_size(mechanism, runner.CHUNK, runner.CHUNK * streaming.COUNTS_CHUNK_FACTOR
+                                * streaming.COUNTS_MIN_CHUNKS)
     runner._count_chunk(mechanism, d, size, seed, key, 0, 0, events, kind)  # warm caches
     start = time.perf_counter()
     for c in range(1, TIMED_CHUNKS + 1):
@@ -285,7 +286,6 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
     first = runner.draw(mech, d, 16, np.random.default_rng(seed))
     kind = runner.output_kind(first)
     budget = max(20, round(samples * scenario.samples_factor))
-    chunk = streaming.chunk_size(mech, runner.CHUNK)
     for name, dl, target, conf, exact, event, check in wanted:
         threshold = event.view == "threshold" and event.statistic is not None
         if p_all is not None and q_all is not None and event.view == "rows":
@@ -310,16 +310,16 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
         single = _smallest(certifies)
 
         def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
-                      thr: bool = threshold, chunk: int = chunk) -> bool:
+                      thr: bool = threshold) -> bool:
             n_est = _split(b, thr)[1]
-            n_last, share = _looks(n_est, chunk)[-1]
+            n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
             return cands.expected_bound(n_last, dl, 1 - (1 - conf) * share, cands.best(n_est, dl, conf)) > t
 
         seq_budget = _smallest(last_look)
         stop = None
         n_sel, n_est = _split(budget, threshold)
         chosen = cands.best(n_est, dl, conf)  # the run chooses its event for the whole estimation split
-        for i, (n_look, share) in enumerate(_looks(n_est, chunk), start=1):
+        for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
             if cands.expected_bound(n_look, dl, 1 - (1 - conf) * share, chosen) > target:
                 stop = (i, n_sel + n_look)
                 break

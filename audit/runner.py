@@ -192,7 +192,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     n_sel = selection_size(samples, selection_fraction)  # capped: a pilot for huge budgets (audit.streaming)
     n_est = samples - n_sel
     sides = (d, d_prime)
-    sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK))
+    sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
     workers = 1 if execution.backend == "dask" else execution.workers(2 * len(sizes))
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
     progress = Progress(execution.progress, 2 * samples, mechanism_name(mechanism), execution.log_every)
@@ -246,7 +246,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution, draw=_draw_chunk,
             on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
         n_sel, n_est = n_sel + pilot, n_est - pilot
-        sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK))
+        sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
         chosen.extend(picked)
         display = describe_outputs(x, y, chosen[0])
         counted = chosen + family

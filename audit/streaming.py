@@ -9,9 +9,9 @@ Two hooks of :func:`audit.runner.estimate`, kept here so the runner's loop stays
   ``Σ_i c_i 1[i ∈ S]``, and ``1[i ∈ S]`` is computed by the same view code that counts
   sampled outputs, on the k outcomes.  The estimation counts then have exactly the law they
   have when drawn, and the Clopper–Pearson intervals keep their confidence.  Since a chunk
-  costs microseconds, a counts-capable mechanism's estimation chunks are
-  :data:`COUNTS_CHUNK_FACTOR` times larger (still fixed by the budget alone, so one seed gives
-  the same numbers for any number of workers).  Without ``sample_counts`` nothing changes.
+  costs microseconds, a counts-capable mechanism's estimation chunks grow with the budget, up
+  to :data:`COUNTS_CHUNK_FACTOR` times the usual size (:func:`chunk_size`: fixed by the budget
+  alone, so one seed gives the same numbers for any number of workers).  Without ``sample_counts`` nothing changes.
 * **Selection cap and tail pilot.**  The selection split is held in memory (outputs, fitted
   features), so it is capped at :data:`SELECTION_CAP` per side whatever the budget.  That
   finds the statistic (and, for finite outputs, the event), but not a threshold deep in a
@@ -44,6 +44,7 @@ from dpcore import InputError
 SELECTION_CAP = 3_000_000   # in-memory selection outputs per side (about 1.2 GB for 4-vectors at the peak)
 PILOT_CAP = 100_000_000     # streamed tail-pilot outputs per side
 COUNTS_CHUNK_FACTOR = 1024
+COUNTS_MIN_CHUNKS = 64
 PILOT = 2                   # the tail pilot's phase in the chunks' spawn keys (selection 0, estimation 1)
 GRID = 160                  # thresholds per tail of the pilot's grid
 
@@ -72,10 +73,14 @@ def counts_capable(mechanism: Any) -> bool:
     return callable(getattr(mechanism, "sample_counts", None))
 
 
-def chunk_size(mechanism: Any, chunk: int) -> int:
-    """The estimation chunk size: ``chunk``, or :data:`COUNTS_CHUNK_FACTOR` × ``chunk`` when the
-    mechanism's draws are counted (nothing per output is held, so only the per-task cost matters)."""
-    return chunk * COUNTS_CHUNK_FACTOR if counts_capable(mechanism) else chunk
+def chunk_size(mechanism: Any, chunk: int, total: int) -> int:
+    """The estimation chunk size for ``total`` outputs per side: ``chunk``; or, when the mechanism's
+    draws are counted (nothing per output is held, only the per-task cost matters), ``total`` /
+    :data:`COUNTS_MIN_CHUNKS` within [``chunk``, :data:`COUNTS_CHUNK_FACTOR` × ``chunk``], so a
+    large budget is a few dozen tasks and the sequential rule still has its looks."""
+    if not counts_capable(mechanism):
+        return chunk
+    return int(min(chunk * COUNTS_CHUNK_FACTOR, max(chunk, -(-total // COUNTS_MIN_CHUNKS))))
 
 
 def _checked_counts(raw: Any, size: int, where: str, error: type[Exception]) -> np.ndarray:
