@@ -13,6 +13,7 @@ from audit.execution import Execution, projected_end
 from audit.plan import Candidates, plan, render
 from audit.selection import count_members
 from audit.statistics import Identity
+from audit.testing import MechanismCheckError, check_mechanism
 from audit.views import Event
 from mechanisms.base import capabilities
 from mechanisms.kl_bandits import KLBandit
@@ -267,3 +268,21 @@ def test_sequential_refutation_from_counts_keeps_its_confidence():
     twin = [audit_mechanism(MECH, d, dp, samples=4_000_000, seed=s, claims=[claim(0.8 * exact)], sequential=True)
             for s in range(20)]
     assert sum(r.verdict == "violation" for r in twin) >= 18  # a claim below the truth is refuted
+
+
+def test_check_mechanism_tests_the_counts_capability_against_sample():
+    assert "sample-counts" in check_mechanism(MECH, LOG, LOG.remove(0))
+
+    @dataclass(frozen=True)
+    class Reversed:
+        base: KLBandit
+        name: str = "reversed"
+
+        def sample(self, data, size, rng):
+            return self.base.sample(data, size, rng)
+
+        def sample_counts(self, data, size, rng):
+            return self.base.sample_counts(data, size, rng)[::-1].copy()
+
+    with pytest.raises(MechanismCheckError, match="sample-counts"):
+        check_mechanism(Reversed(MECH), LOG)
