@@ -255,7 +255,7 @@ def claim(eps):
     return Guarantee(epsilon=eps, delta=0.0, relation="add-remove", source="test", claim_id="test/claim")
 
 
-@pytest.mark.slow  # 200 sequential audits, each counting its estimation split (~60 s)
+@pytest.mark.slow  # 200 sequential audits, each counting its estimation split (~1-2 min)
 def test_sequential_refutation_from_counts_keeps_its_confidence():
     """200 seeded sequential audits of a counts-capable mechanism exactly at its claim (its exact
     pure ε), confidence 0.95: at most 10 false violations (as the other 200-run tests)."""
