@@ -47,13 +47,12 @@ COUNTS_CHUNK_FACTOR = 1024
 COUNTS_MIN_CHUNKS = 64
 PILOT = 2                   # the tail pilot's phase in the chunks' spawn keys (selection 0, estimation 1)
 GRID = 160                  # thresholds per tail of the pilot's grid
-
-__all__ = ["COUNTS_CHUNK_FACTOR", "PILOT_CAP", "SELECTION_CAP", "chunk_size", "count_from_counts", "counts_capable",
-           "pilot_scores", "pilot_size", "refine_thresholds", "selection_size"]
-
-
-CHUNK = 1 << 18  # pilot chunk size (the runner's: a chunk of outputs per task)
+CHUNK = 1 << 18             # pilot chunk size (the runner's: one chunk of outputs per task)
 Kind = tuple[str, tuple[int, ...]]  # (dtype.str, shape of one output), as audit.runner.output_kind
+
+__all__ = ["COUNTS_CHUNK_FACTOR", "COUNTS_MIN_CHUNKS", "PILOT_CAP", "SELECTION_CAP", "chunk_size", "count_from_counts",
+           "counts_capable", "membership", "pilot_scores", "pilot_size", "refine_thresholds", "selection_size",
+           "threshold_grid"]
 
 
 def selection_size(samples: int, fraction: float, cap: int = SELECTION_CAP) -> int:
@@ -92,8 +91,6 @@ def _checked_counts(raw: Any, size: int, where: str, error: type[Exception]) -> 
         raise error(f"{where} returned counts summing to {int(counts.sum())} (min {int(counts.min())}) for "
                     f"size = {size}: they must be >= 0 and sum to size")
     return counts.astype(np.int64)
-
-
 
 
 def count_from_counts(mechanism: Any, data: Any, size: int, rng: np.random.Generator, events: Sequence[Event],
