@@ -51,6 +51,7 @@ PLAN_PILOT = 15_000_000   # pilot budget per side: its selection split is the ru
 GRID_PILOT = 20_000_000   # streamed outputs per side that count a threshold grid
 MAX_SAMPLES = 10 ** 14    # the planner searches budgets up to this many samples per side
 TIMED_CHUNKS = 4
+SIMULATIONS = 24          # simulated tail pilots per planned budget (the run's choice is noisy)
 
 __all__ = ["BudgetPlan", "Requirement", "plan", "render"]
 
@@ -58,11 +59,38 @@ __all__ = ["BudgetPlan", "Requirement", "plan", "render"]
 @dataclass(frozen=True)
 class Candidates:
     """Candidate events of one level as probability pairs: ``p`` under the favoured side, ``q`` under
-    the other, and where they come from (for the explanation)."""
+    the other, and where they come from (for the explanation).  ``families`` (threshold grids) are
+    index arrays of nested candidates, in nesting order: the tail pilot's choice among them is
+    simulated (:meth:`piloted`)."""
 
     p: np.ndarray
     q: np.ndarray
     source: str
+    families: tuple[np.ndarray, ...] = ()
+
+    def piloted(self, pilot: int, n: int, delta: float, confidence: float) -> np.ndarray:
+        """Indices of the candidates the tail pilot (:func:`audit.streaming.refine_thresholds`) picks in
+        :data:`SIMULATIONS` simulated pilots of ``pilot`` outputs per side, for n estimation outputs:
+        nested counts with Gaussian cell noise (fixed normals, so the result is smooth in ``pilot``),
+        scored by :func:`audit.streaming.pilot_scores`.  Without families or a pilot: the best one."""
+        if not self.families or pilot <= 0:
+            return np.full(SIMULATIONS, self.best(n, delta, confidence))
+        alpha = (1 - confidence) / 2
+        rows = np.arange(SIMULATIONS)
+        picks = np.zeros(SIMULATIONS, dtype=np.int64)
+        best = np.full(SIMULATIONS, -np.inf)
+        noise = np.random.default_rng(0)
+        for family in self.families:
+            counts = []
+            for probs in (self.p[family], self.q[family]):
+                cells = np.diff(probs, prepend=0.0).clip(min=0.0) * pilot
+                z = noise.standard_normal((SIMULATIONS, len(family)))
+                counts.append(np.maximum(np.cumsum(cells + np.sqrt(cells) * z, axis=1), 0.0))
+            score = streaming.pilot_scores(counts[0], counts[1], pilot, n, delta, alpha)
+            j = np.argmax(score, axis=1)
+            better = score[rows, j] > best
+            best[better], picks[better] = score[rows, j][better], family[j][better]
+        return picks
 
     def bounds(self, n: int, delta: float, confidence: float) -> np.ndarray:
         """Each candidate's Clopper–Pearson bound (:func:`audit.estimate.bound_from_counts`'s, vectorised)
@@ -129,18 +157,24 @@ class BudgetPlan:
         return self.selection_seconds + 2 * samples / (self.rate * max(1, workers))
 
 
-def _split(budget: int, threshold: bool) -> tuple[int, int]:
-    """(selection outputs per side including the tail pilot, estimation outputs per side) of a budget."""
+def _split(budget: int, threshold: bool) -> tuple[int, int, int]:
+    """(in-memory selection, tail pilot, estimation) outputs per side of a budget (the runner's split)."""
     n_sel = streaming.selection_size(budget, runner.SELECTION_FRACTION)
     pilot = streaming.pilot_size(budget, runner.SELECTION_FRACTION, n_sel) if threshold else 0
-    return n_sel + pilot, budget - n_sel - pilot
+    return n_sel, pilot, budget - n_sel - pilot
+
+
+def _median_bound(cands: Candidates, picks: np.ndarray, n: int, delta: float, confidence: float) -> float:
+    """The median over simulated choices of the chosen candidate's expected bound on n outputs per side."""
+    values = cands.bounds(n, delta, confidence)[picks]
+    return max(0.0, float(np.median(np.where(np.isfinite(values), values, 0.0))))
 
 
 def _smallest(ok, low: int = 100, high: int = MAX_SAMPLES) -> int | None:
     """The smallest integer budget in [low, high] for which ``ok`` holds (``ok`` monotone), or None."""
     if not ok(high):
         return None
-    while high > low * 1.001:
+    while high > low * 1.01:  # 1 %: finer than any planning error
         mid = int(math.sqrt(low * high))
         if ok(mid):
             high = mid
@@ -212,15 +246,20 @@ def _grid_candidates(mechanism: Any, d: Any, d_prime: Any, event: Event, *, seed
             for s, c in tasks]), strict=True):
         ge[s] += found[0][0]
         le[s] += found[0][1]
-    ps, qs = [], []
+    ps: list[np.ndarray] = []
+    qs: list[np.ndarray] = []
+    families: list[np.ndarray] = []
     for counts in (ge, le):
         for fav in (0, 1):
             p = counts[fav] / samples
+            offset = sum(len(x) for x in ps)
             ps.append(p)
             qs.append(_trade_off_q(p, profile) if profile is not None else counts[1 - fav] / samples)
+            families.append(offset + np.argsort(p, kind="stable"))  # nested: the tail first
     where = ("p counted on a tail grid, q from the exact curve's trade-off bound" if profile is not None
              else "p and q counted on a tail grid (no exact curve: noisy in the far tail)")
-    return Candidates(np.concatenate(ps), np.concatenate(qs), f"{where} ({samples:.3g} outputs per side)")
+    return Candidates(np.concatenate(ps), np.concatenate(qs), f"{where} ({samples:.3g} outputs per side); the "
+                      f"tail pilot's choice simulated {SIMULATIONS} times", tuple(families))
 
 
 def _counted_candidates(check: ClaimCheck) -> Candidates:
@@ -305,23 +344,25 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
 
         def certifies(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
-            return cands.expected_bound(_split(b, thr)[1], dl, conf) > t
+            _, pilot, n_est = _split(b, thr)
+            return _median_bound(cands, cands.piloted(pilot, n_est, dl, conf), n_est, dl, conf) > t
 
         single = _smallest(certifies)
 
         def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
-            n_est = _split(b, thr)[1]
+            _, pilot, n_est = _split(b, thr)
             n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
-            return cands.expected_bound(n_last, dl, 1 - (1 - conf) * share, cands.best(n_est, dl, conf)) > t
+            picks = cands.piloted(pilot, n_est, dl, conf)  # chosen for the whole estimation split
+            return _median_bound(cands, picks, n_last, dl, 1 - (1 - conf) * share) > t
 
         seq_budget = _smallest(last_look)
         stop = None
-        n_sel, n_est = _split(budget, threshold)
-        chosen = cands.best(n_est, dl, conf)  # the run chooses its event for the whole estimation split
+        n_sel, pilot, n_est = _split(budget, threshold)
+        picks = cands.piloted(pilot, n_est, dl, conf)
         for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
-            if cands.expected_bound(n_look, dl, 1 - (1 - conf) * share, chosen) > target:
-                stop = (i, n_sel + n_look)
+            if _median_bound(cands, picks, n_look, dl, 1 - (1 - conf) * share) > target:
+                stop = (i, n_sel + pilot + n_look)
                 break
         reqs.append(Requirement(name, dl, target, conf, exact, single, seq_budget, stop, cands.source))
     rate = _rate(mech, d, events, kind, seed, key)
