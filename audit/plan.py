@@ -51,7 +51,7 @@ PLAN_PILOT = 15_000_000   # pilot budget per side: its selection split is the ru
 GRID_PILOT = 20_000_000   # streamed outputs per side that count a threshold grid
 MAX_SAMPLES = 10 ** 14    # the planner searches budgets up to this many samples per side
 TIMED_CHUNKS = 4
-SIMULATIONS = 24          # simulated tail pilots per planned budget (the run's choice is noisy)
+SIMULATIONS = 12          # simulated tail pilots per planned budget (the run's choice is noisy)
 
 __all__ = ["BudgetPlan", "Requirement", "plan", "render"]
 
