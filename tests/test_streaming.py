@@ -286,3 +286,30 @@ def test_check_mechanism_tests_the_counts_capability_against_sample():
 
     with pytest.raises(MechanismCheckError, match="sample-counts"):
         check_mechanism(Reversed(MECH), LOG)
+
+
+def test_the_errata_note_lists_each_refuted_claim_with_its_samples_and_seconds():
+    from reports.text import errata_note
+
+    base = {"scenario": "s", "mechanism": "m", "delta": 5e-7, "epsilon_claim": 0.5, "seconds": 12.0,
+            "claim_status": "refuted", "exact_verdict": "violation"}
+    records = [{**base, "claim_id": "a/x", "verdict": "violation", "epsilon_lower": 0.52, "samples": 1_650_000_000},
+               {**base, "claim_id": "a/y", "verdict": "pass", "epsilon_lower": 0.48, "samples": 10_000},
+               {**base, "claim_id": "a/z", "claim_status": "proven", "verdict": "pass", "epsilon_lower": 0.1,
+                "samples": 10}]
+    note = errata_note(records)
+    assert "1 of 2 printed claims" in note and "a/z" not in note
+    assert "a/x  [s]: eps_lower 0.52 > 0.5 at delta 5e-07 from 1.65e+09 samples per side in 12.0 s" in note
+    assert "a/y  [s]: NOT refuted from samples" in note
+    assert errata_note(records[2:]) == ""
+
+
+@pytest.mark.slow  # builds the errata and full suites to look the name up (~20 s)
+def test_plan_cli_prints_samples_per_side_first_and_names_unknown_scenarios(capsys):
+    from audit.cli import main
+
+    assert main(["plan", "kl-rlhf-label", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].startswith("samples_per_side=") and "kl-rlhf/thm3-label" in out
+    assert main(["plan", "kl-rlhf-labl"]) == 2
+    assert "did you mean 'kl-rlhf-label'" in capsys.readouterr().err
