@@ -41,6 +41,7 @@ import scipy
 import audit
 import reports
 from audit import bench, catalog, config, rundir, runner, search
+from audit import plan as budget_plan
 from audit.api import RunContext, audit_mechanism, mechanism_params
 from audit.catalog import SUITES, Scenario
 from audit.config import Plan, RunSettings
@@ -52,8 +53,8 @@ from audit.saved import load_results, load_sweep
 from audit.sweep import slopes, sweep
 from dpcore import RELATIONS, Guarantee, InputError
 from neighbors import Dataset, Pair
+from reports.text import errata_note, summary_table
 from reports.text import footer as text_footer
-from reports.text import summary_table
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -111,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                      epilog="`python -m audit list` shows every built-in mechanism with its parameters; "
                             "`python -m audit COMMAND -h` the options of one command.")
     parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench}",
+    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench,plan}",
                                 parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
     run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
@@ -163,6 +164,21 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
     rp.add_argument("results", type=Path, nargs="+", help="a results.json, optionally followed by sweep.json files")
     rp.add_argument("-o", "--output", type=Path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
+    pl = sub.add_parser("plan", help="samples per side a built-in scenario needs to refute its claims (or reach "
+                                     "--epsilon), from a pilot run, with the expected wall time")
+    pl.add_argument("scenario", help="a scenario of a built-in suite (see `list`), e.g. align-alg2-zero-out")
+    goal = pl.add_mutually_exclusive_group()
+    goal.add_argument("--target", choices=("violation",), default="violation",
+                      help="refute the scenario's claims (default)")
+    goal.add_argument("--epsilon", type=float, help="instead, reach eps_lower >= EPSILON (at --delta)")
+    pl.add_argument("--delta", type=float, default=None, help="delta of --epsilon (default: 0)")
+    pl.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
+                    help="the run's base budget; the scenario's own is this times its samples_factor")
+    pl.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
+    pl.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound")
+    pl.add_argument("--jobs", type=_jobs, default=-1, help="workers for the pilot (default: all cores)")
+    pl.add_argument("--single-look", action="store_true",
+                    help="plan a run without the sequential rule (the errata suite's scenarios use it)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=Path, default=None, metavar="FILE",
@@ -307,7 +323,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         if args.pair or args.data or args.param or args.epsilon is not None or args.search is not None:
             raise UsageError("--pair, --data, --param, --epsilon and --search need --mechanism")
         scenarios = catalog.suite(args.suite or "default", args.family)
-        plan = Plan(RunSettings(), scenarios, [sc.claims for sc in scenarios])
+        plan = Plan(RunSettings(sequential=(args.suite or "default") in catalog.SEQUENTIAL_SUITES), scenarios,
+                    [sc.claims for sc in scenarios])
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
                                    "events": args.events, "sequential": args.sequential}.items() if v is not None}
@@ -508,6 +525,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     ok = final["as_expected"]
     footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
                          f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
+    if suite in catalog.SEQUENTIAL_SUITES:
+        footer += errata_note(final["records"])
     sys.stdout.write(table + footer)
     if out:
         write_atomic(out / "results.json", dumps(final))
@@ -699,6 +718,28 @@ def _summary(args: argparse.Namespace) -> int:
     return EXIT_OK if ok else EXIT_FAIL
 
 
+def _plan_budget(args: argparse.Namespace) -> int:
+    """``plan``: the scenario is looked up in the errata suite, then the full one (so it is built, and
+    keyed, as a run of that suite would); one line ``samples_per_side=N``, then the explanation."""
+    if args.delta is not None and args.epsilon is None:
+        raise UsageError("--delta goes with --epsilon")
+    known: list[str] = []
+    for suite in ("errata", "full"):
+        scenarios = catalog.suite(suite)
+        names = [sc.name for sc in scenarios]
+        if args.scenario in names:
+            index = names.index(args.scenario)
+            found = budget_plan.plan(scenarios[index], confidence=args.confidence, seed=args.seed, key=(index,),
+                                     samples=args.samples, epsilon=args.epsilon, delta=args.delta,
+                                     execution=Execution(n_jobs=args.jobs),
+                                     sequential=suite in catalog.SEQUENTIAL_SUITES and not args.single_look)
+            sys.stdout.write(budget_plan.render(found))
+            return EXIT_OK
+        known += names
+    raise UsageError(f"plan: scenario {args.scenario!r} is not in a built-in suite"
+                     f"{catalog.suggest(args.scenario, known)}; see `python -m audit list`")
+
+
 def _dispatch(argv: list[str], session: _Session) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "run":
@@ -712,6 +753,8 @@ def _dispatch(argv: list[str], session: _Session) -> int:
         return _sweep(args, argv)
     if args.command == "report":
         return _report(args)
+    if args.command == "plan":
+        return _plan_budget(args)
     if args.command == "bench":
         report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick)
         sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))

@@ -370,10 +370,24 @@ def _probe_imports(modules: tuple[str, ...]) -> str:
     return ""
 
 
+def projected_end(remaining: int, rate: float, now: float | None = None) -> str:
+    """", projected end in 2.5 min (at 14:03:10)" for ``remaining`` samples at ``rate`` per second;
+    empty before there is a rate or when nothing remains.  The budget's end: a sequential run
+    may stop earlier."""
+    if remaining <= 0 or not rate > 0:
+        return ""
+    left = remaining / rate
+    span = f"{left:.0f} s" if left < 120 else f"{left / 60:.1f} min" if left < 7200 else f"{left / 3600:.1f} h"
+    at = time.strftime("%H:%M:%S", time.localtime((time.time() if now is None else now) + left))
+    return f", projected end in {span} (at {at})"
+
+
 class Progress:
-    """A tqdm bar on a terminal; in a log, a plain line every ``every`` seconds from a timer
-    thread — also while a slow chunk is still running, so a log never stays silent for longer
-    than ``every`` (``every`` = 0: a line at each update instead); nothing when off."""
+    """A tqdm bar on a terminal (with its rate and remaining time); in a log, a plain line every
+    ``every`` seconds from a timer thread — also while a slow chunk is still running, so a log
+    never stays silent for longer than ``every`` (``every`` = 0: a line at each update instead) —
+    with samples done, samples per second, the projected end of the budget and the current
+    ε_lower; nothing when off."""
 
     def __init__(self, mode: str, total: int, label: str, every: float = 5.0) -> None:
         self.mode, self.total, self.label, self.every = mode, total, label, every
@@ -401,8 +415,8 @@ class Progress:
             bound = "eps_lower pending" if value is None else f"current eps_lower {value:.4g}"
         except Exception:  # read while the counts change: the next line will have it
             bound = "current eps_lower ?"
-        print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}",
-              file=sys.stderr, flush=True)
+        print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}"
+              f"{projected_end(self.total - self.done, rate)}", file=sys.stderr, flush=True)
 
     def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
         """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None

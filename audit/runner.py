@@ -18,6 +18,7 @@ import numpy as np
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from audit.execution import Execution, Progress, available_memory, events_fingerprint
 from audit.selection import count_members, describe_outputs, select_events
+from audit.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
 from audit.tradeoff import tradeoff_points
 from audit.views import Event
 from dpcore import InputError
@@ -118,7 +119,7 @@ def memory_needed(samples: int, width: int, itemsize: int, workers: int,
     """Bytes an audit of ``samples`` per side holds at its peak: the selection split of both sides
     (as drawn, concatenated, and as the float matrices the statistics fit), plus one chunk per
     worker in flight.  An estimate, on the high side."""
-    n_sel = max(1, int(samples * selection_fraction))
+    n_sel = selection_size(samples, selection_fraction)
     selection = 2 * n_sel * width * (2 * itemsize + 2 * 8)
     chunks = (workers + 1) * min(CHUNK, samples) * width * (itemsize + 8)
     return selection + chunks
@@ -139,15 +140,15 @@ def check_memory(samples: int, width: int, itemsize: int, workers: int,
     need = memory_needed(samples, width, itemsize, workers, selection_fraction)
     have = available_memory()
     if have is not None and need > have:
-        n_sel = max(1, int(samples * selection_fraction))
+        n_sel = selection_size(samples, selection_fraction)
         raise InputError(f"samples = {samples}: this audit needs about {_size(need)} of memory ({n_sel} selection "
                          f"outputs per side of {width} value(s), plus {workers} chunk(s) of {CHUNK} in flight) but "
                          f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
 
 
-def _chunk_sizes(total: int) -> list[int]:
-    full, rest = divmod(total, CHUNK)
-    return [CHUNK] * full + ([rest] if rest else [])
+def _chunk_sizes(total: int, chunk: int = CHUNK) -> list[int]:
+    full, rest = divmod(total, chunk)
+    return [chunk] * full + ([rest] if rest else [])
 
 
 def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
@@ -168,6 +169,11 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
 
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
                  kind: OutputKind | None = None) -> np.ndarray:
+    # Finite outputs handed back as counts (audit.streaming): no outputs drawn, same law.
+    counted = count_from_counts(mechanism, data, size, _rng(seed, key, ESTIMATION, side, chunk), events, kind,
+                                _where(mechanism, ESTIMATION, side, chunk), MechanismError, conform)
+    if counted is not None:
+        return counted
     return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
 
 
@@ -194,10 +200,10 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     targets = targets or {}  # None and {} alike: nothing to stop for, a single look
     deltas = [lv[0] for lv in levels]
     confidences = [lv[1] for lv in levels]
-    n_sel = max(1, int(samples * selection_fraction))
+    n_sel = selection_size(samples, selection_fraction)  # capped: a pilot for huge budgets (audit.streaming)
     n_est = samples - n_sel
     sides = (d, d_prime)
-    sizes = _chunk_sizes(n_est)
+    sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
     workers = 1 if execution.backend == "dask" else execution.workers(2 * len(sizes))
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
     progress = Progress(execution.progress, 2 * samples, mechanism_name(mechanism), execution.log_every)
@@ -244,6 +250,14 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
         picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),
                                        seed, tradeoff_points=TRADEOFF_POINTS)
+        # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
+        pilot = pilot_size(samples, selection_fraction, n_sel)
+        picked, pilot = refine_thresholds(
+            picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=deltas, confidences=confidences,
+            mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution, draw=_draw_chunk,
+            on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
+        n_sel, n_est = n_sel + pilot, n_est - pilot
+        sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
         chosen.extend(picked)
         display = describe_outputs(x, y, chosen[0])
         counted = chosen + family

@@ -161,6 +161,10 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
         ``output_distribution(data)`` is a probability vector p over 0..k−1 (finite, ≥ 0,
         summing to 1 within 1e-6); ``samples`` draws are integers with p > 0, and each count
         lies in its two-sided Clopper–Pearson interval at level :data:`CHECK_ALPHA`/k.
+    ``sample-counts``
+        ``sample_counts(data, samples, rng)`` is a vector of integer counts ≥ 0 summing to
+        ``samples``, one per output 0..k−1, and has the law of ``sample``'s counts: a chi-square
+        test of homogeneity against ``samples`` outputs of ``sample`` at level :data:`CHECK_ALPHA`.
     ``exact-epsilon`` (needs ``d_prime``)
         ``exact_epsilon(d, d_prime, δ)`` is None or a number ≥ 0 (inf allowed) at δ = 0 and
         1e-3, non-increasing in δ.
@@ -277,6 +281,11 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
             _check_output_distribution(mechanism, side, data, samples, rng(7, i), fail, call, draw)
         passed.append("output-distribution")
 
+    if "sample_counts" in caps:
+        for i, (side, data) in enumerate(datasets):
+            _check_sample_counts(mechanism, side, data, samples, rng(8, i), rng(9, i), fail, call, draw)
+        passed.append("sample-counts")
+
     if "exact_epsilon" in caps and d_prime is not None:
         curve = []
         for delta in (0.0, 1e-3):
@@ -354,3 +363,31 @@ def _check_output_distribution(mechanism: Any, side: str, data: Any, samples: in
                     f"output_distribution gives it probability {p[i]:.6g} (outside the Clopper-Pearson "
                     f"interval [{lower[i]:.6g}, {upper[i]:.6g}] at level {CHECK_ALPHA:g}/{len(p)}); "
                     f"{len(wrong)} of {len(p)} outputs disagree")
+
+
+def _check_sample_counts(mechanism: Any, side: str, data: Any, samples: int, counts_rng: np.random.Generator,
+                         draws_rng: np.random.Generator, fail: Callable[[str, str], None], call: Callable,
+                         draw: Callable) -> None:
+    """sample_counts returns counts of ``samples`` draws over outputs 0..k−1, and they have the law of
+    ``sample``'s own counts (chi-square test of homogeneity of the two count vectors, level CHECK_ALPHA)."""
+    __tracebackhide__ = True
+    check = "sample-counts"
+    raw = call(check, f"sample_counts({side}, {samples}, rng)", mechanism.sample_counts, data, samples, counts_rng)
+    counts = np.asarray(raw)
+    if counts.ndim != 1 or counts.size == 0 or counts.dtype.kind not in "iu" or counts.min() < 0 \
+            or int(counts.sum()) != samples:
+        fail(check, f"sample_counts({side}, {samples}, rng) must be a vector of integer counts >= 0 summing to "
+                    f"{samples}, got {counts.dtype} of shape {counts.shape}")
+    x = np.asarray(draw(check, side, data, samples, draws_rng))
+    if x.ndim != 1 or x.dtype.kind not in "biu" or x.min() < 0 or x.max() >= len(counts):
+        fail(check, f"sample_counts({side}) counts outputs 0..{len(counts) - 1} but sample returns "
+                    f"{'vectors' if x.ndim != 1 else f'{x.dtype} values from {x.min()!r} to {x.max()!r}'}")
+    table = np.vstack([counts, np.bincount(x.astype(np.int64), minlength=len(counts))])
+    table = table[:, table.sum(axis=0) > 0]
+    if table.shape[1] < 2:
+        return  # one output only: both put every draw on it
+    pvalue = float(stats.chi2_contingency(table)[1])
+    if pvalue < CHECK_ALPHA:
+        fail(check, f"on {side}, sample_counts and sample draw different distributions (chi-square test of "
+                    f"homogeneity, p = {pvalue:.3g} < {CHECK_ALPHA:g}; counts {counts.tolist()[:8]} vs "
+                    f"{table[1].tolist()[:8]})")

@@ -1,7 +1,8 @@
 """The mechanism protocol, its optional white-box capabilities, and helpers mechanisms share.
 
-A mechanism is anything with a ``name`` and ``sample(data, size, rng)``; each white-box
-capability is a documented method declared by a structural ``Protocol`` below.  Nothing here
+A mechanism is anything with a ``name`` and ``sample(data, size, rng)``; each optional
+capability (the white-box ones, and ``sample_counts``, a faster ``sample`` for finite outputs)
+is a documented method declared by a structural ``Protocol`` below.  Nothing here
 must be subclassed.  ``Guarantee`` and the validators live in :mod:`dpcore` and are
 re-exported here because mechanism authors reach for them beside the protocol.
 """
@@ -18,8 +19,8 @@ import numpy as np
 from dpcore import Guarantee, InputError, require
 
 __all__ = ["CAPABILITIES", "Guarantee", "HasEpsilonSupPi0", "HasExactEpsilon", "HasGuarantees",
-           "HasOutputDistribution", "HasPairGuarantees", "InputError", "Mechanism", "capabilities", "log_softmax",
-           "per_dataset", "sample_categorical"]
+           "HasOutputDistribution", "HasPairGuarantees", "HasSampleCounts", "InputError", "Mechanism", "capabilities",
+           "counts_categorical", "log_softmax", "per_dataset", "sample_categorical"]
 
 
 @runtime_checkable
@@ -77,13 +78,25 @@ class HasEpsilonSupPi0(Protocol):
     def epsilon_sup_pi0(self, d: Any, d_prime: Any) -> float: ...
 
 
+@runtime_checkable
+class HasSampleCounts(Protocol):
+    """Finite outputs drawn as counts: ``sample_counts(data, size, rng)`` is the vector c of how many
+    of ``size`` independent draws equal each output 0..len(c)−1 — the same law as
+    ``np.bincount(sample(data, size, rng))``, i.e. Multinomial(size, p), at O(len(c)) cost whatever
+    ``size`` (``rng.multinomial``).  Not a white box: the engine counts estimation chunks from it
+    instead of drawing them (:mod:`audit.streaming`), so it must be distributionally identical to
+    ``sample`` (``audit.testing.check_mechanism`` tests the two against each other)."""
+
+    def sample_counts(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray: ...
+
+
 CAPABILITIES: dict[str, type] = {"output_distribution": HasOutputDistribution, "exact_epsilon": HasExactEpsilon,
                                  "guarantees": HasGuarantees, "pair_guarantees": HasPairGuarantees,
-                                 "epsilon_sup_pi0": HasEpsilonSupPi0}
+                                 "epsilon_sup_pi0": HasEpsilonSupPi0, "sample_counts": HasSampleCounts}
 
 
 def capabilities(mechanism: Any) -> tuple[str, ...]:
-    """The optional white-box capabilities ``mechanism`` implements (callable methods only)."""
+    """The optional capabilities ``mechanism`` implements (callable methods only)."""
     return tuple(name for name in CAPABILITIES if callable(getattr(mechanism, name, None)))
 
 
@@ -94,6 +107,13 @@ def sample_categorical(probs: np.ndarray, size: int, rng: np.random.Generator) -
     out = np.searchsorted(cdf, rng.random(size), side="right")
     # Guard against a uniform equal to the last cdf value after rounding.
     return np.minimum(out, len(probs) - 1).astype(np.int64)
+
+
+def counts_categorical(probs: np.ndarray, size: int, rng: np.random.Generator) -> np.ndarray:
+    """How many of ``size`` draws from a finite distribution fall on each output: one multinomial
+    draw, the law of ``np.bincount(sample_categorical(probs, size, rng), minlength=len(probs))``."""
+    p = np.asarray(probs, dtype=float)
+    return rng.multinomial(size, p / p.sum()).astype(np.int64)
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

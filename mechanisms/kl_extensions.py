@@ -15,7 +15,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from dpcore import Guarantee, check_positive, require
-from mechanisms.base import log_softmax, per_dataset, sample_categorical
+from mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
 from mechanisms.kl_policy import KLPolicy
 
 _MAX_OUTCOMES = 200_000
@@ -95,6 +95,10 @@ class RepeatedSampling:
         p = self.base.output_distribution(data)
         return self._index(rng.multinomial(self.T, p, size=size))
 
+    def sample_counts(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """How many of ``size`` outputs are each composition (Multinomial(size, output_distribution(data)))."""
+        return counts_categorical(self.output_distribution(data), size, rng)
+
     def epsilon_sup_pi0(self, data: Any, data_prime: Any) -> float | None:
         sup = getattr(self.base, "epsilon_sup_pi0", None)
         return None if sup is None else self.T * sup(data, data_prime)
@@ -157,6 +161,10 @@ class InexactPolicy:
 
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
+
+    def sample_counts(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+        """How many of ``size`` draws pick each action (Multinomial(size, π̂(·; D)): the law of ``sample``'s counts)."""
+        return counts_categorical(self.output_distribution(data), size, rng)
 
     def gap(self, data: Any) -> float:
         """ε̂(D) = max(D∞(π̂‖π̃), D∞(π̃‖π̂))."""

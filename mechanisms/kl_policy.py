@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from dpcore import InputError, check_probability_vector, require
-from mechanisms.base import log_softmax, per_dataset, sample_categorical
+from mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
 
 _NORM_TOL = 1e-9
 
@@ -69,6 +69,10 @@ class KLPolicy:
 
     def sample(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
+
+    def sample_counts(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
+        """How many of ``size`` draws pick each action (Multinomial(size, π̃(·; D)): the law of ``sample``'s counts)."""
+        return counts_categorical(self.output_distribution(data), size, rng)
 
     def epsilon_sup_pi0(self, data, data_prime) -> float:
         """sup over reference policies π0 of the pure loss of (D, D′) on this action set (spec §0)."""

@@ -252,7 +252,11 @@ def _errata(pdf: PdfPages, payload: dict[str, Any]) -> None:
         if not fix and holding:
             fix = "none shipped; claims that hold on this pair: " + "; ".join(
                 f"{c['claim_id']} ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])})" for c in holding)
-        how = ("from the samples alone" if r["finding"] == REFUTED_EMPIRICAL else
+        refuting = [x for x in rows if x["finding"] == REFUTED_EMPIRICAL]
+        smallest = min(refuting, key=lambda x: x["samples"]) if refuting else None
+        how = (f"from the samples alone, with {smallest['samples']:.3g} samples per side"
+               + (" (where the sequential rule stopped)" if smallest.get("sequential") else "")
+               if smallest is not None else
                "by the white box only (the exact loss of our model of the mechanism; the samples do not reach it at "
                "this budget)")
         event = (r.get("event") or {}).get("witness", "")

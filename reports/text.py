@@ -71,3 +71,31 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
     unseeded = sorted({r["scenario"] or r["mechanism"] for r in records if r.get("seeded") is False})
     warning = f"\n{NOT_REPRODUCIBLE.upper()}: {', '.join(unseeded)}\n" if unseeded else ""
     return f"\n{len(checked)} checks in {scenarios} scenarios, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
+
+
+def errata_note(records: Sequence[dict[str, Any]]) -> str:
+    """The closing note of an errata run: each printed claim the registry marks refuted, whether the
+    samples alone refuted it (ε_lower > ε_claim) with the samples per side and seconds its scenario
+    used, the white box's verdict beside it (not deciding)."""
+    lines, seen = [], set()
+    refuted = [r for r in records if r.get("claim_status") == "refuted" and r["claim_id"]]
+    for r in sorted(refuted, key=lambda r: r["verdict"] != "violation"):
+        key = (r["claim_id"], r["scenario"])
+        if key in seen:
+            continue
+        seen.add(key)
+        head = f"  {r['claim_id']}  [{r['scenario'] or r['mechanism']}]"
+        if r["verdict"] == "violation":
+            lines.append(f"{head}: eps_lower {fmt(r['epsilon_lower'])} > {fmt(r['epsilon_claim'])} at delta "
+                         f"{fmt(r['delta'])} from {r['samples']:.3g} samples per side in {r['seconds']:.1f} s "
+                         f"(white box: {r['exact_verdict'] or '-'})")
+        else:
+            lines.append(f"{head}: NOT refuted from samples (eps_lower {fmt(r['epsilon_lower'])} <= "
+                         f"{fmt(r['epsilon_claim'])} after {r['samples']:.3g} samples per side; white box: "
+                         f"{r['exact_verdict'] or '-'})")
+    if not lines:
+        return ""
+    claims = {r["claim_id"] for r in refuted}
+    done = {r["claim_id"] for r in refuted if r["verdict"] == "violation"}
+    return (f"\nErrata: {len(done)} of {len(claims)} printed claims the registry marks refuted were refuted from "
+            f"samples alone (per witness: samples per side used, seconds of its scenario):\n" + "\n".join(lines) + "\n")

@@ -28,6 +28,7 @@ from neighbors import Dataset, Pair
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "SEQUENTIAL_SUITES",
     "SUITES",
     "BenchCase",
     "Family",
@@ -48,7 +49,10 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "dpaudit.families"
 BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY)
-SUITES = ("default", "full")
+SUITES = ("default", "full", "errata")
+# Suites run with the sequential rule unless told otherwise: their budgets are ceilings, spent only
+# until each refutation is certified.
+SEQUENTIAL_SUITES = ("errata",)
 
 
 @functools.cache
@@ -129,7 +133,8 @@ def documents() -> dict[str, Document]:
 
 def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
     """The scenarios of a built-in suite: ``default`` holds every family's scenarios, ``full`` adds
-    every family's extended (slow) ones; ``only`` keeps the named families."""
+    every family's extended (slow) ones, ``errata`` holds every family's witnesses of its refuted
+    printed claims at the budgets they need; ``only`` keeps the named families."""
     if name not in SUITES:
         raise InputError(f"suite = {name!r} is invalid: must be one of {', '.join(SUITES)}")
     known = [f.name for f in families()]
@@ -138,6 +143,8 @@ def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
             raise InputError(f"family = {wanted!r} is invalid: must be one of {', '.join(known)}"
                              f"{suggest(wanted, known)}")
     chosen = [f for f in families() if not only or f.name in only]
+    if name == "errata":
+        return [sc for f in chosen for sc in _built(f.errata)]
     out = [sc for f in chosen for sc in _built(f.scenarios)]
     if name == "full":
         out += [sc for f in chosen for sc in _built(f.extended)]

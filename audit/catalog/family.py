@@ -187,9 +187,11 @@ class Family:
     scenarios emit), citing ``documents``.  ``scenarios`` and ``extended`` are zero-argument
     builders (fixtures can be costly to build, so they are built only when a suite is asked for):
     the default suite holds every family's ``scenarios``, ``--suite full`` adds every family's
-    ``extended``.  ``sweeps`` map a sweep name to ``n -> (mechanism, pair)`` with coverage
-    growing in n.  ``benchmarks`` are named extra measurements (``seed -> dict``) that ``bench``
-    reports beside its rows.
+    ``extended``, and ``--suite errata`` holds every family's ``errata``: one witness per printed claim
+    the registry marks ``refuted``, each with the budget (``samples_factor``) its refutation from samples
+    alone needs, expected ``violation`` (run sequentially).  ``sweeps`` map a sweep name to
+    ``n -> (mechanism, pair)`` with coverage growing in n.  ``benchmarks`` are named extra
+    measurements (``seed -> dict``) that ``bench`` reports beside its rows.
     """
 
     name: str
@@ -198,6 +200,7 @@ class Family:
     generators: Mapping[str, Callable[..., Dataset]] = field(default_factory=dict)
     scenarios: Callable[[], list[Scenario]] = list
     extended: Callable[[], list[Scenario]] = list
+    errata: Callable[[], list[Scenario]] = list
     sweeps: Mapping[str, Callable[[int], tuple[Any, Pair]]] = field(default_factory=dict)
     bench: Callable[[], list[BenchCase]] = list
     tightness: Callable[[], list[TightnessCase]] = list

@@ -5,9 +5,10 @@ The default suite holds every ``kl-mab/*``, ``kl-linear/*``, ``kl-rlhf/*``, ``kl
 ``kl/inexact`` fixture of the claims table: valid claims must pass on the worst pair that
 :func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–4
 and Corollaries 1–3, and Proposition 1's swap claim for RLHF, must be caught on the witnesses of
-spec A.2.4, A.3.3 and A.4.2 (A.2.4 row 2 only by the white box: its samples would need ~2.4e9 per
-side).  ``kl-inexact-delta`` runs the §4.4 inexact policy over an approximate base claim that holds,
-where the printed δ is too small and only e^ε̂ δ holds (spec A.5).
+spec A.2.4, A.3.3 and A.4.2 (A.2.4 row 2 only by the white box at the default budget: from samples
+it needs about 5e9 per side, which ``--suite errata`` spends, drawn as counts).  ``kl-inexact-delta``
+runs the §4.4 inexact policy over an approximate base claim that holds, where the printed δ is too
+small and only e^ε̂ δ holds (spec A.5).
 """
 
 from __future__ import annotations
@@ -127,6 +128,32 @@ def _inexact_delta() -> Scenario:
                           "(exact 0.108 > 0.077), e^eps_hat delta = 0.14 holds")
 
 
+def _canon10() -> Dataset:
+    """Spec A.4.2's canonical family at n = 10: comparisons z = 2, five labelled 1."""
+    return comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
+
+
+def _rlhf_label() -> Scenario:
+    canon10 = _canon10()
+    return Scenario("kl-rlhf-label", KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.1, k1=0.25),
+                    Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"),
+                    {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-corrected": "pass",
+                     "kl-rlhf/cor3-label": "violation"},
+                    about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25); "
+                          "Corollary 3 at the smallest admissible k1 = n/(d(lambda_min - lambda)) = 1/4 equals "
+                          "Theorem 3")
+
+
+def _rlhf_swap() -> Scenario:
+    canon10 = _canon10()
+    return Scenario("kl-rlhf-swap", KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.1),
+                    Pair(canon10, canon10.replace(0, {"z": [2.0], "label": 0}),
+                         "replace (z = 2, y = 1) by (z = 2, y = 0): k 5 -> 4", "swap"),
+                    {"kl-rlhf/prop1-swap": "violation", "kl-rlhf/prop1-swap-corrected": "pass"},
+                    about="spec A.4.2: a label flip is also a swap; Proposition 1 on Theorem 4 gives 2 eps0 = 1.25 "
+                          "(exact 3.38; eps_sup/2eps0 = 3.24 at n = 10)")
+
+
 def kl_paper_scenarios() -> list[Scenario]:
     """The fixtures of claims.md for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
@@ -146,11 +173,7 @@ def kl_paper_scenarios() -> list[Scenario]:
         Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},
                  about="random linear log (d = 2, n = 30), worst add/remove pair by feature search"),
         _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4), _linear_cor2_approx(),
-        Scenario("kl-rlhf-label", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, k1=0.25),
-                 Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"),
-                 {**label_expect, "kl-rlhf/cor3-label": "violation"},
-                 about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25); "
-                       "Corollary 3 at the smallest admissible k1 = n/(d(lambda_min - lambda)) = 1/4 equals Theorem 3"),
+        _rlhf_label(),
         Scenario("kl-rlhf-label-tight", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, pi0=(0.999, 0.001)),
                  Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"), label_expect,
                  about="canonical family with pi0 on argmin du: the corrected label bound is tight"),
@@ -158,12 +181,7 @@ def kl_paper_scenarios() -> list[Scenario]:
                  Pair(canon11, canon11.remove(10), "D = n = 10, k = 5 plus (z = 2, y = 0); D' removes it"),
                  {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-corrected": "pass"},
                  about="spec A.4.2 canonical family, add (z = 2, y = 0), eta = 0.1"),
-        Scenario("kl-rlhf-swap", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1),
-                 Pair(canon10, canon10.replace(0, {"z": [2.0], "label": 0}),
-                      "replace (z = 2, y = 1) by (z = 2, y = 0): k 5 -> 4", "swap"),
-                 {"kl-rlhf/prop1-swap": "violation", "kl-rlhf/prop1-swap-corrected": "pass"},
-                 about="spec A.4.2: a label flip is also a swap; Proposition 1 on Theorem 4 gives 2 eps0 = 1.25 "
-                       "(exact 3.38; eps_sup/2eps0 = 3.24 at n = 10)"),
+        _rlhf_swap(),
         _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625), _rlhf_approx_addremove(1e4),
         Scenario("kl-repeated-T", RepeatedSampling(kl, 10), mab_pair,
                  {"kl/repeated-T": "pass", "kl/repeated-T-advanced": "pass"},
@@ -175,10 +193,35 @@ def kl_paper_scenarios() -> list[Scenario]:
     ]
 
 
+def _a24_row2() -> tuple[KLBandit, Pair]:
+    """Spec A.2.4 row 2: b = {1, 0}, c has 1e4 rewards 0.081736; remove (b, 1).  Claimed (20.30, 2.5e-3)."""
+    row2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
+    return (KLBandit(2, eta=0.002, beta0=0.6, n0=100, k=100),
+            Pair(row2, row2.remove(0), "remove (b, 1): b = {1, 0}, c has 1e4 rewards 0.081736"))
+
+
+def errata() -> list[Scenario]:
+    """``--suite errata``: one witness per refuted printed claim of the KL paper, each with the budget its
+    refutation from samples needs (run sequentially, so it stops once certified).
+
+    A.2.4 row 2 (``kl-mab/thm1-approx``, ``kl-mab/cor1``): P[b] = 1/2 under D and about 1e-147 under D′,
+    so the event {b} certifies at most log((1/2 − δ)·n / log(2/α)) ≈ log(0.4975 n / 3.69) at 95 %
+    (k = 0 under D′); refuting 20.30 needs n ≈ 4.8e9 per side in one look, ≈ 5.8e9 at the last look
+    of the sequential rule (α/2): the bandit hands back draws as counts, so 6e9 per side cost seconds.
+    The other witnesses are refuted within the default budget."""
+    row2 = Scenario("kl-mab-a24-row2", *_a24_row2(),
+                    {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "violation", "kl-mab/cor1": "violation",
+                     "kl-mab/thm1-approx-corrected": "pass"},
+                    samples_factor=6000,
+                    about="spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuted from 6e9 samples "
+                          "per side, drawn as counts")
+    return [row2, _linear_a33(1.6e5), _linear_cor2_approx(), _rlhf_label(), _rlhf_approx(1e4),
+            _rlhf_approx_addremove(1e4), _rlhf_swap()]
+
+
 def mab_scenarios() -> list[Scenario]:
     """The KL bandit's fixtures: worst add/remove and swap pairs, and the A.2.4 witnesses."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
-    row2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
     row3 = bandit_log([[1.0], [0.067345] * 3000])
     row1 = bandit_log([[], [0.0] * 1_000_000])
     return [
@@ -191,8 +234,7 @@ def mab_scenarios() -> list[Scenario]:
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
                  about="spec A.2.4 row 3: claimed (4.03, 3.4e-4), exact delta 0.50"),
-        Scenario("kl-mab-a24-row2", KLBandit(2, eta=0.002, beta0=0.6, n0=100, k=100),
-                 Pair(row2, row2.remove(0), "remove (b, 1): b = {1, 0}, c has 1e4 rewards 0.081736"),
+        Scenario("kl-mab-a24-row2", *_a24_row2(),
                  {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "exact-violation",
                   "kl-mab/cor1": "exact-violation", "kl-mab/thm1-approx-corrected": "pass"},
                  samples_factor=0.1,
@@ -475,6 +517,7 @@ FAMILY = Family(
                 entry(KLRLHF, help=_PARAMETER_HELP, claims=_ids("kl-rlhf/"))),
     generators={"bandit_log": bandit_log, "comparisons": comparisons, "linear_log": linear_log},
     scenarios=scenarios,
+    errata=errata,
     sweeps={"kl-mab": _mab, "kl-linear": _linear, "kl-rlhf": _rlhf},
     bench=bench,
     documents=DOCUMENTS,
