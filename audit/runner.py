@@ -21,7 +21,7 @@ from audit.selection import count_members, describe_outputs, select_events
 from audit.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
 from audit.tradeoff import tradeoff_points
 from audit.views import Event
-from dpcore import InputError
+from dpcore import InputError, require
 
 TRADEOFF_POINTS = 24
 
@@ -161,9 +161,13 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
     """The outputs of the estimation split that :func:`estimate` counts for one side (0: D,
     1: D′) of an audit of ``samples`` per side, chunk by chunk, drawn again from the same chunk
     seeds: another event can then be counted on exactly the audit's samples (the bench's
-    same-sample ceiling)."""
-    n_est = samples - max(1, int(samples * selection_fraction))
-    for c, size in enumerate(_chunk_sizes(n_est)):
+    same-sample ceiling).  Budgets whose tail pilot runs (:func:`audit.streaming.pilot_size`) are
+    refused: their estimation split depends on the pilot."""
+    n_sel = selection_size(samples, selection_fraction)
+    require(pilot_size(samples, selection_fraction, n_sel) == 0, "samples", samples,
+            "a budget small enough that no tail pilot runs (the selection cap does not bind)")
+    n_est = samples - n_sel
+    for c, size in enumerate(_chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))):
         yield _draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, c)
 
 
