@@ -57,6 +57,30 @@ def scenarios() -> list[Scenario]:
     ]
 
 
+def errata() -> list[Scenario]:
+    """``--suite errata``: one witness per refuted classic claim (the printed broken variants of the
+    auditing literature), each refuted from samples within the default budget."""
+    value = Dataset({"value": [0.0]})
+    return [
+        Scenario("float-laplace", TextbookFloatLaplace(1.0),
+                 Pair(value, value.add({"value": 1.0}), "add a record with value 1: q = 0 vs q = 1"),
+                 {"classic/float-laplace": "violation"},
+                 about="textbook Laplace in doubles (Mironov 2012): reachable outputs differ, true eps infinite"),
+        Scenario("noisy-max-value", NoisyMaxValue(0.1),
+                 Pair(np.zeros(5), np.ones(5), "all five answers up by 1 (all above)"),
+                 {"classic/noisy-max-value": "violation"},
+                 about="report noisy max returning the value, 5 queries: true eps 2.5 x 0.1"),
+        Scenario("svt-no-query-noise", SparseVectorWithoutQueryNoise(0.1),
+                 Pair(np.zeros(10), np.r_[1.0, np.zeros(9)], "the first answer up by 1"),
+                 {"classic/svt-no-query-noise": "violation"},
+                 about="sparse vector without query noise (Lyu, Su & Li 2017, Alg. 5): true eps infinite"),
+        Scenario("svt-no-cutoff", SparseVectorWithoutCutoff(1.0),
+                 Pair(np.zeros(10), np.r_[np.ones(5), -np.ones(5)], "half the answers up by 1, half down"),
+                 {"classic/svt-no-cutoff": "violation"},
+                 about="sparse vector without a cutoff (Lyu, Su & Li 2017, Alg. 6): loss grows with the queries"),
+    ]
+
+
 def categorical_reference(p: np.ndarray):
     """A plain draw-and-count reference for a finite output distribution ``p`` (counts output 0)."""
     return lambda rng, n: int(np.count_nonzero(rng.choice(len(p), n, p=p) == 0))
@@ -354,6 +378,7 @@ FAMILY = Family(
     scenarios=scenarios,
     bench=bench,
     tightness=tightness,
+    errata=errata,
     documents=DOCUMENTS,
     claims=CLAIMS,
 )
