@@ -151,6 +151,13 @@ def _chunk_sizes(total: int, chunk: int = CHUNK) -> list[int]:
     return [chunk] * full + ([rest] if rest else [])
 
 
+def _estimation_chunks(mechanism: Any, n_est: int) -> list[int]:
+    """The estimation split's chunk sizes: :data:`CHUNK`, or larger for a mechanism whose draws are
+    counted (:func:`audit.streaming.chunk_size`).  The chunk seeds follow this list, so every
+    reader of the estimation split must size it here."""
+    return _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
+
+
 def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
     out = draw(mechanism, data, size, _rng(seed, key, phase, side, chunk))
     return out if kind is None else conform(out, kind, _where(mechanism, phase, side, chunk))
@@ -167,7 +174,7 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
     require(pilot_size(samples, selection_fraction, n_sel) == 0, "samples", samples,
             "a budget small enough that no tail pilot runs (the selection cap does not bind)")
     n_est = samples - n_sel
-    for c, size in enumerate(_chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))):
+    for c, size in enumerate(_estimation_chunks(mechanism, n_est)):
         yield _draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, c)
 
 
@@ -207,7 +214,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     n_sel = selection_size(samples, selection_fraction)  # capped: a pilot for huge budgets (audit.streaming)
     n_est = samples - n_sel
     sides = (d, d_prime)
-    sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
+    sizes = _estimation_chunks(mechanism, n_est)
     workers = 1 if execution.backend == "dask" else execution.workers(2 * len(sizes))
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
     progress = Progress(execution.progress, 2 * samples, mechanism_name(mechanism), execution.log_every)
@@ -261,7 +268,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution, draw=_draw_chunk,
             on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
         n_sel, n_est = n_sel + pilot, n_est - pilot
-        sizes = _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
+        sizes = _estimation_chunks(mechanism, n_est)
         chosen.extend(picked)
         display = describe_outputs(x, y, chosen[0])
         counted = chosen + family
