@@ -94,14 +94,11 @@ class NoisyMaxValue(NoisyMax):
     """
 
     name: ClassVar[str] = "noisy-max-value"
+    claim_id: ClassVar[str] = "classic/noisy-max-value"
+    source: ClassVar[str] = "Ding et al. (CCS 2018), report noisy max returning the value"
 
     def sample(self, data, size, rng):
         return on_grid(self.noisy_answers(data, size, rng).max(axis=1))
-
-    def guarantees(self, data, relation):
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
-                          source="Ding et al. (CCS 2018), report noisy max returning the value",
-                          claim_id="classic/noisy-max-value")]
 
 
 @dataclass(frozen=True)
@@ -113,11 +110,8 @@ class SparseVectorWithoutQueryNoise(SparseVector):
     cutoff: int | None = None         # no cutoff: every query is answered
     query_scale: float | None = 0.0   # no query noise
     name: ClassVar[str] = "svt-without-query-noise"
-
-    def guarantees(self, data, relation):
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
-                          source="Lyu, Su & Li (2017), Fig. 1, Algorithm 5 (Stoddard et al. 2014)",
-                          claim_id="classic/svt-no-query-noise")]
+    claim_id: ClassVar[str] = "classic/svt-no-query-noise"
+    source: ClassVar[str] = "Lyu, Su & Li (2017), Fig. 1, Algorithm 5 (Stoddard et al. 2014)"
 
 
 @dataclass(frozen=True)
@@ -129,11 +123,8 @@ class SparseVectorWithoutCutoff(SparseVector):
     cutoff: int | None = None         # no cutoff: every query is answered
     query_scale: float | None = 1.0   # ν_i ~ Lap(Δ/ε₂) = Lap(2Δ/ε), without Algorithm 1's factor 2c
     name: ClassVar[str] = "svt-without-cutoff"
-
-    def guarantees(self, data, relation):
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
-                          source="Lyu, Su & Li (2017), Fig. 1, Algorithm 6 (Chen et al. 2015)",
-                          claim_id="classic/svt-no-cutoff")]
+    claim_id: ClassVar[str] = "classic/svt-no-cutoff"
+    source: ClassVar[str] = "Lyu, Su & Li (2017), Fig. 1, Algorithm 6 (Chen et al. 2015)"
 
 
 @dataclass(frozen=True)

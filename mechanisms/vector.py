@@ -51,6 +51,8 @@ class SparseVector:
     query_scale: float | None = None    # ν_i's scale in units of Δ/ε₂ (None: 2c, the proven one; 0: no noise)
     column: str = "answer"              # the dataset column of query answers, when the input is a dataset
     name: ClassVar[str] = "sparse-vector"
+    claim_id: ClassVar[str] = "classic/sparse-vector"   # what it states; the printed variants override both
+    source: ClassVar[str] = "Lyu, Su & Li (2017), Theorem 2"
 
     def __post_init__(self) -> None:
         check_positive("epsilon", self.epsilon)
@@ -84,8 +86,8 @@ class SparseVector:
         return out
 
     def guarantees(self, data: object, relation: str) -> list[Guarantee]:
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
-                          source="Lyu, Su & Li (2017), Theorem 2", claim_id="classic/sparse-vector")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=self.source,
+                          claim_id=self.claim_id)]
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ class NoisyMax:
     sensitivity: float = 1.0
     column: str = "answer"
     name: ClassVar[str] = "noisy-max"
+    claim_id: ClassVar[str] = "classic/noisy-max"       # what it states; the value-returning variant overrides both
+    source: ClassVar[str] = "Dwork & Roth (2014), Claim 3.9 (scale 2Δ/ε)"
 
     def __post_init__(self) -> None:
         check_positive("epsilon", self.epsilon)
@@ -115,8 +119,8 @@ class NoisyMax:
         return np.argmax(self.noisy_answers(data, size, rng), axis=1).astype(np.int64)
 
     def guarantees(self, data: object, relation: str) -> list[Guarantee]:
-        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
-                          source="Dwork & Roth (2014), Claim 3.9 (scale 2Δ/ε)", claim_id="classic/noisy-max")]
+        return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=self.source,
+                          claim_id=self.claim_id)]
 
 
 @dataclass(frozen=True)
