@@ -124,6 +124,7 @@ class Requirement:
     sequential: int | None     # smallest budget per side whose last sequential look certifies
     stop: tuple[int, int] | None  # with the scenario's budget: (look, samples per side used), None: no look
     candidates: str
+    event: tuple[float, float] | None = None  # (p, q) of the event a one-look run of ``single`` decides on
 
 
 @dataclass(frozen=True)
@@ -348,6 +349,11 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
             return _median_bound(cands, cands.piloted(pilot, n_est, dl, conf), n_est, dl, conf) > t
 
         single = _smallest(certifies)
+        decided = None
+        if single is not None:
+            _, pilot, n_est = _split(single, threshold)
+            pick = int(np.median(cands.piloted(pilot, n_est, dl, conf)))
+            decided = (float(cands.p[pick]), float(cands.q[pick]))
 
         def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
@@ -364,7 +370,7 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
             if _median_bound(cands, picks, n_look, dl, 1 - (1 - conf) * share) > target:
                 stop = (i, n_sel + pilot + n_look)
                 break
-        reqs.append(Requirement(name, dl, target, conf, exact, single, seq_budget, stop, cands.source))
+        reqs.append(Requirement(name, dl, target, conf, exact, single, seq_budget, stop, cands.source, decided))
     rate = _rate(mech, d, events, kind, seed, key)
     selection = min(pilot_seconds, float(pilot_run.seconds))
     counted = 2 * (pilot_run.samples - pilot_run.estimate.selection_samples)
@@ -379,6 +385,22 @@ def _duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds / 60:.1f} min"
     return f"{seconds / 3600:.1f} h"
+
+
+def _why(r: Requirement) -> str:
+    """Where a one-look budget comes from: the deciding event's probabilities, and, when the other
+    side's count is about 0 at that budget, the closed form n ≈ log(2/α)·e^ε/(p − δ) — the bound is
+    log((p_lo − δ)/q_hi) and a zero count gives q_hi = 1 − (α/2)^{1/n} ≈ log(2/α)/n."""
+    assert r.event is not None and r.single is not None
+    p, q = r.event
+    text = f"deciding event: probability {p:.4g} vs {q:.3g} under the other side"
+    if r.delta > 0:
+        text += f" (p - delta = {p - r.delta:.4g})"
+    if q * r.single < 1 and p > r.delta:
+        closed = math.log(2 / (1 - r.confidence)) * math.exp(r.target) / (p - r.delta)
+        text += (f"; the other side's count is about 0, so n ~ log(2/alpha)*e^eps/(p - delta) = {closed:.3g} "
+                 "estimation outputs per side")
+    return text
 
 
 def render(result: BudgetPlan, workers: Sequence[int] = ()) -> str:
@@ -399,6 +421,8 @@ def render(result: BudgetPlan, workers: Sequence[int] = ()) -> str:
             lines.append(f"    out of reach: {why}")
             continue
         lines.append(f"    one look: {r.single:.3g} samples per side")
+        if r.event is not None:
+            lines.append("    " + _why(r))
         if r.sequential is not None:
             lines.append(f"    sequential rule: a budget of {r.sequential:.3g} per side certifies at its last look")
         if r.stop is not None:

@@ -235,6 +235,8 @@ def test_plan_row2_matches_the_closed_form():
     assert req.stop is not None and req.stop[0] == 4 and req.sequential > req.single
     assert result.samples_per_side == req.stop[1]
     assert render(result).startswith(f"samples_per_side={req.stop[1]}\n")
+    assert req.event is not None and req.event[0] == pytest.approx(p) and req.event[1] * req.single < 1e-100
+    assert f"n ~ log(2/alpha)*e^eps/(p - delta) = {n:.3g}" in render(result)  # why it is not log(40)·e^20.3
     easy = plan(sc, pilot=2_000_000, execution=Execution(), epsilon=15.0, delta=req.delta)
     assert easy.samples_per_side < req.single / 50  # the twin: a lower target needs far fewer
 
