@@ -162,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
-    rp.add_argument("results", type=Path, nargs="+", help="a results.json, optionally followed by sweep.json files")
+    rp.add_argument("results", type=Path, nargs="+",
+                    help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
     rp.add_argument("-o", "--output", type=Path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
     pl = sub.add_parser("plan", help="samples per side a built-in scenario needs to refute its claims (or reach "
                                      "--epsilon), from a pilot run, with the expected wall time")
@@ -189,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--quick", action="store_true",
                     help="tightness rows at --samples too and no extra benchmarks: a smoke run")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
-    sm.add_argument("results", type=Path, help="a results.json written by run --out")
+    sm.add_argument("results", type=Path, help="a results.json written by run --out, or that folder")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
     sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")

@@ -300,8 +300,11 @@ def _record(c: _Checker, value: Any, where: str) -> None:
 
 def load_results(path: str | os.PathLike) -> dict[str, Any]:
     """Read a ``results.json`` and check it can be trusted (see the module docstring); a problem is
-    an :class:`~dpcore.InputError` naming the file and the key path."""
+    an :class:`~dpcore.InputError` naming the file and the key path.  A folder written by ``run --out``
+    stands for the ``results.json`` in it."""
     path = Path(path)
+    if path.is_dir() and (path / "results.json").is_file():
+        path = path / "results.json"
     payload = _strict_json(path)
     c = _Checker(path)
     if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION:

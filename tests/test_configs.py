@@ -131,6 +131,9 @@ def test_a_results_file_edited_by_hand_is_refused(tmp_path):
     assert main(["run", str(ROOT / "configs" / "kl-rlhf.toml"), "--out", str(tmp_path), "--quiet"]) == 0
     payload = json.loads((tmp_path / "results.json").read_text())
     assert run_cli("summary", str(tmp_path / "results.json")).returncode == 0
+    assert main(["summary", str(tmp_path)]) == 0  # the run's folder stands for its results.json
+    (tmp_path / "empty").mkdir()
+    assert main(["summary", str(tmp_path / "empty")]) == 2  # a folder without one is refused
     for rec in payload["records"]:
         if rec["verdict"] == "violation":
             rec["verdict"] = "pass"
