@@ -354,8 +354,9 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
 
     ``samples`` is the final audit's budget per side (as in :func:`~audit.api.audit_mechanism`);
     the pilot spends ``pilot`` × ``samples`` more per side over all candidates by successive
-    halving, each round scoring every surviving pair by the Clopper–Pearson ε lower bound its
-    pilot samples give at the first δ (``deltas``, else the claim's δ, else 0).  The winner is
+    halving, each round scoring every surviving pair by the ε lower bound its pilot samples
+    predict for the final audit (:func:`pilot_score`) at the first δ (``deltas``, else the
+    claim's δ, else 0).  The winner is
     audited with ``audit_mechanism(mechanism, d, d′, samples=samples, seed=seed, ...)`` under its
     relation, on streams disjoint from the pilot's, so the returned bound holds with
     ``confidence`` (module docstring).  ``claims``, ``epsilon``/``delta``, ``expected``,
@@ -409,7 +410,8 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
             return
         c.samples += n
         c.rounds = round_ + 1
-        c.score, c.tiebreak = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, samples, confidence, seed)
+        c.score, c.tiebreak = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, samples,
+                                          confidence, seed)
 
     tried = list(pool)
     alive = list(range(len(pool)))
