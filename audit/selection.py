@@ -77,6 +77,28 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
     return out, (len(x2), len(y2))
 
 
+def _best(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
+          alpha: float, n_fit: tuple[int, int] | None = None, alpha_sel: float | None = None
+          ) -> tuple[float, Family, int]:
+    """The score, family and index of the best candidate over every family (:func:`choose`);
+    ``alpha_sel`` (default α) is the selection bounds' level where a family sets none."""
+    n_fit = n_fit or n_sel
+    best: tuple[float, Family, int] | None = None
+    for fam in families:
+        fav = fam.fav
+        k_fav, k_oth, n = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav])
+        if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
+            k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
+            n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
+        level = (alpha if alpha_sel is None else alpha_sel) if fam.level is None else fam.level
+        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level)
+        if best is None or score > best[0]:
+            best = (score, fam, j)
+    # Structural: select_events requires at least one family before choosing.
+    assert best is not None, "choose needs at least one candidate family"
+    return best
+
+
 def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
            alpha: float, n_fit: tuple[int, int] | None = None) -> tuple[Event, Family, int]:
     """The best event over every candidate of every view, for one δ (``n_sel``: the sizes the
@@ -89,21 +111,29 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
     a union the pessimism of α favours for its size).  A family whose fitting-half counts carry
     no selection bias (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting
     values) is scored on both halves together — twice the samples."""
-    n_fit = n_fit or n_sel
-    best: tuple[float, Family, int] | None = None
-    for fam in families:
-        fav = fam.fav
-        k_fav, k_oth, n, level = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav]), alpha
-        if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
-            k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
-            n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
-        level = alpha if fam.level is None else fam.level
-        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level)
-        if best is None or score > best[0]:
-            best = (score, fam, j)
-    # Structural: select_events requires at least one family before choosing.
-    assert best is not None, "choose needs at least one candidate family"
-    return best[1].make(best[2]), best[1], best[2]
+    _, fam, j = _best(families, n_sel, n_est, delta, alpha, n_fit)
+    return fam.make(j), fam, j
+
+
+def predicted_bound(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
+                    confidence: float, views: Sequence[str] = tuple(VIEWS), seed: int = 0,
+                    selection_levels: Sequence[float | None] = (None,)) -> list[list[float]]:
+    """Per δ and per selection level, the ε lower bound :func:`select_events` predicts for the
+    event it would choose on ``x`` and ``y`` — the best candidate's score in :func:`choose`: its
+    pessimistic selection bounds (at the level, None: α = (1 − ``confidence``)/2) projected to the
+    estimation sizes ``n_est`` and bounded again at α; −inf where no candidate clears δ.
+
+    The score of the winner of a maximum, it is biased upward by the selection (less so the more
+    pessimistic the level), but it needs one fit of the views and no second split — a
+    low-variance ranking of samples drawn at equal sizes (the pair search's pilot,
+    :mod:`audit.search`)."""
+    with single_threaded_blas():
+        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+    require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
+    n_fit = (len(x) // 2, len(y) // 2)
+    alpha = (1 - confidence) / 2
+    return [[_best(families, n_score, n_est, d, alpha, n_fit, level)[0] for level in selection_levels]
+            for d in deltas]
 
 
 def nested_family(fam: Family, best: int, points: int) -> list[Event]:
