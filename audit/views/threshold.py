@@ -34,8 +34,11 @@ def _threshold_event(name: str, statistic: Statistic, t: np.ndarray, fav: int, u
 def _tail_counts(values: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(#{values ≥ t_i}, #{values ≤ t_i}) for sorted thresholds ``t``: one binary search per
     value into the few thousand thresholds and a cumulative sum, no sort of the values."""
-    above = np.bincount(np.searchsorted(t, values, "right"), minlength=len(t) + 1)
-    at_most = np.bincount(np.searchsorted(t, values, "left"), minlength=len(t) + 1)
+    right = np.searchsorted(t, values, "right")
+    # The "left" position differs only for a value equal to a threshold: one gather, not a second search.
+    left = right - ((right > 0) & (t[np.maximum(right - 1, 0)] == values))
+    above = np.bincount(right, minlength=len(t) + 1)
+    at_most = np.bincount(left, minlength=len(t) + 1)
     return np.cumsum(above[::-1])[::-1][1:], np.cumsum(at_most)[: len(t)]
 
 
