@@ -26,8 +26,9 @@ _HALF_STEP = 2.0 ** -54  # half the spacing of Generator.random's values k·2⁻
 def laplace(rng: np.random.Generator, scale: float, shape: int | tuple[int, ...]) -> np.ndarray:
     """Lap(0, ``scale``) draws by inversion, one uniform each: v = u − ½ + 2⁻⁵⁴ is symmetric
     about 0 and never 0 (exactly, for u = k·2⁻⁵³), and −sign(v)·log(1 − 2|v|) is Lap(0, 1)
-    (|v| gives the Exp(1) magnitude, sign(v) an independent sign).  Vectorised logarithms make it
-    about twice as fast as ``Generator.laplace`` (a scalar log per draw); a different stream."""
+    (|v| gives the Exp(1) magnitude, sign(v) an independent sign).  ``Generator.laplace`` inverts
+    the same uniforms (log 2u or −log(2 − 2u)), so the draws agree with it up to the 2⁻⁵⁴ shift;
+    vectorised logarithms make this about twice as fast (it takes a scalar log per draw)."""
     v = rng.random(shape)
     v -= 0.5 - _HALF_STEP
     mag = np.abs(v)
@@ -89,18 +90,19 @@ class SparseVector:
         return self.sensitivity / eps1, factor * self.sensitivity / eps2
 
     def sample(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` runs, laid out query by query (each query's answers contiguous, returned as
-        the (size, m) transpose): a loop over the m queries of whole-column operations, with the
-        count of ⊤ so far carried along, instead of a cumulative sum along short rows."""
+        """``size`` runs, answered query by query (returned as the (size, m) transpose of a
+        query-major array): a loop over the m queries of whole-column operations, with the count
+        of ⊤ so far carried along, instead of a cumulative sum along short rows."""
         q = query_answers(data, self.column, self.name)
         rho_scale, nu_scale = self.noise_scales
         level = laplace(rng, rho_scale, size)
         level += self.threshold                                    # T + ρ, per run
-        noise = laplace(rng, nu_scale, (len(q), size)) if nu_scale > 0 else np.zeros((len(q), size))
+        # Drawn run by run as Generator.laplace would (the same stream), read query by query.
+        noise = laplace(rng, nu_scale, (size, len(q))).T if nu_scale > 0 else np.zeros((len(q), size))
         out = np.empty((len(q), size), dtype=np.int8)
         seen = np.zeros(size, dtype=np.int64) if self.cutoff is not None else None
         for i, qi in enumerate(q):
-            above = noise[i] >= level - qi                          # q_i + ν_i ≥ T + ρ
+            above = qi + noise[i] >= level                          # q_i + ν_i ≥ T + ρ
             np.copyto(out[i], above, casting="unsafe")
             if seen is not None:
                 # Aborted after the cutoff-th ⊤: the ⊤ counted before query i decide it.
