@@ -90,24 +90,24 @@ class SparseVector:
         return self.sensitivity / eps1, factor * self.sensitivity / eps2
 
     def sample(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
-        """``size`` runs, answered query by query (returned as the (size, m) transpose of a
-        query-major array): a loop over the m queries of whole-column operations, with the count
-        of ⊤ so far carried along, instead of a cumulative sum along short rows."""
+        """``size`` runs: the comparisons on whole (size, m) arrays, then the cutoff query by
+        query on the transposed comparisons (each query's answers contiguous), with the count of
+        ⊤ so far carried along instead of a cumulative sum along short rows."""
         q = query_answers(data, self.column, self.name)
         rho_scale, nu_scale = self.noise_scales
-        level = laplace(rng, rho_scale, size)
-        level += self.threshold                                    # T + ρ, per run
-        # Drawn run by run as Generator.laplace would (the same stream), read query by query.
-        noise = laplace(rng, nu_scale, (size, len(q))).T if nu_scale > 0 else np.zeros((len(q), size))
-        out = np.empty((len(q), size), dtype=np.int8)
-        seen = np.zeros(size, dtype=np.int64) if self.cutoff is not None else None
-        for i, qi in enumerate(q):
-            above = qi + noise[i] >= level                          # q_i + ν_i ≥ T + ρ
-            np.copyto(out[i], above, casting="unsafe")
-            if seen is not None:
-                # Aborted after the cutoff-th ⊤: the ⊤ counted before query i decide it.
-                out[i][seen >= self.cutoff] = ABORTED
-                seen += above
+        level = laplace(rng, rho_scale, (size, 1))
+        level += self.threshold                                             # T + ρ, per run
+        noisy = q + laplace(rng, nu_scale, (size, len(q))) if nu_scale > 0 else np.broadcast_to(q, (size, len(q)))
+        above = noisy >= level
+        if self.cutoff is None:
+            return above.astype(np.int8)
+        by_query = np.ascontiguousarray(above.T)                           # (m, size), one byte each
+        out = by_query.astype(np.int8)
+        seen = np.zeros(size, dtype=np.int32)
+        for i in range(len(q)):
+            # Aborted after the cutoff-th ⊤: the ⊤ counted before query i decide it.
+            out[i][seen >= self.cutoff] = ABORTED
+            seen += by_query[i]
         return out.T
 
     def guarantees(self, data: object, relation: str) -> list[Guarantee]:
