@@ -128,7 +128,9 @@ def _draw(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     of running sums p_0 + … + p_k (k < K − 1) that one uniform reaches."""
     u = rng.random(probs.shape[1:])
     cdf = probs[0]
-    y = (u >= cdf).astype(np.int64)
+    # Few responses: the comparison's bytes are the draw (0/1 as int8, no copy); sums of
+    # comparisons take it further.
+    y = (u >= cdf).view(np.int8) if probs.shape[0] <= 127 else (u >= cdf).astype(np.int64)
     for k in range(1, probs.shape[0] - 1):
         cdf = cdf + probs[k]
         y += u >= cdf
