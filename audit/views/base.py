@@ -54,7 +54,8 @@ class Split:
         """``fit_x``, ``fit_y``, ``score_x``, ``score_y`` sorted (statistic views: computed once;
         any set of thresholds or bin edges is then counted by binary searches of its few values
         into these, not of every value into them)."""
-        return tuple(np.sort(a) for a in (self.fit_x, self.fit_y, self.score_x, self.score_y))  # type: ignore[return-value]
+        fx, fy, sx, sy = (np.sort(a) for a in (self.fit_x, self.fit_y, self.score_x, self.score_y))
+        return fx, fy, sx, sy
 
     @functools.cached_property
     def pooled_fit(self) -> np.ndarray:
