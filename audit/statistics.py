@@ -190,6 +190,15 @@ class Bins:
     def n_codes(self) -> int:
         return len(self.atoms) + len(self.edges) + 1
 
+    def counts_sorted(self, s: np.ndarray) -> np.ndarray:
+        """``np.bincount(self(s), minlength=self.n_codes)`` for sorted ``s``, by binary searches of
+        the edges and atoms into ``s``: bin j holds edges[j−1] ≤ s < edges[j], less the atoms in it."""
+        below = np.searchsorted(s, self.edges, "left")
+        cells = np.diff(np.concatenate([[0], below, [len(s)]]))
+        atoms = np.searchsorted(s, self.atoms, "right") - np.searchsorted(s, self.atoms, "left")
+        np.subtract.at(cells, np.searchsorted(self.edges, self.atoms, "right"), atoms)
+        return np.concatenate([atoms, cells])
+
 
 def fisher(x: np.ndarray, y: np.ndarray) -> Linear:
     """Σ⁻¹(μ_x − μ_y) with the pooled covariance (ridge-regularised), unit norm."""

@@ -68,7 +68,9 @@ def _newton(model, terms, lam, b, theta, tol, max_iter):
     last = np.full(len(b), np.inf)      # ‖∇J‖² at the base point
     for _ in range(max_iter * 4):
         th = theta[active]
-        grad, _ = model.gradient_hessian(th, terms, hessian=False)
+        # One pass for both: the Hessian of the rows that step reuses this gradient's tanh (rows that
+        # backtrack or are done waste theirs, fewer than a second pass over every stepping row costs).
+        grad, hess = model.gradient_hessian(th, terms)
         grad += lam * th + b[active]
         norm = np.einsum("td,td->t", grad, grad)
         worse = norm > last[active]
@@ -83,8 +85,7 @@ def _newton(model, terms, lam, b, theta, tol, max_iter):
         move = ok & ~done
         if move.any():
             rows = active[move]
-            _, hess = model.gradient_hessian(theta[rows], terms)
-            step[rows] = np.linalg.solve(hess + eye, grad[move][:, :, None])[:, :, 0]
+            step[rows] = np.linalg.solve(hess[move] + eye, grad[move][:, :, None])[:, :, 0]
             base[rows], last[rows], scale[rows] = theta[rows], norm[move], 1.0
             theta[rows] = base[rows] - step[rows]
         active = active[~done]

@@ -25,6 +25,7 @@ DP-NPG and DP-REBEL act on one round's batch with its sampled responses (columns
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -66,20 +67,23 @@ class PolicyEnv:
             require(t0.shape == (phi.shape[2],), "theta0", t0.shape, f"must have d = {phi.shape[2]} entries")
             object.__setattr__(self, "theta0", _freeze(t0))
 
-    @property
+    # The arrays below are built once per environment (the fields are nested tuples, hashable and
+    # frozen, whose conversion costs more than a sampling round) and are read-only.
+    @functools.cached_property
     def phi(self) -> np.ndarray:
-        return np.asarray(self.features)
+        return _read_only(np.asarray(self.features))
 
-    @property
+    @functools.cached_property
     def mu(self) -> np.ndarray:
         k = self.phi.shape[1]
-        return np.full(self.phi.shape[:2], 1.0 / k) if self.reference is None else np.asarray(self.reference)
+        return _read_only(np.full(self.phi.shape[:2], 1.0 / k) if self.reference is None
+                          else np.asarray(self.reference))
 
-    @property
+    @functools.cached_property
     def start(self) -> np.ndarray:
-        return np.zeros(self.phi.shape[2]) if self.theta0 is None else np.asarray(self.theta0)
+        return _read_only(np.zeros(self.phi.shape[2]) if self.theta0 is None else np.asarray(self.theta0))
 
-    @property
+    @functools.cached_property
     def G(self) -> float:
         """Bound on ‖∇ log π_θ(y|x)‖ = ‖φ(x, y) − E_π φ(x, ·)‖ ≤ 2 max ‖φ‖."""
         return 2.0 * float(np.linalg.norm(self.phi, axis=2).max())
@@ -88,9 +92,11 @@ class PolicyEnv:
         """π_θ(·|x_i) for each run and user, laid out (K, runs, m): reductions over the few
         responses are then elementwise operations on large contiguous slices."""
         phi = self.phi[prompts]                                        # (m, K, d)
-        logits = np.stack([theta @ phi[:, k, :].T for k in range(phi.shape[1])])  # (K, runs, m)
-        logits -= logits.max(axis=0)
-        p = np.exp(logits)
+        p = np.empty((phi.shape[1], len(theta), len(prompts)))         # (K, runs, m)
+        for k in range(phi.shape[1]):
+            np.matmul(theta, phi[:, k, :].T, out=p[k])
+        p -= p.max(axis=0)
+        np.exp(p, out=p)
         p /= p.sum(axis=0)
         return p
 
@@ -112,13 +118,21 @@ def _freeze(a: np.ndarray):
     return tuple(_freeze(x) for x in a) if a.ndim > 1 else tuple(float(x) for x in a)
 
 
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
 def _draw(probs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """One categorical draw per (run, user) from probabilities laid out (K, runs, m)."""
+    """One categorical draw per (run, user) from probabilities laid out (K, runs, m): the number
+    of running sums p_0 + … + p_k (k < K − 1) that one uniform reaches."""
     u = rng.random(probs.shape[1:])
-    y = np.zeros(probs.shape[1:], dtype=np.int64)
-    cdf = np.zeros(probs.shape[1:])
-    for k in range(probs.shape[0] - 1):
-        cdf += probs[k]
+    cdf = probs[0]
+    # Few responses: the comparison's bytes are the draw (0/1 as int8, no copy); sums of
+    # comparisons take it further.
+    y = (u >= cdf).view(np.int8) if probs.shape[0] <= 127 else (u >= cdf).astype(np.int64)
+    for k in range(1, probs.shape[0] - 1):
+        cdf = cdf + probs[k]
         y += u >= cdf
     return y
 
@@ -194,24 +208,31 @@ class DPPG:
         return np.concatenate([self._sample(data, min(RUN_BATCH, size - i), rng) for i in range(0, size, RUN_BATCH)])
 
     def _sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
-        phi = self.env.phi
-        prompts_all, rewards_all = users(data, phi.shape[1], phi.shape[0], self.reward_bound)
-        theta = np.tile(self.env.start, (size, 1))
+        env = self.env
+        prompts_all, rewards_all = users(data, env.phi.shape[1], env.phi.shape[0], self.reward_bound)
+        sigma = self.sigma
+        theta = np.tile(env.start, (size, 1))
         transcript = []
         for idx in self._rounds(data):
             prompts, rewards = prompts_all[idx], rewards_all[idx]
-            pi = self.env.probs(theta, prompts)
-            y = _draw(np.broadcast_to(self.env.mu[prompts].T[:, None, :], pi.shape), rng)
+            pi = env.probs(theta, prompts)
+            y = _draw(np.broadcast_to(env.mu[prompts].T[:, None, :], pi.shape), rng)
             y_prime = _draw(pi, rng)
+            flat = rewards.ravel()
             base = np.arange(len(idx)) * rewards.shape[1]
-            adv = np.take(rewards.ravel(), base + y) - np.take(rewards.ravel(), base + y_prime)
+            adv = np.take(flat, base + y)
+            adv -= np.take(flat, base + y_prime)
             if self.convention == "advantage":
-                adv = np.clip(adv, -self.reward_bound, self.reward_bound)
+                np.clip(adv, -self.reward_bound, self.reward_bound, out=adv)
             # ĝ = (1/m) Σ_i Â_i (φ(x_i, y_i) − Σ_k π_ik φ(x_i, k)) = (1/m) Σ_k [((y = k) − π_k) Â] @ φ_k:
             # K matrix products instead of a (runs, m, d) intermediate.
-            phi = self.env.phi[prompts]
+            phi = env.phi[prompts]
             grad = sum((((y == k) - pi[k]) * adv) @ phi[:, k, :] for k in range(phi.shape[1])) / self.m
-            theta = theta + self.learning_rate * (grad + self.sigma * rng.standard_normal(theta.shape))
+            noise = rng.standard_normal(theta.shape)
+            noise *= sigma
+            noise += grad
+            noise *= self.learning_rate
+            theta = theta + noise
             transcript.append(theta)
         return np.hstack(transcript) if self.output == "transcript" else theta
 

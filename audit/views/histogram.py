@@ -19,7 +19,8 @@ from audit.views.base import ChunkCache, Event, Family, Split, prefix_families, 
 
 
 def _cell_counts(bins: Bins, s: np.ndarray) -> np.ndarray:
-    return np.bincount(bins(s), minlength=bins.n_codes).astype(float)
+    """Cell counts of sorted values ``s`` (the split's sorted halves)."""
+    return bins.counts_sorted(s).astype(float)
 
 
 def _cell_histogram(bins: Bins, s: np.ndarray) -> np.ndarray:
@@ -46,8 +47,9 @@ class Histogram:
         bins = quantile_bins(split.pooled_fit)
         if bins.n_codes < 3:
             return []
-        return prefix_families((_cell_counts(bins, split.fit_x), _cell_counts(bins, split.fit_y)),
-                               (_cell_counts(bins, split.score_x), _cell_counts(bins, split.score_y)), split.n_fit,
+        fx, fy, sx, sy = split.sorted_halves
+        return prefix_families((_cell_counts(bins, fx), _cell_counts(bins, fy)),
+                               (_cell_counts(bins, sx), _cell_counts(bins, sy)), split.n_fit,
                                lambda fav, idx: Event(fav, self.name, statistic, members=np.sort(idx), bins=bins))
 
     def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:

@@ -32,11 +32,8 @@ def _threshold_event(name: str, statistic: Statistic, t: np.ndarray, fav: int, u
 
 
 def _tail_counts(values: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(#{values ≥ t_i}, #{values ≤ t_i}) for sorted thresholds ``t``: one binary search per
-    value into the few thousand thresholds and a cumulative sum, no sort of the values."""
-    above = np.bincount(np.searchsorted(t, values, "right"), minlength=len(t) + 1)
-    at_most = np.bincount(np.searchsorted(t, values, "left"), minlength=len(t) + 1)
-    return np.cumsum(above[::-1])[::-1][1:], np.cumsum(at_most)[: len(t)]
+    """(#{values ≥ t_i}, #{values ≤ t_i}) for sorted ``values``: two binary searches per threshold."""
+    return len(values) - np.searchsorted(values, t, "left"), np.searchsorted(values, t, "right")
 
 
 class Threshold:
@@ -54,8 +51,8 @@ class Threshold:
         # fixes how many fitting values lie beyond each, but not how they split between D and D′
         # — the ratio the bound rests on — so the fitting half's counts add information without
         # the bias of a likelihood-ratio order fitted on them.
-        ge, le = zip(*(_tail_counts(a, t) for a in (split.score_x, split.score_y, split.fit_x, split.fit_y)),
-                     strict=True)
+        fx, fy, sx, sy = split.sorted_halves
+        ge, le = zip(*(_tail_counts(a, t) for a in (sx, sy, fx, fy)), strict=True)
         out = []
         for upper, counts in ((True, ge), (False, le)):
             for fav in (0, 1):
