@@ -278,6 +278,15 @@ class _Shared:
     index: int
 
 
+@dataclass(frozen=True)
+class _Bundle:
+    """The shared objects, scattered as ONE pickle: Dask serialises a bare list element by
+    element, which would turn objects shared by reference (one statistic used by many events,
+    evaluated once per chunk by identity) into copies, each evaluated again."""
+
+    objects: tuple[Any, ...]
+
+
 def _plain(value: Any) -> bool:
     """Small values pickled into each task as they are: scalars, tuples of them, module functions."""
     if value is None or isinstance(value, bool | int | float | str | bytes | np.generic | types.FunctionType):
@@ -285,10 +294,11 @@ def _plain(value: Any) -> bool:
     return isinstance(value, tuple) and all(_plain(v) for v in value)
 
 
-def _share(client: Any, arglists: list[tuple]) -> tuple[list[Any], list[tuple]]:
-    """Every non-plain argument (mechanism, datasets, events, ...) scattered once to all workers —
-    one future per distinct object — and the arglists with :class:`_Shared` in their place."""
-    futures: list[Any] = []
+def _share(client: Any, arglists: list[tuple]) -> tuple[Any, list[tuple]]:
+    """Every non-plain argument (mechanism, datasets, events, ...) scattered once to all workers,
+    together in one :class:`_Bundle` (its future, or None), and the arglists with :class:`_Shared`
+    in their place."""
+    bundle = None
     where: dict[int, int] = {}
     objects: list[Any] = []  # held, so no id is reused while this map runs
     rows = []
@@ -304,14 +314,15 @@ def _share(client: Any, arglists: list[tuple]) -> tuple[list[Any], list[tuple]]:
             row.append(_Shared(where[id(value)]))
         rows.append(tuple(row))
     if objects:
-        futures = client.scatter(objects, broadcast=True, hash=False)
-    return futures, rows
+        [bundle] = client.scatter([_Bundle(tuple(objects))], broadcast=True, hash=False)
+    return bundle, rows
 
 
-def _run_batch(fn: Callable, shared: list[Any], batch: list[tuple]) -> tuple[list[Any], float]:
+def _run_batch(fn: Callable, shared: _Bundle | None, batch: list[tuple]) -> tuple[list[Any], float]:
     """On a worker: ``fn`` on each chunk's arguments (shared objects put back), and the seconds it took."""
     start = time.perf_counter()
-    out = [fn(*(shared[v.index] if isinstance(v, _Shared) else v for v in args)) for args in batch]
+    out = [fn(*(shared.objects[v.index] if isinstance(v, _Shared) and shared else v for v in args))
+           for args in batch]
     return out, time.perf_counter() - start
 
 
