@@ -26,13 +26,14 @@ import socket
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 from tqdm import tqdm
 
@@ -228,12 +229,15 @@ class Execution:
         therefore run in process.  Where a chunk runs never changes its numbers (its seed is its
         own)."""
         if self.backend == "dask":
+            client = self.client
             try:
-                with parallel_config(backend="dask"):
-                    yield from Parallel(n_jobs=-1, return_as="generator")(delayed(fn)(*a) for a in arglists)
+                if client is None:  # a client the caller made current (distributed.Client(...) in a with)
+                    from distributed import get_client  # optional dependency: the [dask] extra
+                    client = get_client()
+                yield from _dask_map(client, fn, arglists)
             except Exception as exc:
-                status = getattr(self.client, "status", "running")
-                if self.client is not None and status != "running":
+                status = getattr(client, "status", "running")
+                if client is not None and status != "running":
                     raise EnvironmentFailure(f"lost the Dask scheduler (client {status}): "
                                              f"{type(exc).__name__}: {exc}") from exc
                 raise
@@ -253,6 +257,116 @@ class Execution:
             return
         _mark_pool_started()
         yield from Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(*a) for a in rest)
+
+
+# Dask: how much work one task holds.  A counting chunk of the largest scenarios is ~60 ms of work,
+# while a task costs the scheduler and the round trip several ms, and its arguments (mechanism,
+# datasets, events) were pickled into every task: one chunk per task scaled to 1.24x on two
+# workers.  So a task runs a batch of consecutive chunks sized to about TASK_SECONDS of measured
+# work, never more than a fair share of what is left (the last batches stay small, so workers
+# finish together), and DASK_IN_FLIGHT tasks per worker thread are queued so a worker does not idle
+# while the scheduler hands it the next.  Each chunk keeps its own seed (it is an argument), so the
+# numbers never depend on the batching.
+TASK_SECONDS = 1.0
+DASK_IN_FLIGHT = 2
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """Stands in a task's arguments for the ``index``-th object sent to every worker once."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """The shared objects, scattered as ONE pickle: Dask serialises a bare list element by
+    element, which would turn objects shared by reference (one statistic used by many events,
+    evaluated once per chunk by identity) into copies, each evaluated again."""
+
+    objects: tuple[Any, ...]
+
+
+def _plain(value: Any) -> bool:
+    """Small values pickled into each task as they are: scalars, tuples of them, module functions."""
+    if value is None or isinstance(value, bool | int | float | str | bytes | np.generic | types.FunctionType):
+        return True
+    return isinstance(value, tuple) and all(_plain(v) for v in value)
+
+
+def _share(client: Any, arglists: list[tuple]) -> tuple[Any, list[tuple]]:
+    """Every non-plain argument (mechanism, datasets, events, ...) scattered once to all workers,
+    together in one :class:`_Bundle` (its future, or None), and the arglists with :class:`_Shared`
+    in their place."""
+    bundle = None
+    where: dict[int, int] = {}
+    objects: list[Any] = []  # held, so no id is reused while this map runs
+    rows = []
+    for args in arglists:
+        row = []
+        for value in args:
+            if _plain(value):
+                row.append(value)
+                continue
+            if id(value) not in where:
+                where[id(value)] = len(objects)
+                objects.append(value)
+            row.append(_Shared(where[id(value)]))
+        rows.append(tuple(row))
+    if objects:
+        [bundle] = client.scatter([_Bundle(tuple(objects))], broadcast=True, hash=False)
+    return bundle, rows
+
+
+def _run_batch(fn: Callable, shared: _Bundle | None, batch: list[tuple]) -> tuple[list[Any], float]:
+    """On a worker: ``fn`` on each chunk's arguments (shared objects put back), and the seconds it took."""
+    start = time.perf_counter()
+    out = [fn(*(shared.objects[v.index] if isinstance(v, _Shared) and shared else v for v in args))
+           for args in batch]
+    return out, time.perf_counter() - start
+
+
+def _dask_map(client: Any, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
+    """``fn(*args)`` for each args on the Dask cluster of ``client``, yielded in order, chunks
+    batched into tasks of about :data:`TASK_SECONDS` (the first tasks hold one chunk each, to time
+    them)."""
+    if not arglists:
+        return
+    from distributed import as_completed  # optional dependency: the [dask] extra
+    shared, rows = _share(client, arglists)
+    slots = max(1, sum(client.nthreads().values()))
+    starts: dict[Any, tuple[int, int, Any]] = {}  # task key -> (first chunk, chunks, future): running
+    timed = [0.0, 0]  # worker seconds, chunks: the measured cost of a chunk
+    position = 0
+
+    def submit() -> Any:
+        nonlocal position
+        size = 1
+        if timed[1]:
+            fair = -(-(len(rows) - position) // (slots * DASK_IN_FLIGHT))
+            size = max(1, min(fair, int(TASK_SECONDS * timed[1] / max(timed[0], 1e-9))))
+        future = client.submit(_run_batch, fn, shared, rows[position:position + size], pure=False)
+        starts[future.key] = (position, size, future)
+        position += size
+        return future
+
+    queue = as_completed([submit() for _ in range(min(len(rows), slots * DASK_IN_FLIGHT))], with_results=True)
+    done: dict[int, Any] = {}
+    following = 0
+    try:
+        for future, (values, seconds) in queue:
+            first, size, _ = starts.pop(future.key)
+            timed[0] += seconds
+            timed[1] += size
+            done.update(zip(range(first, first + size), values, strict=True))
+            if position < len(rows):
+                queue.add(submit())
+            while following in done:
+                yield done.pop(following)
+                following += 1
+    finally:
+        if starts:  # stopped early (an error, or the caller stopped reading): free the workers
+            client.cancel([f for _, _, f in starts.values()])
 
 
 # What a local pool costs, for Execution.map's choice: starting loky workers that import numpy,

@@ -7,6 +7,7 @@ sys.path.insert(0, str(ROOT))
 
 pytest_plugins = ["pytester"]
 
+import fcntl  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
 import subprocess  # noqa: E402
@@ -29,18 +30,38 @@ class SuiteRun:
     summary: str              # DIR/summary.txt
 
 
+def _run_default_suite(out: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--out", str(out)], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=1800)
+    return {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
+
+
 @pytest.fixture(scope="session")
 def default_suite_run(tmp_path_factory):
     """The default suite, run ONCE per test session exactly as the README says
     (``python -m audit run --out DIR`` in a subprocess, against this checkout), shared by the
     CLI and report tests.  It takes 1.5-2 min (the audits, then the report PDF): its tests are
-    in the slow tier."""
-    out = tmp_path_factory.mktemp("default-run")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--out", str(out)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=1800)
-    assert (out / "results.json").exists(), f"exit {proc.returncode}, no results.json:\n{proc.stderr[-4000:]}"
-    return SuiteRun(code=proc.returncode, stdout=proc.stdout, stderr=proc.stderr, out=out,
+    in the slow tier.  Under pytest-xdist the workers share one run: the first to need it runs it
+    under an exclusive lock in the session's common temporary folder, the others wait and read
+    it (the tests only read the folder)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        common = tmp_path_factory.getbasetemp().parent  # one per session, shared by its workers
+        out, record = common / "default-run", common / "default-run.json"
+        with open(common / "default-run.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not record.exists():
+                out.mkdir(exist_ok=True)
+                found = _run_default_suite(out)
+                if (out / "results.json").exists():  # a failed run is not shared: the next worker tries again
+                    record.write_text(json.dumps(found))
+            else:
+                found = json.loads(record.read_text())
+    else:
+        out = tmp_path_factory.mktemp("default-run")
+        found = _run_default_suite(out)
+    assert (out / "results.json").exists(), f"exit {found['code']}, no results.json:\n{found['stderr'][-4000:]}"
+    return SuiteRun(code=found["code"], stdout=found["stdout"], stderr=found["stderr"], out=out,
                     results=json.loads((out / "results.json").read_text()),
                     summary=(out / "summary.txt").read_text() if (out / "summary.txt").exists() else "")
 

@@ -77,6 +77,7 @@ def test_vectorised_curves_match_the_reference_and_composition_is_bracketed():
     assert both >= single
 
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_b2_table_tight_epsilons_and_dp_accounting_agree():
     mu0 = lambda eps, delta: eps / (2 * math.sqrt(math.log(1 / delta)))
     rows = [(0.1, 1e-5, 1, 0.045), (0.1, 1e-10, 1, 0.057), (0.5, 1e-6, 1, 0.271), (1.0, 1e-6, 1, 0.566),
@@ -161,6 +162,7 @@ def test_exact_one_dimensional_curve_reproduces_b13_and_the_audit_stays_under_it
     assert result.estimate.at(1e-2).epsilon_lower >= 0.5 * result.exact[1e-2]  # and it is not vacuous
 
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_instantiated_mle_passes_and_a_tenth_of_the_noise_is_caught():
     pair = af.mle_pair("pairwise")
     good = audit_mechanism(af.mle("pairwise", "instantiated"), pair.d, pair.d_prime, samples=100_000, seed=0)

@@ -68,6 +68,7 @@ def run_without_matplotlib(*args, cwd):
                           text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=300)
 
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_without_matplotlib_run_out_writes_results_and_says_the_pdf_was_skipped(tmp_path):
     out = tmp_path / "run"
     proc = run_without_matplotlib("run", "--mechanism", "tests.plugins.user_mechanisms:correct", "--pair",

@@ -61,6 +61,7 @@ def test_the_plugin_imports_nothing_heavy_and_adds_under_0_3_s(tmp_path):
 
 # --- failures read like the user's own assertion ------------------------------------------------
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_a_failing_assert_private_shows_no_dpaudit_frame(pytester):
     pytester.makepyfile(test_leaky="""
         from audit.testing import assert_private

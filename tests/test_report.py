@@ -74,6 +74,7 @@ def test_pages_render_and_are_not_blank(default_report, tmp_path):
         assert ink > 0.005, page.name
 
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_a_report_with_a_sweep_has_the_rate_page(tmp_path):
     assert main(["sweep", "kl-rlhf", "--n", "10,20,40", "--samples", "5000", "--out", str(tmp_path)]) == 0
     assert main(["run", str(ROOT / "configs" / "kl-rlhf.toml"), "--out", str(tmp_path / "r"), "--quiet"]) == 0
@@ -94,6 +95,7 @@ def test_malformed_or_incompatible_results_exit_2(tmp_path, content, message, ca
     assert not (tmp_path / "r.pdf").exists()
 
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_an_interrupted_run_still_gives_a_report_that_says_it_is_partial(tmp_path):
     config = tmp_path / "two.toml"
     config.write_text("""

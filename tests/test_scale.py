@@ -8,9 +8,10 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from audit import audit_mechanism
+from audit import audit_mechanism, execution
 from audit.api import RunContext
 from audit.cli import main
 from audit.execution import Execution
@@ -115,6 +116,37 @@ def test_dask_workers_that_cannot_import_fail_fast():
     with pytest.raises(InputError, match="no_such_module_for_dpaudit"):
         connect_dask(None, 1, modules=("no_such_module_for_dpaudit",))
     assert time.time() - start < 60
+
+
+def _chunk_sum(data, size, seed, chunk):
+    """A chunk's result from its own seed: what the Dask map must hand back in order."""
+    return int(np.random.default_rng([seed, chunk]).integers(0, 1000, size).sum()) + int(data[chunk % len(data)])
+
+
+@pytest.mark.slow  # starts a Dask cluster
+@pytest.mark.parametrize("task_seconds", [1e-9, 1e9])  # one chunk per task; every chunk the fair share allows
+def test_dask_batches_keep_each_chunks_numbers_and_order(dask_client, monkeypatch, task_seconds):
+    monkeypatch.setattr(execution, "TASK_SECONDS", task_seconds)
+    data = np.arange(7)
+    args = [(data, 1000 + c, 11, c) for c in range(40)]
+    expected = [_chunk_sum(*a) for a in args]
+    assert list(Execution(backend="dask", client=dask_client).map(_chunk_sum, args)) == expected
+    with pytest.raises(ZeroDivisionError):  # a chunk's failure reaches the caller, never a silent gap
+        list(Execution(backend="dask", client=dask_client).map(_chunk_sum, [(data, 10, 1, c) for c in range(3)]
+                                                               + [([], 10, 1, 3)]))
+
+
+@pytest.mark.slow  # starts a Dask cluster
+def test_dask_batch_sizes_give_the_numbers_of_one_local_job(dask_client, monkeypatch):
+    """Chunk seeds are their own: one chunk per task, or many, the audit's numbers are the local ones
+    (several estimation chunks per side, so the batching does group chunks)."""
+    mech = LaplaceOnCount(0.5)
+    local = [b.to_dict() for b in audit_mechanism(mech, 0, 1, samples=3_000_000, seed=4).estimates]
+    for task_seconds in (1e-9, 1e9):
+        monkeypatch.setattr(execution, "TASK_SECONDS", task_seconds)
+        remote = audit_mechanism(mech, 0, 1, samples=3_000_000, seed=4,
+                                 context=RunContext(execution=Execution(backend="dask", client=dask_client)))
+        assert [b.to_dict() for b in remote.estimates] == local
 
 
 @pytest.mark.slow  # starts a Dask cluster

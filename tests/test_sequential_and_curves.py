@@ -27,6 +27,7 @@ def test_a_hopeless_claim_stops_for_futility_and_passes():
     assert "no claim can be reached" in r.sequential
 
 
+@pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_sequential_validity_at_most_5_percent_false_violations():
     """200 seeded sequential audits of a mechanism exactly at its claim, confidence 0.95."""
     mech = Geometric(0.5)

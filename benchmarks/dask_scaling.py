@@ -1,0 +1,101 @@
+"""Throughput of the Dask backend with one worker and with two, measured in one run (issue #18).
+
+What it times is the estimation split's counting of the largest errata scenario
+(``align-alg2-zero-out``: Algorithm 2's covariance under zero-out): ``--chunks`` chunks of the
+runner's size (2^18 samples), alternating the two sides, counted for the events the runner would
+choose, through ``Execution(backend="dask").map`` exactly as :func:`audit.runner.estimate` calls
+it.  For each worker count it starts a fresh ``LocalCluster`` (one thread per worker process),
+warms it up (imports, first tasks), then times ``--repeats`` passes and reports the best pass's
+samples per second; the ratio is two workers' rate over one's.  The counts of every pass are
+checked to equal the in-process (local backend) counts, chunk by chunk.
+
+Run from the repository root, on a machine otherwise idle (other load depresses the ratio)::
+
+    PYTHONPATH=$PWD python benchmarks/dask_scaling.py [--chunks 96] [--repeats 2] [--unbatched]
+
+``--unbatched`` also times one chunk per task (``TASK_SECONDS = 0``), the behaviour before
+batching, in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from audit import catalog, execution
+from audit.estimate import resolve_views
+from audit.execution import Execution, connect_dask
+from audit.runner import CHUNK, ESTIMATION, SELECTION, TRADEOFF_POINTS, _count_chunk, _draw_chunk, output_kind
+from audit.selection import select_events
+
+SCENARIO = "align-alg2-zero-out"
+DELTA, CONFIDENCE, SEED = 5e-7, 0.95, 0
+
+
+def workload(chunks: int) -> tuple[list[tuple], int]:
+    """The counting tasks' arguments (as the runner builds them) and the samples they draw."""
+    [scenario] = [sc for sc in catalog.suite("errata") if sc.name == SCENARIO]
+    mech, sides = scenario.mechanism, (scenario.pair.d, scenario.pair.d_prime)
+    x = _draw_chunk(mech, sides[0], CHUNK, SEED, (0,), SELECTION, 0, 0)
+    y = _draw_chunk(mech, sides[1], CHUNK, SEED, (0,), SELECTION, 1, 0)
+    kinds = [output_kind(x), output_kind(y)]
+    n_est = CHUNK * chunks // 2
+    picked, family = select_events(x, y, [DELTA], (n_est, n_est), [CONFIDENCE], resolve_views(None, "auto"), SEED,
+                                   tradeoff_points=TRADEOFF_POINTS)
+    counted = picked + family
+    args = [(mech, sides[c % 2], CHUNK, SEED, (0,), c % 2, c // 2, counted, kinds[c % 2]) for c in range(chunks)]
+    assert ESTIMATION == 1  # _count_chunk draws the estimation phase's seeds
+    return args, CHUNK * chunks
+
+
+def timed(run: Execution, args: list[tuple], repeats: int, expected: list[np.ndarray]) -> float:
+    """Best seconds of ``repeats`` passes (after a warm-up pass), each checked against ``expected``."""
+    list(run.map(_count_chunk, args[:4 * max(1, sum(run.client.nthreads().values()))]))  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        found = list(run.map(_count_chunk, args))
+        best = min(best, time.perf_counter() - start)
+        assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True)), "counts differ from local"
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=96, help="chunks of 2^18 samples (both sides together)")
+    parser.add_argument("--repeats", type=int, default=2, help="timed passes per configuration (the best counts)")
+    parser.add_argument("--unbatched", action="store_true", help="also time one chunk per task")
+    parser.add_argument("--json", help="write the numbers to this file too")
+    opts = parser.parse_args()
+    args, samples = workload(opts.chunks)
+    start = time.perf_counter()
+    expected = [_count_chunk(*a) for a in args]
+    report: dict[str, float] = {"local_1_job": samples / (time.perf_counter() - start)}
+    modes = [("batched", execution.TASK_SECONDS)] + ([("unbatched", 0.0)] if opts.unbatched else [])
+    for workers in (1, 2):
+        client = connect_dask(None, workers)
+        try:
+            for label, seconds in modes:
+                execution.TASK_SECONDS = seconds
+                report[f"dask_{workers}_{label}"] = samples / timed(Execution(backend="dask", client=client), args,
+                                                                    opts.repeats, expected)
+        finally:
+            client.close()
+            client.cluster.close()
+    print(f"{SCENARIO}: {opts.chunks} chunks of {CHUNK} samples = {samples:.3g} samples, best of {opts.repeats}")
+    for key, rate in report.items():
+        print(f"  {key:<20} {rate:10.3g} samples/s")
+    for label, _ in modes:
+        ratio = report[f"dask_2_{label}"] / report[f"dask_1_{label}"]
+        report[f"ratio_{label}"] = ratio
+        print(f"  2 workers / 1 ({label}): {ratio:.2f}x")
+    if opts.json:
+        with open(opts.json, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
