@@ -17,12 +17,20 @@ event fixed in advance at the expected counts of the same estimation budget
 ε_lower ÷ ε_true for the tightness cases.  The *same-sample* ceiling counts that best event on
 the audit's own estimation samples (:func:`audit.runner.estimation_outputs`): ours ÷ it is
 then free of the luck of the estimation split, which both bounds share.
+
+The default suite: the wall time of the real command ``python -m audit run --quiet`` (its own
+process, default budget and workers), the number a newcomer waits for (:func:`default_suite`).
 """
 
 from __future__ import annotations
 
+import os
 import platform
+import subprocess
+import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -150,10 +158,25 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
     return rows
 
 
+def default_suite() -> dict[str, Any]:
+    """Wall seconds of ``python -m audit run --quiet`` in a new process (interpreter start, suite
+    build, every audit, the summary) at the default budget and workers, with its exit code (0:
+    every verdict as expected) and the run's own last line."""
+    # The child imports the dpaudit this bench runs from (a checkout on sys.path, or the installed one).
+    home = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--quiet"], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    return {"command": "python -m audit run --quiet", "seconds": seconds, "exit_code": proc.returncode,
+            "summary": last}
+
+
 def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = False) -> dict[str, Any]:
     """Throughput rows, per-view tightness rows (over ``seeds`` seeds from ``seed``), tightness
     rows and each family's extra benchmarks.  ``quick``: the tightness rows at ``samples`` too
-    and no extra benchmarks (a smoke run of every row's machinery)."""
+    and no extra benchmarks (a smoke run of every row's machinery), nor the default suite's run."""
     cases = [c for f in catalog.families() for c in f.bench()]
     rows = [throughput(case, samples, seed) for case in cases]
     views = [r for case in cases if case.ceiling is not None
@@ -172,6 +195,8 @@ def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = F
                        ours_over_same_sample_ceiling=r.epsilon_lower / same)
         tight.append(row)
     extra = {} if quick else {name: measure(seed) for f in catalog.families() for name, measure in f.benchmarks.items()}
+    if not quick:
+        extra["default_suite"] = default_suite()
     return {"throughput": rows, "views": views, "tightness": tight, **extra,
             "machine": {"python": platform.python_version(), "numpy": np.__version__,
                         "processor": platform.processor() or platform.machine()}}
@@ -221,4 +246,8 @@ def table(report: dict[str, Any]) -> str:
                   f"{al['trials_per_second']:.3g} trials/s batched Newton, {al['scipy_loop_trials_per_second']:.3g} "
                   f"in a per-trial scipy.optimize loop ({al['ratio']:.0f}x); solutions agree to "
                   f"{al['max_abs_difference']:.1e}"]
+    suite = report.get("default_suite")
+    if suite:
+        lines += ["", f"default suite ({suite['command']}): {suite['seconds']:.1f} s wall, exit {suite['exit_code']}: "
+                  f"{suite['summary']}"]
     return "\n".join(lines) + "\n"

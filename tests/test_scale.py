@@ -159,11 +159,14 @@ def test_cli_dask_backend_matches_jobs_1(tmp_path):
     assert records(tmp_path / "a") == records(tmp_path / "b")
 
 
-@pytest.mark.slow  # the bench: every family's throughput (~20 s)
+@pytest.mark.slow  # the bench: every family's throughput and one default run (~60 s)
 def test_bench_writes_its_table_and_json(tmp_path, capsys):
     assert main(["bench", "--samples", "20000", "--out", str(tmp_path / "bench.json")]) == 0
     report = json.loads((tmp_path / "bench.json").read_text())
     assert {r["family"] for r in report["throughput"]} >= {"laplace", "kl-rlhf"}
     assert all(r["ratio_ours_to_plain"] > 0 for r in report["throughput"])
     assert report["align_mle"]["max_abs_difference"] < 1e-6  # batched Newton and scipy find the same minimisers
-    assert "ours/plain" in capsys.readouterr().out
+    suite = report["default_suite"]  # the real command, timed: every verdict as expected
+    assert suite["exit_code"] == 0 and suite["seconds"] > 0 and "every verdict as expected" in suite["summary"]
+    out = capsys.readouterr().out
+    assert "ours/plain" in out and "default suite (python -m audit run --quiet)" in out
