@@ -99,6 +99,22 @@ def dask_client():
     client.close()
 
 
+def _malloc_trim_threshold():
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_")
+
+
+@pytest.mark.slow  # starts a Dask cluster
+def test_the_local_clusters_workers_keep_glibcs_adaptive_mmap_threshold(dask_client):
+    """distributed's default MALLOC_TRIM_THRESHOLD_ pins glibc's mmap threshold (every chunk's arrays
+    page-faulted anew, ~30 % of a worker); the cluster dpaudit starts leaves it out, and the other
+    variables of distributed's default (one BLAS thread per worker) stay."""
+    import dask  # optional dependency, installed with distributed
+
+    assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get("distributed.nanny.pre-spawn-environ")  # the default has it
+    assert set(dask_client.run(_malloc_trim_threshold).values()) == {None}
+    assert set(dask_client.run(os.environ.get, "OMP_NUM_THREADS").values()) == {"1"}
+
+
 @pytest.mark.slow  # starts a Dask cluster
 def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
     mech = LaplaceOnCount(0.5)
