@@ -76,8 +76,8 @@ class QueryVectors:
     coordinate i), and the X shape (Δ on the first half against Δ on the second).  The
     single-coordinate patterns start at the first and last positions i; with ``permutations``
     (the order of the queries matters for a sparse vector with a cutoff) refinement moves a
-    best pair of such a pattern to every other position — staged so, the first round scores 26
-    pairs whatever ``dim``, not 4·dim + 10 (90 at dim 10), and each gets the more samples.
+    best pair of such a pattern to every other position — staged so, the first round scores 24
+    pairs whatever ``dim``, not 8·dim + 10 (90 at dim 10), and each gets the more samples.
     Refinement also mutates the best pairs one coordinate at a time: a change of q′_j − q_j
     within {−Δ, 0, Δ} and a move of the base q_j by ±Δ.
     """
