@@ -352,7 +352,9 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
         decided = None
         if single is not None:
             _, pilot, n_est = _split(single, threshold)
-            pick = int(np.median(cands.piloted(pilot, n_est, dl, conf)))
+            # the simulated choice whose bound is the median one (_median_bound's), not a median of indices
+            picks = cands.piloted(pilot, n_est, dl, conf)
+            pick = int(picks[np.argsort(cands.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
             decided = (float(cands.p[pick]), float(cands.q[pick]))
 
         def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
