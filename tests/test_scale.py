@@ -115,6 +115,24 @@ def test_the_local_clusters_workers_keep_glibcs_adaptive_mmap_threshold(dask_cli
     assert set(dask_client.run(os.environ.get, "OMP_NUM_THREADS").values()) == {"1"}
 
 
+def _dask_setting(key):
+    import dask  # optional dependency, installed with distributed
+    return dask.config.get(key)
+
+
+@pytest.mark.slow  # starts a Dask cluster
+def test_the_local_clusters_housekeeping_is_off_on_its_workers_and_scheduler(dask_client):
+    """The profiler (the GIL every 10 ms), work stealing and the fast monitors take CPU from the
+    other worker on a machine with one worker per core: the cluster dpaudit starts runs without
+    them (the defaults have them on), on every worker and on the scheduler."""
+    import dask  # optional dependency, installed with distributed
+
+    assert dask.config.get("distributed.worker.profile.enabled") is True  # outside the cluster: the default
+    assert set(dask_client.run(_dask_setting, "distributed.worker.profile.enabled").values()) == {False}
+    assert set(dask_client.run(_dask_setting, "distributed.worker.memory.monitor-interval").values()) == {"1s"}
+    assert "stealing" not in dask_client.cluster.scheduler.extensions
+
+
 @pytest.mark.slow  # starts a Dask cluster
 def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
     mech = LaplaceOnCount(0.5)
