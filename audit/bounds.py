@@ -75,9 +75,15 @@ def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_e
     return epsilon_from_bounds(lo, hi, delta)
 
 
+# Near-ties of a refined family (:func:`best_candidate`'s ``refine_level``): candidates whose score
+# is within this fraction of the best one's, and how many of the Wilson ranking are re-scored.
+NEAR = 0.1
+REFINE_SHORTLIST = 64
+
+
 def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_est: tuple[int, int],
-                   delta: float, alpha: float, shortlist: int = 16, alpha_sel: float | None = None
-                   ) -> tuple[float, int]:
+                   delta: float, alpha: float, shortlist: int = 16, alpha_sel: float | None = None,
+                   refine_level: float | None = None) -> tuple[float, int]:
     """Index and score of the candidate with the best confidence-adjusted bound.
 
     The selection split's own Clopper–Pearson bounds (pessimistic for the candidate) are
@@ -86,14 +92,29 @@ def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int],
     All candidates are ranked with Wilson bounds and the ``shortlist`` best re-scored
     exactly.  ``n_sel``/``n_est`` are (favoured side, other side); the selection bounds are at
     level ``alpha_sel`` (default ``alpha``), the projected ones at ``alpha``.
+
+    With ``refine_level`` (a family of many nested candidates along a continuous scale:
+    thresholds), the pessimism of ``alpha_sel`` only keeps the candidates whose score is within
+    :data:`NEAR` of the best (which excludes deep-tail events that a few lucky counts make look
+    good); among those, the one with the best score at the milder ``refine_level`` is taken.
+    Near the optimum the bound is flat in the threshold, and the pessimism of α prefers the
+    more central of near-equal thresholds for their larger counts, systematically short of the
+    optimum.  The score returned stays the best one: the family competes with other views as
+    before, only which of its near-ties is taken changes (returning the taken candidate's own,
+    lower score hands some audits to a worse event of another view).
     """
     k_fav, k_oth = np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float)
     alpha_sel = alpha if alpha_sel is None else alpha_sel
     rough = _projected(k_fav, k_oth, n_sel, n_est, delta, alpha, wilson, alpha_sel)
-    top = np.argsort(-rough, kind="stable")[:shortlist]
+    top = np.argsort(-rough, kind="stable")[:shortlist if refine_level is None else max(shortlist, REFINE_SHORTLIST)]
     exact = _projected(k_fav[top], k_oth[top], n_sel, n_est, delta, alpha, clopper_pearson, alpha_sel)
     j = int(np.argmax(exact))
-    return float(exact[j]), int(top[j])
+    score = float(exact[j])
+    if refine_level is not None and np.isfinite(score):
+        near = exact >= score - NEAR * abs(score)
+        milder = _projected(k_fav[top], k_oth[top], n_sel, n_est, delta, alpha, clopper_pearson, refine_level)
+        j = int(np.argmax(np.where(near, milder, -np.inf)))
+    return score, int(top[j])
 
 
 @dataclass(frozen=True)

@@ -91,7 +91,8 @@ def _best(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, 
             k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
             n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
         level = (alpha if alpha_sel is None else alpha_sel) if fam.level is None else fam.level
-        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level)
+        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level,
+                                  refine_level=fam.refine_level)
         if best is None or score > best[0]:
             best = (score, fam, j)
     # Structural: select_events requires at least one family before choosing.

@@ -79,6 +79,9 @@ class Family:
     fit_oth: np.ndarray | None = None
     # The level of the selection split's pessimistic bounds (None: α).
     level: float | None = None
+    # For many nested candidates along a continuous scale (thresholds): near-ties of the best
+    # score are broken at this milder level (audit.bounds.best_candidate's refine_level).
+    refine_level: float | None = None
 
 
 class ChunkCache:

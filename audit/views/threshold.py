@@ -2,7 +2,8 @@
 
 Candidate thresholds t are the fitting half's pooled values of s at :func:`prefix_ends`
 ranks; each is counted on both halves, in both directions and for both sides, and scored on
-their sum (:func:`audit.selection.choose`).
+their sum (:func:`audit.selection.choose`); near-ties of the best score are broken at the
+one-standard-error level (:func:`audit.bounds.best_candidate`'s ``refine_level``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from audit.statistics import Statistic
-from audit.views.base import SIDES, ChunkCache, Event, Family, Split, prefix_ends, statistic_histogram
+from audit.views.base import POOLED_LEVEL, SIDES, ChunkCache, Event, Family, Split, prefix_ends, statistic_histogram
 
 
 def _statistic(event: Event) -> Statistic:
@@ -58,7 +59,8 @@ class Threshold:
             for fav in (0, 1):
                 out.append(Family(counts[fav].astype(float), counts[1 - fav].astype(float), fav,
                                   _threshold_event(self.name, statistic, t, fav, upper),
-                                  counts[2 + fav].astype(float), counts[3 - fav].astype(float)))
+                                  counts[2 + fav].astype(float), counts[3 - fav].astype(float),
+                                  refine_level=POOLED_LEVEL))
         return out
 
     def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
