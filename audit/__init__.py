@@ -21,43 +21,43 @@ __version__ = "0.1.0"
 
 # name -> module that owns it
 _EXPORTS = {
-    "audit_mechanism": "audit.api",
-    "audit_samples": "audit.estimate",
-    "Estimate": "audit.estimate",
-    "Bound": "audit.estimate",
-    "AuditResult": "audit.results",
-    "ClaimCheck": "audit.results",
-    "Event": "audit.views",
-    "assert_private": "audit.testing",
-    "search_pair": "audit.search",
-    "QueryVectors": "audit.search",
-    "RecordSpace": "audit.search",
-    "Dataset": "neighbors",
-    "Pair": "neighbors",
-    "Mechanism": "mechanisms.base",
-    "Guarantee": "dpcore",
-    "InputError": "dpcore",
+    "audit_mechanism": "dpaudit.engine.api",
+    "audit_samples": "dpaudit.engine.estimate",
+    "Estimate": "dpaudit.engine.estimate",
+    "Bound": "dpaudit.engine.estimate",
+    "AuditResult": "dpaudit.engine.results",
+    "ClaimCheck": "dpaudit.engine.results",
+    "Event": "dpaudit.engine.views",
+    "assert_private": "dpaudit.testing",
+    "search_pair": "dpaudit.engine.search",
+    "QueryVectors": "dpaudit.engine.search",
+    "RecordSpace": "dpaudit.engine.search",
+    "Dataset": "dpaudit.neighbors",
+    "Pair": "dpaudit.neighbors",
+    "Mechanism": "dpaudit.mechanisms.base",
+    "Guarantee": "dpaudit.core",
+    "InputError": "dpaudit.core",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 if TYPE_CHECKING:  # the same names for type checkers; "x as x" marks them as re-exports
-    from audit.api import audit_mechanism as audit_mechanism
-    from audit.estimate import Bound as Bound
-    from audit.estimate import Estimate as Estimate
-    from audit.estimate import audit_samples as audit_samples
-    from audit.results import AuditResult as AuditResult
-    from audit.results import ClaimCheck as ClaimCheck
-    from audit.search import QueryVectors as QueryVectors
-    from audit.search import RecordSpace as RecordSpace
-    from audit.search import search_pair as search_pair
-    from audit.testing import assert_private as assert_private
-    from audit.views import Event as Event
-    from dpcore import Guarantee as Guarantee
-    from dpcore import InputError as InputError
-    from mechanisms.base import Mechanism as Mechanism
-    from neighbors import Dataset as Dataset
-    from neighbors import Pair as Pair
+    from dpaudit.core import Guarantee as Guarantee
+    from dpaudit.core import InputError as InputError
+    from dpaudit.engine.api import audit_mechanism as audit_mechanism
+    from dpaudit.engine.estimate import Bound as Bound
+    from dpaudit.engine.estimate import Estimate as Estimate
+    from dpaudit.engine.estimate import audit_samples as audit_samples
+    from dpaudit.engine.results import AuditResult as AuditResult
+    from dpaudit.engine.results import ClaimCheck as ClaimCheck
+    from dpaudit.engine.search import QueryVectors as QueryVectors
+    from dpaudit.engine.search import RecordSpace as RecordSpace
+    from dpaudit.engine.search import search_pair as search_pair
+    from dpaudit.engine.views import Event as Event
+    from dpaudit.mechanisms.base import Mechanism as Mechanism
+    from dpaudit.neighbors import Dataset as Dataset
+    from dpaudit.neighbors import Pair as Pair
+    from dpaudit.testing import assert_private as assert_private
 
 
 def __getattr__(name: str) -> Any:

@@ -3,9 +3,9 @@
 What it times is the estimation split's counting of the largest errata scenario
 (``align-alg2-zero-out``: Algorithm 2's covariance under zero-out): ``--chunks`` chunks of the
 runner's size (2^18 samples), alternating the two sides, counted for the events the runner would
-choose, through ``Execution(backend="dask").map`` exactly as :func:`audit.runner.estimate` calls
+choose, through ``Execution(backend="dask").map`` exactly as :func:`dpaudit.engine.runner.estimate` calls
 it.  A *round* starts a fresh ``LocalCluster`` of one worker (one thread per worker process,
-dpaudit's :func:`audit.execution.connect_dask`), warms it up (imports, first tasks), times
+dpaudit's :func:`dpaudit.engine.execution.connect_dask`), warms it up (imports, first tasks), times
 ``--repeats`` passes and closes it, then does the same with two workers; the round's ratio is
 the best two-worker pass's samples per second over the best one-worker pass's.  ``--rounds``
 rounds alternate the two, so a drift of this VM's CPU speed during the run (seen here: the same
@@ -29,11 +29,12 @@ import time
 
 import numpy as np
 
-from audit import catalog, execution
-from audit.estimate import resolve_views
-from audit.execution import Execution, connect_dask
-from audit.runner import CHUNK, ESTIMATION, SELECTION, TRADEOFF_POINTS, _count_chunk, _draw_chunk, output_kind
-from audit.selection import select_events
+from dpaudit import catalog
+from dpaudit.engine import execution
+from dpaudit.engine.estimate import resolve_views
+from dpaudit.engine.execution import Execution, connect_dask
+from dpaudit.engine.runner import CHUNK, ESTIMATION, SELECTION, TRADEOFF_POINTS, _count_chunk, _draw_chunk, output_kind
+from dpaudit.engine.selection import select_events
 
 SCENARIO = "align-alg2-zero-out"
 DELTA, CONFIDENCE, SEED = 5e-7, 0.95, 0

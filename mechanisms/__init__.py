@@ -3,7 +3,7 @@
 This package never imports ``audit`` or ``reports``.
 """
 
-from dpcore import Guarantee, InputError
-from mechanisms.base import Mechanism
+from dpaudit.core import Guarantee, InputError
+from dpaudit.mechanisms.base import Mechanism
 
 __all__ = ["Guarantee", "InputError", "Mechanism"]

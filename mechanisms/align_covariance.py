@@ -23,10 +23,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, check_positive, require
-from mechanisms.base import per_dataset
-from mechanisms.curves import gauss_epsilon, gauss_mu
-from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
+from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.mechanisms.base import per_dataset
+from dpaudit.mechanisms.curves import gauss_epsilon, gauss_mu
+from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
 
 PAPER = "alignment paper"
 CLAIMS = {"pairwise": ("align/alg2-printed", "Lemma A.7 / Algorithm 2"),

@@ -34,10 +34,10 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import integrate, optimize
 
-from dpcore import Guarantee, check_positive, require
-from mechanisms.base import per_dataset
-from mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
-from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
+from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.mechanisms.base import per_dataset
+from dpaudit.mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
+from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
 
 PAPER = "alignment paper"
 _RELATIONS = ("add-remove", "zero-out", "swap")

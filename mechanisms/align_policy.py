@@ -24,10 +24,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, check_nonnegative, check_positive, require
-from mechanisms.align_covariance import PrivateCovariance
-from mechanisms.align_mle import PrivateMLE
-from mechanisms.curves import chi_delta_array, compose_epsilon, gauss_delta_array
+from dpaudit.core import Guarantee, check_nonnegative, check_positive, require
+from dpaudit.mechanisms.align_covariance import PrivateCovariance
+from dpaudit.mechanisms.align_mle import PrivateMLE
+from dpaudit.mechanisms.curves import chi_delta_array, compose_epsilon, gauss_delta_array
 
 PAPER = "alignment paper"
 THEOREMS = {"pairwise": ("align/thm41", "Theorem 4.1"), "kwise": ("align/kwise", "Theorem 4.3"),

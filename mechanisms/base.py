@@ -3,7 +3,7 @@
 A mechanism is anything with a ``name`` and ``sample(data, size, rng)``; each optional
 capability (the white-box ones, and ``sample_counts``, a faster ``sample`` for finite outputs)
 is a documented method declared by a structural ``Protocol`` below.  Nothing here
-must be subclassed.  ``Guarantee`` and the validators live in :mod:`dpcore` and are
+must be subclassed.  ``Guarantee`` and the validators live in :mod:`dpaudit.core` and are
 re-exported here because mechanism authors reach for them beside the protocol.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpcore import Guarantee, InputError, require
+from dpaudit.core import Guarantee, InputError, require
 
 __all__ = ["CAPABILITIES", "Guarantee", "HasEpsilonSupPi0", "HasExactEpsilon", "HasGuarantees",
            "HasOutputDistribution", "HasPairGuarantees", "HasSampleCounts", "InputError", "Mechanism", "capabilities",
@@ -31,7 +31,7 @@ class Mechanism(Protocol):
     discrete or scalar outputs, ``(size, k)`` for vectors, drawn with ``rng`` only (so one seed
     gives one result).  Nothing must be subclassed: any object with ``name`` and ``sample`` is
     a mechanism.  The capabilities below are optional; implementing one turns on the check
-    that uses it (``audit.testing.check_mechanism`` verifies they agree with ``sample``).
+    that uses it (``dpaudit.testing.check_mechanism`` verifies they agree with ``sample``).
     """
 
     name: str
@@ -84,8 +84,8 @@ class HasSampleCounts(Protocol):
     of ``size`` independent draws equal each output 0..len(c)−1 — the same law as
     ``np.bincount(sample(data, size, rng))``, i.e. Multinomial(size, p), at O(len(c)) cost whatever
     ``size`` (``rng.multinomial``).  Not a white box: the engine counts estimation chunks from it
-    instead of drawing them (:mod:`audit.streaming`), so it must be distributionally identical to
-    ``sample`` (``audit.testing.check_mechanism`` tests the two against each other)."""
+    instead of drawing them (:mod:`dpaudit.engine.streaming`), so it must be distributionally identical to
+    ``sample`` (``dpaudit.testing.check_mechanism`` tests the two against each other)."""
 
     def sample_counts(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray: ...
 

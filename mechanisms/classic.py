@@ -12,9 +12,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, check_positive, require
-from mechanisms.base import log_softmax, per_dataset, sample_categorical
-from neighbors.dataset import Dataset
+from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
+from dpaudit.neighbors.dataset import Dataset
 
 _RR_SOURCE = "Warner (1965); Dwork & Roth (2014), Sec. 3.2"
 REFERENCE_GRID = 2.0 ** -32  # the grid the real-valued references round their outputs to (on_grid)
@@ -232,7 +232,7 @@ class SnappingLaplace:
     operations.  Theorem 1: for queries of sensitivity 1 and λ < B < 2^46 λ it is
     (1/λ + 2^−49 B/λ)-DP; here λ = (1 + 2^−49 B)/ε, so the guarantee is exactly ε.  Snapping to
     the Λ grid makes the sets of reachable outputs of neighbours equal, which is what the
-    textbook ``q + rng.laplace(1/ε)`` (:class:`mechanisms.faulty.TextbookFloatLaplace`) lacks.
+    textbook ``q + rng.laplace(1/ε)`` (:class:`dpaudit.mechanisms.faulty.TextbookFloatLaplace`) lacks.
     """
 
     epsilon: float

@@ -26,7 +26,7 @@ from scipy import integrate, special, stats
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
-from dpcore import require
+from dpaudit.core import require
 
 
 def gauss_delta(epsilon: float, mu: float) -> float:

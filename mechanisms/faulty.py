@@ -12,10 +12,10 @@ import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dpcore import Guarantee, check_positive
-from mechanisms.align_mle import PrivateMLE
-from mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
-from mechanisms.vector import NoisyMax, SparseVector
+from dpaudit.core import Guarantee, check_positive
+from dpaudit.mechanisms.align_mle import PrivateMLE
+from dpaudit.mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
+from dpaudit.mechanisms.vector import NoisyMax, SparseVector
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class NoisyMaxValue(NoisyMax):
     m·(1/2b)e^{y/b}·(½e^{y/b})^{m−1} ∝ e^{m y/b} (b = 2Δ/ε): shifting all m answers by Δ
     ("all above") multiplies it by e^{mΔ/b} = e^{mε/2}.  The loss is at most that everywhere,
     so the true ε is m·ε/2 for m queries — 2.5ε for m = 5.  Outputs are rounded to the
-    references' grid (:func:`~mechanisms.classic.on_grid`): its one bug is the released value,
+    references' grid (:func:`~dpaudit.mechanisms.classic.on_grid`): its one bug is the released value,
     not the doubles q + ν reaches (which the floating view would refute on their own).
     """
 

@@ -22,9 +22,9 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from dpcore import Guarantee, InputError, check_nonnegative, check_positive, require
-from mechanisms.kl_policy import KLPolicy
-from neighbors.dataset import Dataset
+from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.mechanisms.kl_policy import KLPolicy
+from dpaudit.neighbors.dataset import Dataset
 
 THM1 = "KL paper, Theorem 1, eq. (9)"
 

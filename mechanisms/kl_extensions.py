@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from dpcore import Guarantee, check_positive, require
-from mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
-from mechanisms.kl_policy import KLPolicy
+from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
+from dpaudit.mechanisms.kl_policy import KLPolicy
 
 _MAX_OUTCOMES = 200_000
 

@@ -23,9 +23,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, InputError, check_nonnegative, check_positive, require
-from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
-from neighbors.dataset import Dataset
+from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
+from dpaudit.neighbors.dataset import Dataset
 
 
 @dataclass(frozen=True)

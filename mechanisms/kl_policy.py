@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from dpcore import InputError, check_probability_vector, require
-from mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
+from dpaudit.core import InputError, check_probability_vector, require
+from dpaudit.mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
 
 _NORM_TOL = 1e-9
 

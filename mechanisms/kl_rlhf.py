@@ -40,10 +40,10 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
-from dpcore import Guarantee, InputError, check_nonnegative, check_positive, require
-from mechanisms.base import per_dataset
-from mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
-from neighbors.dataset import Dataset
+from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.mechanisms.base import per_dataset
+from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
+from dpaudit.neighbors.dataset import Dataset
 
 
 class MLEUndefined(InputError):

@@ -28,7 +28,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import check_positive, require
+from dpaudit.core import check_positive, require
 
 _TOL = 1e-9
 

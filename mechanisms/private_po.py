@@ -32,9 +32,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, InputError, check_positive, require
-from mechanisms.base import log_softmax, per_dataset, sample_categorical
-from neighbors.dataset import Dataset
+from dpaudit.core import Guarantee, InputError, check_positive, require
+from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
+from dpaudit.neighbors.dataset import Dataset
 
 SLIDES = "PO slides"
 

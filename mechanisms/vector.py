@@ -14,8 +14,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, check_positive, require
-from neighbors.dataset import Dataset
+from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.neighbors.dataset import Dataset
 
 ABOVE, BELOW, ABORTED = 1, 0, -1  # the sparse vector's answers
 
@@ -57,7 +57,7 @@ class SparseVector:
     else ⊥ (0); after the ``cutoff``-th ⊤ the remaining answers are −1 (aborted).  With
     ``query_scale`` = 2c (the default) it is ε-DP for any queries of sensitivity Δ (their
     Theorem 2).  The other parameters exist to build the printed variants their Fig. 1 shows
-    to be wrong (:mod:`mechanisms.faulty`): ``query_scale`` 0 drops the query noise,
+    to be wrong (:mod:`dpaudit.mechanisms.faulty`): ``query_scale`` 0 drops the query noise,
     ``cutoff`` None never stops.
     """
 

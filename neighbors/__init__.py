@@ -3,7 +3,7 @@
 This package never imports ``audit`` or ``reports``.
 """
 
-from neighbors.dataset import Dataset
-from neighbors.relations import Pair, add_remove, label_flip, neighbours, swap, zero_out
+from dpaudit.neighbors.dataset import Dataset
+from dpaudit.neighbors.relations import Pair, add_remove, label_flip, neighbours, swap, zero_out
 
 __all__ = ["Dataset", "Pair", "add_remove", "label_flip", "neighbours", "swap", "zero_out"]

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from dpcore import InputError, require
+from dpaudit.core import InputError, require
 
 
 def _freeze(name: str, values: Any) -> np.ndarray:

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpcore import RELATIONS, require
-from neighbors.dataset import Dataset
+from dpaudit.core import RELATIONS, require
+from dpaudit.neighbors.dataset import Dataset
 
 
 @dataclass(frozen=True)

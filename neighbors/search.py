@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from dpcore import InputError, require
-from neighbors.dataset import Dataset
-from neighbors.relations import Pair, _fmt
+from dpaudit.core import InputError, require
+from dpaudit.neighbors.dataset import Dataset
+from dpaudit.neighbors.relations import Pair, _fmt
 
 Loss = Callable[[np.ndarray, np.ndarray], float]
 
@@ -41,7 +41,7 @@ def worst_pair(mechanism, pairs: Iterable[Pair], loss: Loss) -> SearchResult:
     """The pair with the largest ``loss(P[M(D)], P[M(D′)])`` among ``pairs``.
 
     ``mechanism`` must expose ``output_distribution``; ``loss`` is typically
-    ``audit.exact.epsilon_for_delta`` at some δ.  Pairs on which the mechanism is undefined
+    ``dpaudit.engine.exact.epsilon_for_delta`` at some δ.  Pairs on which the mechanism is undefined
     are skipped and counted.  Ties keep the first pair.
     """
     require(hasattr(mechanism, "output_distribution"), "mechanism", getattr(mechanism, "name", mechanism),

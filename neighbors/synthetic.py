@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpcore import require
-from neighbors.dataset import Dataset
+from dpaudit.core import require
+from dpaudit.neighbors.dataset import Dataset
 
 
 def bandit_log(arm_rewards: Sequence[Sequence[float]]) -> Dataset:

@@ -12,10 +12,10 @@ class ReportExtraMissing(RuntimeError):
 
 
 def write_pdf(payload, path, sweeps=()):
-    """Write the PDF report of a results payload (see :mod:`reports.pdf`)."""
+    """Write the PDF report of a results payload (see :mod:`dpaudit.reports.pdf`)."""
     try:
         # matplotlib (the optional [report] extra) is imported only when a PDF is made.
-        from reports.pdf import write_pdf as _write
+        from dpaudit.reports.pdf import write_pdf as _write
     except ImportError as exc:
         if (exc.name or "").split(".")[0] != "matplotlib":
             raise

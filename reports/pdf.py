@@ -20,8 +20,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.backends.backend_pdf import PdfPages
 
-from audit.files import write_atomic
-from audit.results import (
+from dpaudit.engine.files import write_atomic
+from dpaudit.engine.results import (
     HOLDS,
     NO_CLAIM,
     NOT_APPLICABLE,
@@ -31,8 +31,8 @@ from audit.results import (
     UNVERIFIED_HOLDS,
     outcome,
 )
-from reports import plots
-from reports.text import fmt
+from dpaudit.reports import plots
+from dpaudit.reports.text import fmt
 
 PAGE = (8.27, 11.69)  # A4 portrait, inches
 ROWS_PER_PAGE = 34
@@ -325,7 +325,7 @@ def _literal(value: Any) -> Any:
 def write_pdf(payload: dict[str, Any], path: str | os.PathLike, sweeps: Sequence[dict[str, Any]] = ()) -> None:
     """Write the report of ``payload`` (a results.json) and optional sweeps to ``path``, atomically.
 
-    The PDF is rendered in memory and written with :func:`audit.files.write_atomic` (an exclusive,
+    The PDF is rendered in memory and written with :func:`dpaudit.engine.files.write_atomic` (an exclusive,
     randomly named temporary file, never through a symbolic link): a fixed temporary name in a
     shared folder could be a link planted to overwrite another file."""
     metadata = {"Creator": "dpaudit", "Producer": "dpaudit", "CreationDate": None, "ModDate": None,

@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import NullFormatter
 
-from reports.text import fmt
+from dpaudit.reports.text import fmt
 
 RED, GREEN, GREY, BLUE, ORANGE = "#c0392b", "#1e8449", "#7f8c8d", "#1f4e79", "#d68910"
 

@@ -1,12 +1,12 @@
 """The plain-text summary table of a run, from saved records (the outcome of each is
-:func:`audit.results.outcome`)."""
+:func:`dpaudit.engine.results.outcome`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from audit.results import NOT_REPRODUCIBLE, outcome
+from dpaudit.engine.results import NOT_REPRODUCIBLE, outcome
 
 
 def fmt(value: Any) -> str:

@@ -1,10 +1,10 @@
-"""The command line run in the test process: ``audit.cli.main`` with its output captured."""
+"""The command line run in the test process: ``dpaudit.cli.main`` with its output captured."""
 
 import contextlib
 import io
 from dataclasses import dataclass
 
-from audit.cli import main
+from dpaudit.cli import main
 
 
 @dataclass(frozen=True)

@@ -68,7 +68,7 @@ def default_suite_run(tmp_path_factory):
 
 @pytest.fixture
 def cli():
-    """``cli("run", ...)``: the command line run in this process (the same ``audit.cli.main``
+    """``cli("run", ...)``: the command line run in this process (the same ``dpaudit.cli.main``
     that ``python -m audit`` calls, without a new interpreter's ~2 s start), for tests of
     what the CLI says and returns.  Tests of the process itself (signals, start-up imports,
     ``python -m``) keep a subprocess."""

@@ -1,4 +1,4 @@
-"""audit.adapters: a RandomState seeded from the audit's generator (diffprivlib-style), per-call
+"""dpaudit.adapters: a RandomState seeded from the audit's generator (diffprivlib-style), per-call
 functions as vectorised unseeded mechanisms (OpenDP-style), and the README's examples of both,
 extracted and run."""
 
@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit import InputError, audit_mechanism
-from audit.adapters import PER_CALL_BLOCK, numpy_random_state, per_call
-from audit.cli import main
-from audit.testing import check_mechanism
-from mechanisms.classic import on_grid
+from dpaudit import InputError, audit_mechanism
+from dpaudit.adapters import PER_CALL_BLOCK, numpy_random_state, per_call
+from dpaudit.cli import main
+from dpaudit.mechanisms.classic import on_grid
+from dpaudit.testing import check_mechanism
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy import optimize
 
-from audit import audit_mechanism, audit_samples
-from audit.catalog import alignment as af
-from audit.results import ClaimCheck, outcome
-from dpcore import Guarantee, InputError
-from mechanisms.align_covariance import PrivateCovariance
-from mechanisms.align_mle import PrivateMLE, minimise_batch, objective_curve_1d
-from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
-from mechanisms.classic import on_grid
-from mechanisms.curves import (
+from dpaudit import audit_mechanism, audit_samples
+from dpaudit.catalog import alignment as af
+from dpaudit.core import Guarantee, InputError
+from dpaudit.engine.results import ClaimCheck, outcome
+from dpaudit.mechanisms.align_covariance import PrivateCovariance
+from dpaudit.mechanisms.align_mle import PrivateMLE, minimise_batch, objective_curve_1d
+from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
+from dpaudit.mechanisms.classic import on_grid
+from dpaudit.mechanisms.curves import (
     chi_delta,
     chi_delta_array,
     chi_epsilon,
@@ -27,10 +27,10 @@ from mechanisms.curves import (
     gauss_epsilon,
     objective_sigma,
 )
-from mechanisms.faulty import PrivateMLEOnTenthNoise
-from mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory
-from neighbors import Dataset, zero_out
-from neighbors.synthetic import preference_records, preferences
+from dpaudit.mechanisms.faulty import PrivateMLEOnTenthNoise
+from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory
+from dpaudit.neighbors import Dataset, zero_out
+from dpaudit.neighbors.synthetic import preference_records, preferences
 
 # --- reference curves ------------------------------------------------------------------
 

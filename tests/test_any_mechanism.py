@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from audit import Guarantee, audit_mechanism
+from dpaudit import Guarantee, audit_mechanism
 from tests.zoo import AbortOrLaplace, Cauchy, Geometric, LaplaceOnCount, RRVectorWithAbort, ShiftedUniform
 
 OWN = [Geometric(0.5), Cauchy(0.5), RRVectorWithAbort(0.3), AbortOrLaplace(0.5)]
@@ -36,8 +36,8 @@ def test_power_twin_the_same_mechanisms_are_caught_claiming_half_their_epsilon(m
 
 
 def test_true_epsilon_10_is_certified_above_9():
-    from mechanisms.classic import RandomizedResponse
-    from neighbors import Dataset
+    from dpaudit.mechanisms.classic import RandomizedResponse
+    from dpaudit.neighbors import Dataset
     d = Dataset({"bit": [0]})
     r = audit_mechanism(RandomizedResponse(10.0), d, d.add({"bit": 1}), samples=1_000_000, seed=0)
     assert 9.0 <= r.epsilon_lower <= 10.0

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
-from audit import Guarantee, InputError, audit_mechanism
-from audit.api import RunContext
-from mechanisms.classic import on_grid
+from dpaudit import Guarantee, InputError, audit_mechanism
+from dpaudit.engine.api import RunContext
+from dpaudit.mechanisms.classic import on_grid
 
 SMALL = 20_000
 

@@ -1,42 +1,49 @@
 """The house's layering, read from the source: no upward import, no import cycle.
 
-Layers, bottom to top (a module may import its own layer and the layers below):
+Layers of the ``dpaudit`` package, bottom to top (a module may import its own layer and the
+layers below):
 
-    0 core        dpcore
-    1 neighbors   datasets and neighbour relations
-    2 mechanisms  the mechanisms and their protocol
-    3 engine      audit (estimator, views, exact, runner, execution, results, api, testing)
-    4 catalog     audit.catalog (the papers' families)      | siblings: neither imports
-    4 reports     reports (text and PDF, from saved results) | the other
-    5 app         audit.cli, audit.config, audit.bench, audit.sweep, audit.__main__, audit.pytest_plugin
+    0 core        dpaudit.core (errors, validators, closed sets)
+    1 neighbors   dpaudit.neighbors (datasets and neighbour relations)
+    2 mechanisms  dpaudit.mechanisms, dpaudit.adapters (the mechanisms, their protocol, adapters)
+    3 engine      dpaudit.engine (estimator, views, exact, runner, execution, results, api, search, plan)
+    4 one-run     dpaudit.onerun (canary games and one-run bounds; may use the engine's bounds)
+    5 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
+    5 reports     dpaudit.reports (text and PDF, from saved records) | another
+    5 testing     dpaudit.testing (assert_private, its budget)      |
+    6 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin
 
-Nothing imports ``audit.cli``.  An import inside a function body counts like any other.
+The package's ``__init__`` is the public façade: it imports lazily (PEP 562), and other modules
+may take ``__version__`` from it, nothing else.  Nothing imports ``dpaudit.cli``.  An import
+inside a function body counts like any other.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("dpcore", "neighbors", "mechanisms", "audit", "reports")
-APP = {"audit.cli", "audit.config", "audit.bench", "audit.sweep", "audit.__main__", "audit.pytest_plugin"}
-LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "engine": 3, "catalog": 4, "reports": 4, "app": 5}
+OLD_NAMES = ("audit", "dpcore", "mechanisms", "neighbors", "reports")
+LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "engine": 3, "onerun": 4, "catalog": 5, "reports": 5,
+         "testing": 5, "app": 6}
+SIBLINGS = {"catalog", "reports", "testing"}
+ROOMS = {"core": "core", "neighbors": "neighbors", "mechanisms": "mechanisms", "adapters": "mechanisms",
+         "engine": "engine", "onerun": "onerun", "catalog": "catalog", "reports": "reports",
+         "testing": "testing", "cli": "app", "runs": "app", "__main__": "app"}
 
 
 def layer_of(module: str) -> str:
-    top = module.split(".")[0]
-    if top == "dpcore":
-        return "core"
-    if top in ("neighbors", "mechanisms", "reports"):
-        return top
-    if module == "audit.catalog" or module.startswith("audit.catalog."):
-        return "catalog"
-    if module in APP:
+    if module == "dpaudit.testing.pytest_plugin":
         return "app"
-    return "engine"
+    parts = module.split(".")
+    if parts[0] != "dpaudit":
+        return "foreign"
+    return ROOMS[parts[1]] if len(parts) > 1 else "facade"
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -59,18 +66,31 @@ def imports_of(path: Path, module: str) -> set[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
-    return {m for m in found if m.split(".")[0] in PACKAGES}
+            if base != "dpaudit":  # from the façade: each name is a subpackage, or a façade name
+                found.add(base)
+            # the façade's version string is the one thing any layer may take from it
+            found.update(f"{base}.{a.name}" for a in node.names if (base, a.name) != ("dpaudit", "__version__"))
+    return {m for m in found if m.split(".")[0] in ("dpaudit", *OLD_NAMES)}
+
+
+def package_files(root: Path) -> list[Path]:
+    """Every module of the package as installed: ``dpaudit`` and the folders it links to."""
+    out = []
+    for folder, _, files in os.walk(root / "dpaudit", followlinks=True):
+        out.extend(Path(folder) / f for f in files if f.endswith(".py"))
+    return sorted(out)
 
 
 def graph(root: Path) -> dict[str, set[str]]:
     """Module -> the project modules it imports (names that are attributes map to their module)."""
-    modules = {module_name(p, root): p for pkg in PACKAGES for p in (root / pkg).rglob("*.py")}
+    modules = {module_name(p, root): p for p in package_files(root)}
     out = {}
     for name, path in modules.items():
         targets = set()
         for imported in imports_of(path, name):
+            if imported.split(".")[0] in OLD_NAMES:
+                targets.add(imported)  # a generic top-level name: never ours to import
+                continue
             while imported and imported not in modules:
                 imported = imported.rpartition(".")[0]
             if imported and imported != name:
@@ -84,8 +104,14 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
     for src, targets in edges.items():
         for dst in targets:
             ls, ld = layer_of(src), layer_of(dst)
-            sibling = {ls, ld} == {"catalog", "reports"}
-            if LAYER[ld] > LAYER[ls] or sibling or (dst == "audit.cli" and src != "audit.__main__"):
+            if ld == "foreign":  # a generic top-level name: never ours to import
+                bad.append(f"{src} ({ls}) imports {dst} (not dpaudit)")
+                continue
+            if ls == "facade":
+                continue
+            sibling = ls != ld and {ls, ld} <= SIBLINGS
+            upward = ld == "facade" or LAYER[ld] > LAYER[ls]
+            if upward or sibling or (dst == "dpaudit.cli" and src != "dpaudit.__main__"):
                 bad.append(f"{src} ({ls}) imports {dst} ({ld})")
     return sorted(bad)
 
@@ -139,22 +165,27 @@ def test_no_import_cycle():
 
 @pytest.fixture
 def tree_copy(tmp_path: Path) -> Path:
-    for pkg in PACKAGES:
-        for p in (ROOT / pkg).rglob("*.py"):
-            target = tmp_path / p.relative_to(ROOT)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(p.read_text(encoding="utf-8"), encoding="utf-8")
+    shutil.copytree(ROOT / "dpaudit", tmp_path / "dpaudit", ignore=shutil.ignore_patterns("__pycache__", "configs"))
     return tmp_path
 
 
+def test_the_package_imports_no_generic_top_level_name():
+    """A user's ``audit.py`` or ``mechanisms/`` must never stand in for ours."""
+    assert [e for e in upward_imports(graph(ROOT)) if any(f" imports {n}" in e for n in OLD_NAMES)] == []
+
+
 @pytest.mark.parametrize("module, line", [
-    ("mechanisms/_probe.py", "from audit import runner\n"),             # mechanisms -> engine
-    ("neighbors/_probe.py", "import mechanisms.classic\n"),              # neighbors -> mechanisms
-    ("dpcore/_probe.py", "from neighbors import Dataset\n"),            # core -> anything
-    ("audit/_probe.py", "from audit.catalog import kl\n"),              # engine -> catalog
-    ("audit/_probe.py", "def f():\n    import reports.text\n"),         # engine -> reports, inside a function
-    ("reports/_probe.py", "from audit import catalog\n"),               # reports -> catalog (siblings)
-    ("audit/catalog/_probe.py", "from audit.cli import main\n"),        # nothing imports the CLI
+    ("dpaudit/mechanisms/_probe.py", "from dpaudit.engine import runner\n"),          # mechanisms -> engine
+    ("dpaudit/neighbors/_probe.py", "import dpaudit.mechanisms.classic\n"),          # neighbors -> mechanisms
+    ("dpaudit/core/_probe.py", "from dpaudit.neighbors import Dataset\n"),           # core -> anything
+    ("dpaudit/engine/_probe.py", "from dpaudit.catalog import kl\n"),                # engine -> catalog
+    ("dpaudit/engine/_probe.py", "from dpaudit.onerun import game\n"),               # engine -> one-run
+    ("dpaudit/engine/_probe.py", "def f():\n    import dpaudit.reports.text\n"),    # engine -> reports, in a function
+    ("dpaudit/engine/_probe.py", "from dpaudit import audit_mechanism\n"),           # engine -> the façade
+    ("dpaudit/engine/_probe.py", "from mechanisms import base\n"),                   # a generic top-level name
+    ("dpaudit/reports/_probe.py", "from dpaudit import catalog\n"),                  # reports -> catalog (siblings)
+    ("dpaudit/testing/_probe.py", "from dpaudit.reports import text\n"),             # testing -> reports (siblings)
+    ("dpaudit/catalog/_probe.py", "from dpaudit.cli import main\n"),                 # nothing imports the CLI
 ])
 def test_an_upward_import_is_caught(tree_copy: Path, module: str, line: str):
     (tree_copy / module).write_text(line, encoding="utf-8")
@@ -164,26 +195,26 @@ def test_an_upward_import_is_caught(tree_copy: Path, module: str, line: str):
 
 
 def test_a_cycle_is_caught(tree_copy: Path):
-    (tree_copy / "audit" / "_probe_a.py").write_text("from audit import _probe_b\n", encoding="utf-8")
-    (tree_copy / "audit" / "_probe_b.py").write_text("import audit._probe_a\n", encoding="utf-8")
-    assert cycles(without_parent_edges(graph(tree_copy))) == [["audit._probe_a", "audit._probe_b"]]
+    (tree_copy / "dpaudit" / "engine" / "_probe_a.py").write_text("from dpaudit.engine import _probe_b\n",
+                                                                   encoding="utf-8")
+    (tree_copy / "dpaudit" / "engine" / "_probe_b.py").write_text("import dpaudit.engine._probe_a\n", encoding="utf-8")
+    assert cycles(without_parent_edges(graph(tree_copy))) == [["dpaudit.engine._probe_a", "dpaudit.engine._probe_b"]]
 
 
 def function_body_imports(root: Path) -> list[str]:
     """Imports inside function bodies of package code, except optional dependencies that say so
     in a comment on the line or the line above (dask, matplotlib, pypdf)."""
     found = []
-    for pkg in PACKAGES:
-        for path in (root / pkg).rglob("*.py"):
-            lines = path.read_text(encoding="utf-8").splitlines()
-            for fn in ast.walk(ast.parse("\n".join(lines))):
-                if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-                    continue
-                for node in ast.walk(fn):
-                    if isinstance(node, ast.Import | ast.ImportFrom):
-                        near = " ".join(lines[max(0, node.lineno - 2):node.lineno])
-                        if "optional" not in near:
-                            found.append(f"{path.relative_to(root)}:{node.lineno}")
+    for path in package_files(root):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for fn in ast.walk(ast.parse("\n".join(lines))):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    near = " ".join(lines[max(0, node.lineno - 2):node.lineno])
+                    if "optional" not in near:
+                        found.append(f"{path.relative_to(root)}:{node.lineno}")
     return sorted(set(found))
 
 
@@ -192,5 +223,6 @@ def test_no_import_inside_a_function_but_optional_dependencies():
 
 
 def test_an_import_inside_a_function_is_caught(tree_copy: Path):
-    (tree_copy / "audit" / "_probe.py").write_text("def f():\n    import json\n    return json\n", encoding="utf-8")
-    assert function_body_imports(tree_copy) == ["audit/_probe.py:2"]
+    (tree_copy / "dpaudit" / "engine" / "_probe.py").write_text("def f():\n    import json\n    return json\n",
+                                                                encoding="utf-8")
+    assert function_body_imports(tree_copy) == ["dpaudit/engine/_probe.py:2"]

@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.bench import estimation_samples, split_and_count
-from audit.bounds import all_subsets, ceiling, clopper_pearson, epsilon_from_bounds
-from audit.catalog import classic
-from audit.cli import main
-from mechanisms.classic import Laplace, RandomizedResponse
-from neighbors import Dataset
+from dpaudit.catalog import classic
+from dpaudit.cli import main
+from dpaudit.engine.bounds import all_subsets, ceiling, clopper_pearson, epsilon_from_bounds
+from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
+from dpaudit.neighbors import Dataset
+from dpaudit.runs.bench import estimation_samples, split_and_count
 
 
 def _case(name):
@@ -97,8 +97,8 @@ def test_laplace_shift_ceiling_uses_both_tails():
 def test_same_sample_ceiling_counts_the_audits_own_estimation_samples():
     """The samples the same-sample ceiling counts are the audit's: its own event, counted there
     by the bench's path, gives back the audit's counts exactly (seeded, 2e5 samples per side)."""
-    from audit.api import audit_mechanism
-    from audit.runner import estimation_outputs
+    from dpaudit.engine.api import audit_mechanism
+    from dpaudit.engine.runner import estimation_outputs
     case = _case("sparse")
     r = audit_mechanism(case.mechanism, case.d, case.d_prime, samples=200_000, seed=3)
     bound = r.estimate.bounds[0]

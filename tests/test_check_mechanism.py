@@ -1,4 +1,4 @@
-"""audit.testing.check_mechanism: every built-in mechanism keeps the contract of mechanisms.base,
+"""dpaudit.testing.check_mechanism: every built-in mechanism keeps the contract of dpaudit.mechanisms.base,
 and a twin broken in one way fails the check that names that way."""
 
 from dataclasses import dataclass
@@ -6,12 +6,12 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from audit import catalog
-from audit.testing import MechanismCheckError, check_mechanism
-from dpcore import Guarantee
-from mechanisms.base import sample_categorical
-from mechanisms.classic import RandomizedResponse
-from neighbors import Dataset
+from dpaudit import catalog
+from dpaudit.core import Guarantee
+from dpaudit.mechanisms.base import sample_categorical
+from dpaudit.mechanisms.classic import RandomizedResponse
+from dpaudit.neighbors import Dataset
+from dpaudit.testing import MechanismCheckError, check_mechanism
 
 
 def _builtin_cases():

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit import catalog
-from audit.catalog.family import Family
-from dpcore import CLAIM_STATUSES, Claim, Document, InputError
+from dpaudit import catalog
+from dpaudit.catalog.family import Family
+from dpaudit.core import CLAIM_STATUSES, Claim, Document, InputError
 
 BUILTIN = tuple(f.name for f in catalog.BUILTIN)
 

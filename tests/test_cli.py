@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.cli import main
+from dpaudit import reports
+from dpaudit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict", "exact_verdict", "event")
@@ -145,7 +146,6 @@ def test_a_different_seed_gives_different_numbers(tmp_path, no_pdf):
 def no_pdf(monkeypatch):
     """For runs whose tests read results.json and summary.txt only: skip each run's PDF render
     (~30 s, more than the 2e5-sample audits); the report tests check the default run's PDF."""
-    import reports
     rendered = []
     monkeypatch.setattr(reports, "write_pdf", lambda payload, path, sweeps=(): rendered.append(path))
     return rendered

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import audit
-from audit import bench, catalog
-from audit.cli import SHIPPED_CONFIGS, _int_at_least, _sizes, build_parser, main
+import dpaudit
+from dpaudit import catalog
+from dpaudit.cli import SHIPPED_CONFIGS, _int_at_least, _sizes, build_parser, main
+from dpaudit.runs import bench
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +85,7 @@ def test_a_misspelled_name_gets_a_suggestion(capsys, cli):
 
 
 def test_list_configs_shows_the_shipped_configs_and_they_live_in_the_package(capsys):
-    assert Path(audit.__file__).resolve().parent / "configs" == SHIPPED_CONFIGS
+    assert Path(dpaudit.__file__).resolve().parent / "configs" == SHIPPED_CONFIGS
     assert main(["list", "--configs"]) == 0
     out = capsys.readouterr().out
     for name in ("classic.toml", "kl-bandit.toml", "kl-linear.toml", "kl-rlhf.toml"):
@@ -95,9 +96,9 @@ def test_list_configs_shows_the_shipped_configs_and_they_live_in_the_package(cap
 
 def test_version(capsys):
     assert main(["--version"]) == 0
-    assert capsys.readouterr().out.startswith(f"dpaudit {audit.__version__} ")
+    assert capsys.readouterr().out.startswith(f"dpaudit {dpaudit.__version__} ")
     proc = run_cli("--version")
-    assert proc.returncode == 0 and proc.stdout.startswith(f"dpaudit {audit.__version__}")
+    assert proc.returncode == 0 and proc.stdout.startswith(f"dpaudit {dpaudit.__version__}")
 
 
 @pytest.mark.parametrize("text, value", [("1000000", 10**6), ("1e6", 10**6), ("1E6", 10**6), ("2.5e5", 250_000),
@@ -133,7 +134,7 @@ def test_run_with_samples_in_float_notation(tmp_path, cli):
 
 USER_MODULE = """
 import numpy as np
-from mechanisms.classic import on_grid
+from dpaudit.mechanisms.classic import on_grid
 
 class Count:
     name = "my-count"

@@ -1,5 +1,5 @@
 """``python -m audit run --search SPACE`` and a config scenario's ``search`` key: the pair is
-searched (audit.search.search_pair), the exit status is the verdicts' (0 as expected, 1 a
+searched (dpaudit.engine.search.search_pair), the exit status is the verdicts' (0 as expected, 1 a
 finding, 2 bad input).  Confidence 0.95, seed 0 throughout."""
 
 import json

@@ -1,4 +1,4 @@
-"""audit.config.load on small TOML files: a good config builds the plan it describes; every bad
+"""dpaudit.runs.config.load on small TOML files: a good config builds the plan it describes; every bad
 key or value is an InputError that names its key path."""
 
 import math
@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from audit import Guarantee, InputError
-from audit.config import Plan, RunSettings, load
-from mechanisms.classic import Laplace, RandomizedResponse
+from dpaudit import Guarantee, InputError
+from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
+from dpaudit.runs.config import Plan, RunSettings, load
 
 RR = """
 [[scenario]]

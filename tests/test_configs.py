@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli import main
+from dpaudit.cli import main
 from tests.clirun import CliRun, in_process
 
 ROOT = Path(__file__).resolve().parents[1]

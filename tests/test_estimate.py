@@ -9,11 +9,11 @@ import math
 import numpy as np
 import pytest
 
-from audit import audit_mechanism, audit_samples
-from audit.bounds import clopper_pearson
-from dpcore import InputError
-from mechanisms.classic import Laplace, RandomizedResponse
-from neighbors import Dataset
+from dpaudit import audit_mechanism, audit_samples
+from dpaudit.core import InputError
+from dpaudit.engine.bounds import clopper_pearson
+from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
+from dpaudit.neighbors import Dataset
 
 BIT = Dataset({"bit": [0]})
 BIT_PRIME = BIT.add({"bit": 1})
@@ -62,7 +62,7 @@ def test_validity_at_most_5_percent_above_true_epsilon(mechanism, d, d_prime):
 
 def test_validity_twin_a_mechanism_leaking_more_than_claimed_is_caught():
     """The same audit on RR with true ε = 1.5 but a claim of 1 is a violation in most runs."""
-    from mechanisms.base import Guarantee
+    from dpaudit.mechanisms.base import Guarantee
     claim = [Guarantee(epsilon=1.0, delta=0.0, relation="add-remove", source="test", claim_id="test/rr-understated")]
     caught = sum(audit_mechanism(RandomizedResponse(1.5), BIT, BIT_PRIME, samples=20_000, seed=s,
                                  claims=claim).verdict == "violation" for s in range(40))

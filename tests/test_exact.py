@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from audit.exact import delta_for_epsilon, epsilon_for_delta, pure_epsilon
-from dpcore import InputError
+from dpaudit.core import InputError
+from dpaudit.engine.exact import delta_for_epsilon, epsilon_for_delta, pure_epsilon
 
 
 def brute_delta(p, q, eps):

@@ -4,11 +4,12 @@ numbers never depend on where chunks ran."""
 
 import pytest
 
-from audit import audit_mechanism, execution
-from audit.api import RunContext
-from audit.execution import Execution
-from mechanisms.classic import RandomizedResponse
-from neighbors import Dataset
+from dpaudit import audit_mechanism
+from dpaudit.engine import execution
+from dpaudit.engine.api import RunContext
+from dpaudit.engine.execution import Execution
+from dpaudit.mechanisms.classic import RandomizedResponse
+from dpaudit.neighbors import Dataset
 
 BIT = Dataset({"bit": [0]})
 

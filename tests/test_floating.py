@@ -5,11 +5,11 @@ fixed seeds."""
 import numpy as np
 import pytest
 
-from audit import audit_mechanism, audit_samples
-from audit.views.floating import Floating, applies, codes, describe_code
-from mechanisms.classic import Laplace, SnappingLaplace
-from mechanisms.faulty import TextbookFloatLaplace
-from neighbors import Dataset
+from dpaudit import audit_mechanism, audit_samples
+from dpaudit.engine.views.floating import Floating, applies, codes, describe_code
+from dpaudit.mechanisms.classic import Laplace, SnappingLaplace
+from dpaudit.mechanisms.faulty import TextbookFloatLaplace
+from dpaudit.neighbors import Dataset
 
 
 def test_codes_read_sign_exponent_and_trailing_zeros():
@@ -60,7 +60,7 @@ def test_the_view_skips_integer_outputs():
 
 
 def _split(x, y):
-    from audit.views import Split
+    from dpaudit.engine.views import Split
     h = len(x) // 2
     return (Split(x[:h], y[:h], x[h:], y[h:]),)
 

@@ -29,12 +29,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from audit import cli
-from audit.cli import main
-from audit.config import load
-from audit.execution import Progress, _checksum
-from audit.files import FolderLock, append_line, write_atomic
-from dpcore import InputError
+from dpaudit import cli
+from dpaudit.cli import main
+from dpaudit.core import InputError
+from dpaudit.engine.execution import Progress, _checksum
+from dpaudit.engine.files import FolderLock, append_line, write_atomic
+from dpaudit.runs.config import load
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
@@ -491,9 +491,9 @@ def test_a_checkpoint_replaced_by_a_link_is_refused(copy_of, tmp_path, capsys):
 # --- 8. resource limits ----------------------------------------------------------------------
 
 def test_a_budget_beyond_memory_exits_2_at_once_with_the_estimate(tmp_path, capsys, monkeypatch):
-    # The selection split is capped (audit.streaming), so any budget fits in a few hundred MB: a machine
+    # The selection split is capped (dpaudit.engine.streaming), so any budget fits in a few hundred MB: a machine
     # with 50 MB free is what makes this one too large.
-    monkeypatch.setattr("audit.runner.available_memory", lambda: 50 * 2**20)
+    monkeypatch.setattr("dpaudit.engine.runner.available_memory", lambda: 50 * 2**20)
     start = time.perf_counter()
     assert main(["run", *CORRECT, "--samples", "1000000000000", "--quiet", "--out", str(tmp_path / "o")]) == 2
     seconds = time.perf_counter() - start

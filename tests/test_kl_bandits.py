@@ -6,13 +6,13 @@ import math
 import numpy as np
 import pytest
 
-from audit import audit_mechanism
-from audit.exact import delta_for_epsilon, pure_epsilon
-from dpcore import InputError
-from mechanisms.kl_bandits import KLBandit
-from neighbors import Dataset, add_remove
-from neighbors.search import worst_pair
-from neighbors.synthetic import bandit_candidates, bandit_log
+from dpaudit import audit_mechanism
+from dpaudit.core import InputError
+from dpaudit.engine.exact import delta_for_epsilon, pure_epsilon
+from dpaudit.mechanisms.kl_bandits import KLBandit
+from dpaudit.neighbors import Dataset, add_remove
+from dpaudit.neighbors.search import worst_pair
+from dpaudit.neighbors.synthetic import bandit_candidates, bandit_log
 
 # spec A.2.4: (D, D', mechanism, claimed eps, claimed delta, exact delta, Cor. 1 delta)
 ROW1 = bandit_log([[], [0.0] * 1_000_000])
@@ -133,7 +133,7 @@ def test_malformed_logs_name_the_column(columns, field):
 def test_row2_is_an_exact_only_fixture_of_the_default_suite():
     """Spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact δ 0.50.  From samples the event {b} bounds ε
     by about log(0.5 n/3), so refuting 20.30 needs n ≈ 2.4e9 per side: only the white box reaches it."""
-    from audit.catalog.kl import mab_scenarios
+    from dpaudit.catalog.kl import mab_scenarios
     sc = next(s for s in mab_scenarios() if s.name == "kl-mab-a24-row2")
     assert sc.expected["kl-mab/thm1-approx"] == sc.expected["kl-mab/cor1"] == "exact-violation"
     assert sc.samples_factor <= 0.1

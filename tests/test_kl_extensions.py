@@ -7,12 +7,12 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from audit import audit_mechanism
-from audit.catalog.kl import _kl_search
-from audit.exact import delta_for_epsilon, pure_epsilon
-from dpcore import InputError
-from mechanisms.kl_bandits import KLBandit
-from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
+from dpaudit import audit_mechanism
+from dpaudit.catalog.kl import _kl_search
+from dpaudit.core import InputError
+from dpaudit.engine.exact import delta_for_epsilon, pure_epsilon
+from dpaudit.mechanisms.kl_bandits import KLBandit
+from dpaudit.mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
 
 KL = KLBandit(3, eta=0.25, beta0=0.5, pi0=(0.02, 0.49, 0.49))
 PAIR = _kl_search(KL, "add-remove")
@@ -77,7 +77,7 @@ def test_inexact_policy_converges_and_its_claim_holds():
 
 def test_inexact_corrected_delta_differs_only_for_approximate_claims():
     kl = KLBandit(2, eta=0.001, beta0=0.95, n0=1000, k=3)
-    from neighbors.synthetic import bandit_log
+    from dpaudit.neighbors.synthetic import bandit_log
     d = bandit_log([[1.0, 0.5], [0.067345] * 3000])
     inexact = InexactPolicy(kl, iterations=2, step=500.0)
     claims = {g.claim_id: g for g in inexact.pair_guarantees(d, d.remove(1), "add-remove")}
@@ -87,7 +87,7 @@ def test_inexact_corrected_delta_differs_only_for_approximate_claims():
 def test_inexact_over_a_tight_approximate_claim_needs_the_corrected_delta():
     """Spec A.5: for δ > 0 the printed (ε + 2ε̂, δ) is wrong, e^ε̂ δ is right.  Base claim: the corrected
     A.2.4 statement, which holds and is tight on this pair (b empty in D, D′ adds (b, R): δ_c = π̃(b; D′))."""
-    from audit.catalog.kl import _inexact_delta
+    from dpaudit.catalog.kl import _inexact_delta
     sc = _inexact_delta()
     inexact, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
     base = inexact.base
@@ -117,7 +117,7 @@ def test_inexact_over_a_tight_approximate_claim_needs_the_corrected_delta():
 
 def test_inexact_base_claim_by_id_must_be_stated_and_applicable():
     kl = KLBandit(2, eta=0.5, beta0=1.0, n0=1)
-    from neighbors.synthetic import bandit_log
+    from dpaudit.neighbors.synthetic import bandit_log
     d = bandit_log([[], [1.0] * 5])
     missing = InexactPolicy(kl, iterations=2, step=1.0, base_claim="kl-mab/no-such-claim")
     gs = missing.pair_guarantees(d, d.add({"action": 0, "reward": 1.0}), "add-remove")

@@ -5,11 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from audit import audit_mechanism
-from audit.exact import delta_for_epsilon, pure_epsilon
-from dpcore import InputError
-from mechanisms.kl_linear import KLLinearBandit
-from neighbors.synthetic import linear_log
+from dpaudit import audit_mechanism
+from dpaudit.core import InputError
+from dpaudit.engine.exact import delta_for_epsilon, pure_epsilon
+from dpaudit.mechanisms.kl_linear import KLLinearBandit
+from dpaudit.neighbors.synthetic import linear_log
 
 EMPTY = linear_log([], [], d=1)
 ONE = EMPTY.add({"phi": [1.0], "reward": 1.0})
@@ -58,7 +58,7 @@ def test_a33_witness_breaks_the_approximate_part(lambda0, eps, delta):
 
 def test_theorem2_pure_holds_on_random_logs_with_feature_candidates():
     """Spec A.3.2: max ε_sup/ε0 over random logs is about 0.77; it must stay below 1."""
-    from neighbors import add_remove
+    from dpaudit.neighbors import add_remove
     rng = np.random.default_rng(21)
     worst = 0.0
     for _ in range(40):
@@ -91,7 +91,7 @@ def test_corollary2_approximate_part_reproduces_its_witness_and_is_refuted():
     """Registry witness of kl-linear/cor2-approx: d = 2, 1000 reward-0 points on e1, two reward-1 points on
     e2, actions {e2, 0}, β0 = 100, η = 1, π̃(e2; D) = 1/2, k1 = 250.5, c = 0.05: claimed (3.40, 7.1e-4),
     exact δ(3.40) = 0.50."""
-    from audit.catalog.kl import _linear_cor2_approx
+    from dpaudit.catalog.kl import _linear_cor2_approx
     sc = _linear_cor2_approx()
     mech, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
     sigma, _ = mech.statistics(d)

@@ -8,11 +8,11 @@ import pytest
 from scipy.optimize import minimize
 from scipy.special import logit
 
-from audit import audit_mechanism
-from audit.exact import delta_for_epsilon, pure_epsilon
-from dpcore import InputError
-from mechanisms.kl_rlhf import KLRLHF, MLEUndefined, bradley_terry_mle, separation
-from neighbors.synthetic import comparisons
+from dpaudit import audit_mechanism
+from dpaudit.core import InputError
+from dpaudit.engine.exact import delta_for_epsilon, pure_epsilon
+from dpaudit.mechanisms.kl_rlhf import KLRLHF, MLEUndefined, bradley_terry_mle, separation
+from dpaudit.neighbors.synthetic import comparisons
 
 PM = ((1.0,), (-1.0,))
 
@@ -133,7 +133,7 @@ def test_theorem4_is_caught_empirically_and_the_corrected_bound_is_tight():
 @pytest.mark.parametrize("lambda0,eps,delta,exact_delta", [(1e4, 1.16, 2e-6, 0.4999), (2500, 2.33, 2e-12, 0.4996),
                                                            (625, 4.66, 2e-24, 0.4960)])
 def test_approximate_label_dp_is_caught(lambda0, eps, delta, exact_delta):
-    from audit.catalog.kl import _rlhf_approx
+    from dpaudit.catalog.kl import _rlhf_approx
     sc = _rlhf_approx(lambda0)
     mech, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
     g = claims(mech, d, dp, "label-flip")["kl-rlhf/thm3-label-approx"]
@@ -148,7 +148,7 @@ def test_approximate_label_dp_is_caught(lambda0, eps, delta, exact_delta):
 def test_theorem4_approximate_part_reproduces_its_witness_and_is_caught():
     """Registry witness of kl-rlhf/thm4-addremove-approx: the approximate fixture of spec A.4.2, remove a
     label-1 comparison, B = 0.141, λ0 = 1e4: claimed (0.66, 1.2e-6), exact δ = 0.48."""
-    from audit.catalog.kl import _rlhf_approx_addremove
+    from dpaudit.catalog.kl import _rlhf_approx_addremove
     sc = _rlhf_approx_addremove(1e4)
     mech, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime
     g = claims(mech, d, dp, "add-remove")
@@ -175,7 +175,7 @@ def test_theorem4_approximate_part_reproduces_its_witness_and_is_caught():
 def test_corollary3_at_the_smallest_k1_is_theorem3_and_is_caught():
     """Corollary 3 needs λ_min ≥ λ + n/(k1 d): on the canonical n = 10 family (λ_min − λ = 40) the smallest
     k1 is 1/4, where ε0′ = (2 + 2e^{2B})k1 d/(nη) equals Theorem 3's (1.25 at η = 0.1; exact 3.38)."""
-    from audit.catalog.kl import kl_paper_scenarios
+    from dpaudit.catalog.kl import kl_paper_scenarios
     sc = next(s for s in kl_paper_scenarios() if s.name == "kl-rlhf-label")
     assert sc.mechanism.k1 == 0.25 and sc.expected["kl-rlhf/cor3-label"] == "violation"
     d, dp = sc.pair.d, sc.pair.d_prime
@@ -215,7 +215,7 @@ def test_swap_claims_on_the_canonical_family(n, ratio, corrected_ratio):
 
 
 def test_swap_scenario_is_caught_and_its_corrected_bound_passes():
-    from audit.catalog.kl import kl_paper_scenarios
+    from dpaudit.catalog.kl import kl_paper_scenarios
     sc = next(s for s in kl_paper_scenarios() if s.name == "kl-rlhf-swap")
     assert sc.pair.relation == "swap"
     d, dp = sc.pair.d, sc.pair.d_prime
@@ -306,7 +306,7 @@ def test_corrected_bounds_are_never_exceeded_on_random_small_datasets():
     ({"z": [[3.0], [2.0]], "label": [1, 0]}, "z"),
 ])
 def test_malformed_comparisons_name_the_column(columns, field):
-    from neighbors import Dataset
+    from dpaudit.neighbors import Dataset
     with pytest.raises(InputError, match=field):
         KLRLHF(PM, ridge=1.0, beta0=0.1, eta=1.0).output_distribution(Dataset(columns))
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from dpcore import InputError
-from neighbors import Dataset, add_remove, label_flip, neighbours, swap
+from dpaudit.core import InputError
+from dpaudit.neighbors import Dataset, add_remove, label_flip, neighbours, swap
 
 
 def test_dataset_rejects_malformed_columns():

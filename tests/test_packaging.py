@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-PACKAGES = ("audit", "dpcore", "mechanisms", "neighbors", "reports")
+PACKAGES = ("audit", "mechanisms", "neighbors", "reports")  # the folders `dpaudit` is made of
 
 
 def test_metadata_is_complete_and_invents_no_url():
@@ -45,7 +45,7 @@ def test_every_package_is_typed_and_the_configs_are_package_data():
     for package in PACKAGES:
         assert (ROOT / package / "py.typed").exists(), package
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
-    assert data["*"] == ["py.typed"] and "configs/*.toml" in data["audit"] and "configs/data/*" in data["audit"]
+    assert data["*"] == ["py.typed"] and "configs/*.toml" in data["dpaudit"] and "configs/data/*" in data["dpaudit"]
     assert (ROOT / "configs").resolve() == (ROOT / "audit" / "configs").resolve()
 
 
@@ -59,7 +59,7 @@ def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need(
 
 
 WITHOUT_MATPLOTLIB = ("import sys; sys.modules['matplotlib'] = None\n"
-                      "from audit.cli import main\n"
+                      "from dpaudit.cli import main\n"
                       "sys.exit(main(sys.argv[1:]))")
 
 
@@ -94,9 +94,21 @@ def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
         pytest.skip("the build backend cannot be fetched here")
     assert proc.returncode == 0, proc.stderr
     names = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).namelist()
-    for expected in ("audit/configs/classic.toml", "audit/configs/kl-rlhf.toml", "audit/configs/data/bandit_log.csv",
-                     *(f"{p}/py.typed" for p in PACKAGES)):
+    for expected in ("dpaudit/configs/classic.toml", "dpaudit/configs/kl-rlhf.toml",
+                     "dpaudit/configs/data/bandit_log.csv", "dpaudit/py.typed", "dpaudit/mechanisms/py.typed",
+                     "dpaudit/neighbors/py.typed", "dpaudit/reports/py.typed", "dpaudit/core/__init__.py",
+                     "dpaudit/engine/runner.py", "dpaudit/testing/pytest_plugin.py"):
         assert expected in names, expected
+    # One import name of ours, and the two-file `audit` that keeps `python -m audit`: nothing generic
+    # (mechanisms, neighbors, reports, dpcore) is installed at the top level.
+    tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
+    assert tops == {"dpaudit", "audit"}, tops
+    assert sorted(n for n in names if n.startswith("audit/")) == ["audit/__init__.py", "audit/__main__.py",
+                                                                  "audit/py.typed"]
+    entry_points = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).read(
+        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    assert "dpaudit = dpaudit.cli:console_main" in entry_points
+    assert "dpaudit = dpaudit.testing.pytest_plugin" in entry_points
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
     text = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).read(metadata).decode()

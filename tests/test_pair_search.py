@@ -1,4 +1,4 @@
-"""Black-box pair search (audit.search): the pattern library, record neighbours, the acceptance
+"""Black-box pair search (dpaudit.engine.search): the pattern library, record neighbours, the acceptance
 audits of issue 16 (slow tier) and validity — the pilot chooses, fresh samples estimate.
 Confidence 0.95, fixed seeds."""
 
@@ -8,15 +8,15 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from audit import QueryVectors, RecordSpace, search_pair
-from audit.estimate import resolve_views
-from audit.exact import pure_epsilon
-from audit.search import pilot_score
-from dpcore import Guarantee, InputError
-from mechanisms.faulty import NoisyMaxValue, SparseVectorWithoutCutoff, SparseVectorWithoutQueryNoise
-from mechanisms.kl_rlhf import KLRLHF
-from mechanisms.vector import NoisyMax, SparseVector
-from neighbors.synthetic import comparisons
+from dpaudit import QueryVectors, RecordSpace, search_pair
+from dpaudit.core import Guarantee, InputError
+from dpaudit.engine.estimate import resolve_views
+from dpaudit.engine.exact import pure_epsilon
+from dpaudit.engine.search import pilot_score
+from dpaudit.mechanisms.faulty import NoisyMaxValue, SparseVectorWithoutCutoff, SparseVectorWithoutQueryNoise
+from dpaudit.mechanisms.kl_rlhf import KLRLHF
+from dpaudit.mechanisms.vector import NoisyMax, SparseVector
+from dpaudit.neighbors.synthetic import comparisons
 
 
 def test_the_pattern_library_has_statdps_patterns_within_the_sensitivity():

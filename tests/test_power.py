@@ -2,10 +2,10 @@
 
 import pytest
 
-from audit import audit_mechanism
-from mechanisms.classic import ExponentialMechanism
-from mechanisms.faulty import ExponentialMechanismWithoutFactor2
-from neighbors.synthetic import vote_record, votes
+from dpaudit import audit_mechanism
+from dpaudit.mechanisms.classic import ExponentialMechanism
+from dpaudit.mechanisms.faulty import ExponentialMechanismWithoutFactor2
+from dpaudit.neighbors.synthetic import vote_record, votes
 
 D = votes([6, 5, 5, 2])
 D_PRIME = D.add(vote_record(3, 4))
@@ -30,9 +30,9 @@ def test_twin_the_correct_exponential_mechanism_passes():
 def test_a_kl_policy_claiming_twice_its_eta_is_caught_where_the_analysis_is_tight():
     import numpy as np
 
-    from mechanisms.faulty import ClaimsWithDoubledEta
-    from mechanisms.kl_rlhf import KLRLHF
-    from neighbors.synthetic import comparisons
+    from dpaudit.mechanisms.faulty import ClaimsWithDoubledEta
+    from dpaudit.mechanisms.kl_rlhf import KLRLHF
+    from dpaudit.neighbors.synthetic import comparisons
     d = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
     honest = KLRLHF(((1.0,), (-1.0,)), ridge=1.0, beta0=0.01, eta=0.1, pi0=(0.999, 0.001))
     r = audit_mechanism(ClaimsWithDoubledEta(honest), d, d.flip(0), samples=1_000_000, seed=0, relation="label-flip")
@@ -42,9 +42,9 @@ def test_a_kl_policy_claiming_twice_its_eta_is_caught_where_the_analysis_is_tigh
 
 
 def test_a_gaussian_calibrated_on_half_the_sensitivity_is_caught():
-    from mechanisms.classic import Gaussian
-    from mechanisms.faulty import GaussianOnHalfSensitivity
-    from neighbors import Dataset
+    from dpaudit.mechanisms.classic import Gaussian
+    from dpaudit.mechanisms.faulty import GaussianOnHalfSensitivity
+    from dpaudit.neighbors import Dataset
     v = Dataset({"value": [0.5]})
     broken = audit_mechanism(GaussianOnHalfSensitivity(0.9, 1e-5), v, v.add({"value": 1.0}), samples=1_000_000,
                              seed=0)

@@ -6,13 +6,13 @@ import math
 import numpy as np
 import pytest
 
-from audit import audit_mechanism
-from audit.catalog import policy_optimization as po
-from audit.exact import pure_epsilon
-from dpcore import InputError
-from mechanisms.curves import gauss_delta, gauss_epsilon, gauss_mu
-from mechanisms.private_po import DPNPG, DPPG, PolicyEnv
-from neighbors import Dataset
+from dpaudit import audit_mechanism
+from dpaudit.catalog import policy_optimization as po
+from dpaudit.core import InputError
+from dpaudit.engine.exact import pure_epsilon
+from dpaudit.mechanisms.curves import gauss_delta, gauss_epsilon, gauss_mu
+from dpaudit.mechanisms.private_po import DPNPG, DPPG, PolicyEnv
+from dpaudit.neighbors import Dataset
 
 L = math.log(1.25 / 1e-5)
 

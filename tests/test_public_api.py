@@ -8,12 +8,12 @@ import re
 import numpy as np
 import pytest
 
-import audit
-from audit import Guarantee, InputError, audit_mechanism
-from audit.api import RunContext
-from audit.execution import Execution
-from mechanisms.classic import RandomizedResponse, on_grid
-from neighbors import Dataset
+import dpaudit
+from dpaudit import Guarantee, InputError, audit_mechanism
+from dpaudit.engine.api import RunContext
+from dpaudit.engine.execution import Execution
+from dpaudit.mechanisms.classic import RandomizedResponse, on_grid
+from dpaudit.neighbors import Dataset
 from tests.zoo import LaplaceOnCount
 
 BIT, BIT_PRIME = Dataset({"bit": [0]}), Dataset({"bit": [0, 1]})
@@ -213,15 +213,15 @@ def test_summary_compresses_a_long_witness_set():
 # --- top-level exports -----------------------------------------------------------------------
 
 def test_the_audit_package_exports_the_public_names():
-    from audit.api import audit_mechanism as api_audit_mechanism
-    from audit.estimate import audit_samples
-    from audit.testing import assert_private
-    from mechanisms.base import Mechanism
-    from neighbors import Dataset as NeighborsDataset
-    from neighbors import Pair
+    from dpaudit.engine.api import audit_mechanism as api_audit_mechanism
+    from dpaudit.engine.estimate import audit_samples
+    from dpaudit.mechanisms.base import Mechanism
+    from dpaudit.neighbors import Dataset as NeighborsDataset
+    from dpaudit.neighbors import Pair
+    from dpaudit.testing import assert_private
 
     exported = {"audit_mechanism": api_audit_mechanism, "audit_samples": audit_samples,
                 "assert_private": assert_private, "Dataset": NeighborsDataset, "Pair": Pair,
                 "Mechanism": Mechanism, "Guarantee": Guarantee}
     for name, obj in exported.items():
-        assert name in audit.__all__ and getattr(audit, name) is obj
+        assert name in dpaudit.__all__ and getattr(dpaudit, name) is obj

@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from audit import budget
-from audit.testing import PrivacyViolation, assert_private, default_samples, settings
-from mechanisms.classic import RandomizedResponse
-from neighbors import Dataset
+from dpaudit.mechanisms.classic import RandomizedResponse
+from dpaudit.neighbors import Dataset
+from dpaudit.testing import PrivacyViolation, assert_private, budget, default_samples, settings
 
 ROOT = Path(__file__).resolve().parents[1]
 BIT = Dataset({"bit": [0]})
-HEAVY = ("numpy", "scipy", "joblib", "dpcore", "audit.api")
+HEAVY = ("numpy", "scipy", "joblib", "dpaudit.core", "dpaudit.engine.api")
 
 
 # --- a light plugin --------------------------------------------------------------------------
@@ -27,7 +26,7 @@ TRIVIAL = """
 import os, sys
 
 def test_trivial():
-    loaded = "audit.pytest_plugin" in sys.modules
+    loaded = "dpaudit.testing.pytest_plugin" in sys.modules
     assert loaded == (os.environ["EXPECT_DPAUDIT"] == "1")
     heavy = [m for m in {heavy!r} if m in sys.modules]
     assert heavy == [], heavy
@@ -64,9 +63,9 @@ def test_the_plugin_imports_nothing_heavy_and_adds_under_0_3_s(tmp_path):
 @pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_a_failing_assert_private_shows_no_dpaudit_frame(pytester):
     pytester.makepyfile(test_leaky="""
-        from audit.testing import assert_private
-        from mechanisms.classic import RandomizedResponse
-        from neighbors import Dataset
+        from dpaudit.testing import assert_private
+        from dpaudit.mechanisms.classic import RandomizedResponse
+        from dpaudit.neighbors import Dataset
 
         def test_leaky():
             d = Dataset({"bit": [0]})
@@ -76,7 +75,7 @@ def test_a_failing_assert_private_shows_no_dpaudit_frame(pytester):
     result.assert_outcomes(failed=1)
     text = result.stdout.str()
     assert "PrivacyViolation" in text and "assert_private(RandomizedResponse(1.0)" in text
-    frames = re.findall(r"^\S*?([\w.-]+[/\\])*(audit|dpcore|mechanisms|neighbors|reports)[/\\][\w/\\]+\.py:\d+",
+    frames = re.findall(r"^\S*?([\w.-]+[/\\])*(audit|dpaudit.core|mechanisms|neighbors|reports)[/\\][\w/\\]+\.py:\d+",
                         text, flags=re.M)
     assert frames == [], text
 
@@ -135,8 +134,8 @@ def test_a_registered_profile_builds_on_its_parent():
 
 BUDGET_PROBE = """
     import pytest
-    from audit import budget
-    from audit.testing import default_samples, settings
+    from dpaudit.testing import budget
+    from dpaudit.testing import default_samples, settings
 
     def test_run_budget(dp_samples):
         assert (dp_samples, default_samples(), budget.current().confidence) == ({samples}, {samples}, 0.99)

@@ -7,13 +7,13 @@ import re
 import numpy as np
 import pytest
 
-from audit import audit_mechanism
-from audit.api import RunContext
-from audit.cli import main
-from audit.execution import Execution
-from audit.statistics import keys
-from audit.views import Event
-from reports.text import footer, summary_table
+from dpaudit import audit_mechanism
+from dpaudit.cli import main
+from dpaudit.engine.api import RunContext
+from dpaudit.engine.execution import Execution
+from dpaudit.engine.statistics import keys
+from dpaudit.engine.views import Event
+from dpaudit.reports.text import footer, summary_table
 from tests.zoo import LaplaceOnCount
 
 

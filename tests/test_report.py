@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from pypdf import PdfReader
 
-from audit.cli import main
-from reports.text import fmt
+from dpaudit.cli import main
+from dpaudit.reports.text import fmt
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}

@@ -1,12 +1,12 @@
-"""audit.runner.estimate: chunked Monte Carlo that does not depend on the worker count,
+"""dpaudit.engine.runner.estimate: chunked Monte Carlo that does not depend on the worker count,
 sequential looks, checkpoint reuse, and mechanisms that misbehave."""
 
 import pytest
 
-from audit import InputError
-from audit.execution import Checkpoint, Execution
-from audit.runner import CHUNK, LOOKS, MechanismError, estimate
-from mechanisms.classic import on_grid
+from dpaudit import InputError
+from dpaudit.engine.execution import Checkpoint, Execution
+from dpaudit.engine.runner import CHUNK, LOOKS, MechanismError, estimate
+from dpaudit.mechanisms.classic import on_grid
 
 LEVEL = [(0.0, 0.95)]
 

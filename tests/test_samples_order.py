@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit import audit_samples
-from mechanisms.classic import on_grid
+from dpaudit import audit_samples
+from dpaudit.mechanisms.classic import on_grid
 
 N = 20_000
 
@@ -24,7 +24,7 @@ N = 20_000
 def sorted_laplace(seed: int, epsilon: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Laplace(1/ε) around 0 and 1 (sensitivity 1), each sorted descending."""
     rng = np.random.default_rng(seed)
-    x = on_grid(rng.laplace(0.0, 1 / epsilon, N))  # on one grid: no floating-point leak (mechanisms.classic)
+    x = on_grid(rng.laplace(0.0, 1 / epsilon, N))  # on one grid: no floating-point leak (dpaudit.mechanisms.classic)
     y = on_grid(1.0 + rng.laplace(0.0, 1 / epsilon, N))
     return np.sort(x)[::-1], np.sort(y)[::-1]
 

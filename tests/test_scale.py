@@ -11,10 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit import audit_mechanism, execution
-from audit.api import RunContext
-from audit.cli import main
-from audit.execution import Execution
+from dpaudit import audit_mechanism
+from dpaudit.cli import main
+from dpaudit.engine import execution
+from dpaudit.engine.api import RunContext
+from dpaudit.engine.execution import Execution
 from tests.zoo import LaplaceOnCount
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +94,7 @@ def test_progress_lines_in_a_log(capsys):
 @pytest.fixture(scope="module")
 def dask_client():
     pytest.importorskip("distributed")
-    from audit.execution import connect_dask
+    from dpaudit.engine.execution import connect_dask
     client = connect_dask(None, 2)
     yield client
     client.close()
@@ -144,8 +145,8 @@ def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
 
 def test_dask_workers_that_cannot_import_fail_fast():
     pytest.importorskip("distributed")
-    from audit.execution import connect_dask
-    from mechanisms.base import InputError
+    from dpaudit.engine.execution import connect_dask
+    from dpaudit.mechanisms.base import InputError
     start = time.time()
     with pytest.raises(InputError, match="no_such_module_for_dpaudit"):
         connect_dask(None, 1, modules=("no_such_module_for_dpaudit",))

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from audit.exact import pure_epsilon
-from mechanisms.kl_rlhf import KLRLHF
-from neighbors import label_flip
-from neighbors.relations import Pair
-from neighbors.search import feature_directions, search_feature_pairs, worst_pair
-from neighbors.synthetic import comparisons, unit_vectors
+from dpaudit.engine.exact import pure_epsilon
+from dpaudit.mechanisms.kl_rlhf import KLRLHF
+from dpaudit.neighbors import label_flip
+from dpaudit.neighbors.relations import Pair
+from dpaudit.neighbors.search import feature_directions, search_feature_pairs, worst_pair
+from dpaudit.neighbors.synthetic import comparisons, unit_vectors
 
 
 def record(v, label):
@@ -59,8 +59,8 @@ def test_pairs_where_the_mechanism_is_undefined_are_skipped_and_counted():
 
 
 def test_swap_search_replaces_a_record_and_keeps_the_size():
-    from mechanisms.kl_linear import KLLinearBandit
-    from neighbors.synthetic import linear_log
+    from dpaudit.mechanisms.kl_linear import KLLinearBandit
+    from dpaudit.neighbors.synthetic import linear_log
     rng = np.random.default_rng(2)
     log = linear_log(unit_vectors(8, 2, rng), rng.uniform(0, 1, 8))
     mech = KLLinearBandit(tuple(map(tuple, unit_vectors(3, 2, rng))), ridge=2.0, beta0=0.2, eta=0.1)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from audit import Guarantee, audit_mechanism
+from dpaudit import Guarantee, audit_mechanism
 from tests.zoo import Geometric, LaplaceOnCount
 
 

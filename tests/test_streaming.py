@@ -8,17 +8,18 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit import Guarantee, audit_mechanism, catalog, runner, streaming
-from audit.execution import Execution, projected_end
-from audit.plan import Candidates, plan, render
-from audit.selection import count_members
-from audit.statistics import Identity
-from audit.testing import MechanismCheckError, check_mechanism
-from audit.views import Event
-from mechanisms.base import capabilities
-from mechanisms.kl_bandits import KLBandit
-from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
-from neighbors.synthetic import bandit_log
+from dpaudit import Guarantee, audit_mechanism, catalog
+from dpaudit.engine import runner, streaming
+from dpaudit.engine.execution import Execution, projected_end
+from dpaudit.engine.plan import Candidates, plan, render
+from dpaudit.engine.selection import count_members
+from dpaudit.engine.statistics import Identity
+from dpaudit.engine.views import Event
+from dpaudit.mechanisms.base import capabilities
+from dpaudit.mechanisms.kl_bandits import KLBandit
+from dpaudit.mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
+from dpaudit.neighbors.synthetic import bandit_log
+from dpaudit.testing import MechanismCheckError, check_mechanism
 
 MECH = KLBandit(3, eta=0.25, beta0=0.5, pi0=(0.02, 0.49, 0.49))
 LOG = bandit_log([[1.0, 0.0, 0.0, 0.0], [0.2, 0.9, 0.4], [0.5] * 6])
@@ -291,7 +292,7 @@ def test_check_mechanism_tests_the_counts_capability_against_sample():
 
 
 def test_the_errata_note_lists_each_refuted_claim_with_its_samples_and_seconds():
-    from reports.text import errata_note
+    from dpaudit.reports.text import errata_note
 
     base = {"scenario": "s", "mechanism": "m", "delta": 5e-7, "epsilon_claim": 0.5, "seconds": 12.0,
             "claim_status": "refuted", "exact_verdict": "violation"}
@@ -308,7 +309,7 @@ def test_the_errata_note_lists_each_refuted_claim_with_its_samples_and_seconds()
 
 @pytest.mark.slow  # builds the errata and full suites to look the name up (~20 s)
 def test_plan_cli_prints_samples_per_side_first_and_names_unknown_scenarios(capsys):
-    from audit.cli import main
+    from dpaudit.cli import main
 
     assert main(["plan", "kl-rlhf-label", "--jobs", "1"]) == 0
     out = capsys.readouterr().out

@@ -2,9 +2,9 @@
 
 import pytest
 
-from audit.cli import main
-from audit.sweep import loglog_slope, slopes, sweep
-from dpcore import InputError
+from dpaudit.cli import main
+from dpaudit.core import InputError
+from dpaudit.runs.sweep import loglog_slope, slopes, sweep
 
 
 @pytest.mark.parametrize("family", ["kl-mab", "kl-linear", "kl-rlhf"])

@@ -1,14 +1,14 @@
 """Threshold choice in the tails: near-ties of the strict score broken at a milder level
-(audit.bounds.best_candidate's ``refine_level``, set by the threshold view)."""
+(dpaudit.engine.bounds.best_candidate's ``refine_level``, set by the threshold view)."""
 
 import numpy as np
 from scipy import stats
 
-from audit import selection
-from audit.bounds import NEAR, best_candidate, clopper_pearson, epsilon_from_bounds
-from audit.catalog.classic import _analytic_gaussian, _shift_ceiling
-from audit.views import threshold
-from audit.views.base import POOLED_LEVEL
+from dpaudit.catalog.classic import _analytic_gaussian, _shift_ceiling
+from dpaudit.engine import selection
+from dpaudit.engine.bounds import NEAR, best_candidate, clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.views import threshold
+from dpaudit.engine.views.base import POOLED_LEVEL
 
 N_SEL, N_EST = (100_000, 100_000), (400_000, 400_000)
 # Candidates (favoured count, other count) on the selection split: a central threshold (the

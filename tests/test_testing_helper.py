@@ -1,14 +1,14 @@
-"""audit.testing.assert_private: used on a KL mechanism, its false-alarm rate measured,
+"""dpaudit.testing.assert_private: used on a KL mechanism, its false-alarm rate measured,
 the --dp-samples option honoured."""
 
 import numpy as np
 import pytest
 
-from audit.testing import PrivacyViolation, assert_private, default_samples
-from mechanisms.classic import RandomizedResponse
-from mechanisms.kl_rlhf import KLRLHF
-from neighbors import Dataset
-from neighbors.synthetic import comparisons
+from dpaudit.mechanisms.classic import RandomizedResponse
+from dpaudit.mechanisms.kl_rlhf import KLRLHF
+from dpaudit.neighbors import Dataset
+from dpaudit.neighbors.synthetic import comparisons
+from dpaudit.testing import PrivacyViolation, assert_private, default_samples
 
 BIT = Dataset({"bit": [0]})
 CANON = comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
@@ -48,9 +48,9 @@ def test_default_budget_without_the_option_is_one_million():
 
 def test_dp_samples_option_sets_the_budget(pytester):
     pytester.makepyfile("""
-        from audit.testing import assert_private, default_samples
-        from mechanisms.classic import RandomizedResponse
-        from neighbors import Dataset
+        from dpaudit.testing import assert_private, default_samples
+        from dpaudit.mechanisms.classic import RandomizedResponse
+        from dpaudit.neighbors import Dataset
 
         def test_budget(dp_samples):
             assert dp_samples == 5000 == default_samples()

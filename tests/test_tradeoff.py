@@ -1,4 +1,4 @@
-"""audit.tradeoff: the claimed f-DP curve, (FPR, FNR) boxes from counts, and the μ-GDP fit.
+"""dpaudit.engine.tradeoff: the claimed f-DP curve, (FPR, FNR) boxes from counts, and the μ-GDP fit.
 
 The statistical checks use fixed seeds; where a check is a confidence statement the
 docstring says at what confidence it holds for a fresh seed.
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy.stats import beta, norm
 
-from audit import Event, audit_mechanism
-from audit.tradeoff import claimed_fnr, gdp_estimate, tradeoff_points, violates
-from mechanisms.classic import on_grid
+from dpaudit import Event, audit_mechanism
+from dpaudit.engine.tradeoff import claimed_fnr, gdp_estimate, tradeoff_points, violates
+from dpaudit.mechanisms.classic import on_grid
 
 
 class GaussianShift:

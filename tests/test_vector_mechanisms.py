@@ -1,11 +1,11 @@
-"""The query-vector mechanisms of the classic auditing benchmark (:mod:`mechanisms.vector`)."""
+"""The query-vector mechanisms of the classic auditing benchmark (:mod:`dpaudit.mechanisms.vector`)."""
 
 import numpy as np
 import pytest
 
-from audit.api import audit_mechanism
-from dpcore import InputError
-from mechanisms.vector import ABORTED, NoisyHistogram, SparseVector
+from dpaudit.core import InputError
+from dpaudit.engine.api import audit_mechanism
+from dpaudit.mechanisms.vector import ABORTED, NoisyHistogram, SparseVector
 
 
 def test_sparse_vector_stops_after_the_cutoff():

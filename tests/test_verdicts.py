@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from audit import audit_mechanism
-from audit.catalog import claims as registry
-from audit.results import REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
-from dpcore import Guarantee, InputError
-from mechanisms.classic import RandomizedResponse
-from neighbors import Dataset
+from dpaudit import audit_mechanism
+from dpaudit.catalog import claims as registry
+from dpaudit.core import Guarantee, InputError
+from dpaudit.engine.results import REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
+from dpaudit.mechanisms.classic import RandomizedResponse
+from dpaudit.neighbors import Dataset
 from tests.clirun import CliRun, in_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_a_mechanisms_own_claim_for_another_relation_is_not_applicable_with_the_
 
 
 def test_an_unverified_claim_that_holds_is_not_a_bare_pass():
-    from audit.api import RunContext
+    from dpaudit.engine.api import RunContext
     d = Dataset({"bit": [0]})
     unverified = next(c for c in registry().values() if c.status == "unverified")
     r = audit_mechanism(RandomizedResponse(1.0), d, d.add({"bit": 1}), samples=100_000, seed=0,
@@ -151,6 +151,6 @@ def test_the_pdf_counts_lists_and_words(default_records):
 
 def test_printed_claims_refuted_only_by_the_white_box_still_fail_an_expected_empirical_violation():
     """The finding's twin: an expectation of an empirical violation is missed when only the white box refutes."""
-    from audit.results import outcome
+    from dpaudit.engine.results import outcome
     assert outcome({"finding": REFUTED_WHITE_BOX, "expected_verdict": "violation"}) == "MISSED expected violation"
     assert outcome({"finding": REFUTED_EMPIRICAL, "expected_verdict": "pass"}) == "UNEXPECTED violation"

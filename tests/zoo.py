@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from mechanisms.classic import on_grid
+from dpaudit.mechanisms.classic import on_grid
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 Built-in families are the classic references, the KL paper, private policy optimisation and
 the alignment paper.  A third party adds a family without touching dpaudit by exposing a
-:class:`~audit.catalog.family.Family` under the entry-point group ``dpaudit.families``::
+:class:`~dpaudit.catalog.family.Family` under the entry-point group ``dpaudit.families``::
 
     # pyproject.toml of the plugin
     [project.entry-points."dpaudit.families"]
@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from audit.catalog import alignment, classic, kl, policy_optimization
-from audit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
-from dpcore import Claim, Document, InputError
-from neighbors import Dataset, Pair
+from dpaudit.catalog import alignment, classic, kl, policy_optimization
+from dpaudit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
+from dpaudit.core import Claim, Document, InputError
+from dpaudit.neighbors import Dataset, Pair
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -71,7 +71,7 @@ def families() -> tuple[Family, ...]:
                              f"{type(exc).__name__}: {exc}") from None
         if not isinstance(family, Family):
             raise InputError(f"plugin family {ep.name!r} ({ep.value}) is a {type(family).__name__}, "
-                             "not an audit.catalog.Family")
+                             "not an dpaudit.catalog.Family")
         found.append(family)
     names = [f.name for f in found]
     duplicate = next((n for n in names if names.count(n) > 1), None)

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 from scipy import optimize
 
-from audit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
-from dpcore import Claim, Document
-from mechanisms.align_covariance import PrivateCovariance
-from mechanisms.align_mle import PrivateMLE
-from mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
-from mechanisms.preferences import MODELS, BradleyTerry
-from neighbors import Dataset, Pair
-from neighbors.synthetic import ball, extreme_record, preference_records, preferences
+from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
+from dpaudit.core import Claim, Document
+from dpaudit.mechanisms.align_covariance import PrivateCovariance
+from dpaudit.mechanisms.align_mle import PrivateMLE
+from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
+from dpaudit.mechanisms.preferences import MODELS, BradleyTerry
+from dpaudit.neighbors import Dataset, Pair
+from dpaudit.neighbors.synthetic import ball, extreme_record, preference_records, preferences
 
 FEATURES = {"pairwise": ("x",), "kwise": ("phi",), "trajectory": ("steps",)}
 
@@ -129,7 +129,7 @@ def scenarios() -> list[Scenario]:
 
 # Zero-out Gaussian shift at mu = 0.1345 (tight eps(5e-7) = 0.566 vs claimed 0.5): the Clopper-Pearson
 # bound of the best threshold passes 0.5 only past about 2e8 estimation outputs per side, and the
-# threshold chosen from a pilot (audit.streaming) costs a few times that; 3.2e9 per side lets the
+# threshold chosen from a pilot (dpaudit.engine.streaming) costs a few times that; 3.2e9 per side lets the
 # sequential rule stop at its second look (about 8.5e8 used) and keeps its futility stop at the first
 # look (frequencies projected to the whole budget) far from the claim.
 ERRATA_FACTOR = 3200

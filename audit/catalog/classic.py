@@ -1,6 +1,6 @@
 """The textbook references: randomized response, Laplace, Gaussian, the exponential mechanism
 (with the factor 2 of the KL paper's Definition 2) and report-noisy-max, plus the broken
-exponential mechanism of :mod:`mechanisms.faulty`."""
+exponential mechanism of :mod:`dpaudit.mechanisms.faulty`."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from collections.abc import Callable
 import numpy as np
 from scipy import integrate, optimize, stats
 
-from audit.bounds import Ceiling, all_subsets, best_event
-from audit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
-from audit.exact import pure_epsilon
-from dpcore import Claim, Document
-from mechanisms.classic import (
+from dpaudit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
+from dpaudit.core import Claim, Document
+from dpaudit.engine.bounds import Ceiling, all_subsets, best_event
+from dpaudit.engine.exact import pure_epsilon
+from dpaudit.mechanisms.classic import (
     ExponentialMechanism,
     Gaussian,
     Laplace,
@@ -23,17 +23,17 @@ from mechanisms.classic import (
     ReportNoisyMax,
     SnappingLaplace,
 )
-from mechanisms.faulty import (
+from dpaudit.mechanisms.faulty import (
     ExponentialMechanismWithoutFactor2,
     NoisyMaxValue,
     SparseVectorWithoutCutoff,
     SparseVectorWithoutQueryNoise,
     TextbookFloatLaplace,
 )
-from mechanisms.vector import NoisyHistogram, NoisyMax, SparseVector
-from neighbors import Dataset, Pair, add_remove
-from neighbors.search import worst_pair
-from neighbors.synthetic import vote_record, votes
+from dpaudit.mechanisms.vector import NoisyHistogram, NoisyMax, SparseVector
+from dpaudit.neighbors import Dataset, Pair, add_remove
+from dpaudit.neighbors.search import worst_pair
+from dpaudit.neighbors.synthetic import vote_record, votes
 
 
 def _bit_pair() -> Pair:
@@ -86,7 +86,7 @@ def categorical_reference(p: np.ndarray):
     return lambda rng, n: int(np.count_nonzero(rng.choice(len(p), n, p=p) == 0))
 
 
-# --- statistical ceilings (audit.bounds.ceiling) of the bench's known mechanisms ------------------
+# --- statistical ceilings (dpaudit.engine.bounds.ceiling) of the bench's known mechanisms ------------------
 #
 # The ceiling is the Clopper–Pearson bound of the best event fixed in advance, at the expected
 # counts of the estimation split.  Which events are searched, per mechanism:

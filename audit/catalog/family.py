@@ -5,7 +5,7 @@ optimisation, the alignment paper, or a third party's paper) together with what 
 application needs to run them without code: mechanisms buildable from JSON/TOML parameters,
 dataset generators, the scenarios of the built-in suites, rate sweeps and benchmark cases.
 The engine never reads a family; the CLI, configs, ``sweep`` and ``bench`` read them all
-through :mod:`audit.catalog`.
+through :mod:`dpaudit.catalog`.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.bounds import Ceiling
-from dpcore import Claim, Document, Guarantee
-from neighbors import Dataset, Pair
+from dpaudit.core import Claim, Document, Guarantee
+from dpaudit.engine.bounds import Ceiling
+from dpaudit.neighbors import Dataset, Pair
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ class BenchCase:
     d_prime: Any
     reference: Callable[[Any, int], int]
     # ceiling(n, confidence): the best event fixed in advance with n estimation samples per side,
-    # at delta = the case's first delta (audit.bounds.best_event)
+    # at delta = the case's first delta (dpaudit.engine.bounds.best_event)
     ceiling: Callable[[int, float], Ceiling] | None = None
     deltas: tuple[float, ...] = (0.0,)
 

@@ -3,7 +3,7 @@ the linear bandit (eq. 10), RLHF with the Bradley–Terry MLE (eq. 11) and the �
 
 The default suite holds every ``kl-mab/*``, ``kl-linear/*``, ``kl-rlhf/*``, ``kl/repeated-T`` and
 ``kl/inexact`` fixture of the claims table: valid claims must pass on the worst pair that
-:func:`neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–4
+:func:`dpaudit.neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–4
 and Corollaries 1–3, and Proposition 1's swap claim for RLHF, must be caught on the witnesses of
 spec A.2.4, A.3.3 and A.4.2 (A.2.4 row 2 only by the white box at the default budget: from samples
 it needs about 5e9 per side, which ``--suite errata`` spends, drawn as counts).  ``kl-inexact-delta``
@@ -18,17 +18,17 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from audit.catalog.classic import categorical_reference
-from audit.catalog.family import BenchCase, Family, Scenario, entry
-from audit.exact import pure_epsilon
-from dpcore import Claim, Document
-from mechanisms.kl_bandits import KLBandit
-from mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
-from mechanisms.kl_linear import KLLinearBandit
-from mechanisms.kl_rlhf import KLRLHF
-from neighbors import Dataset, Pair, add_remove, swap
-from neighbors.search import feature_directions, search_feature_pairs, worst_pair
-from neighbors.synthetic import bandit_candidates, bandit_log, comparisons, linear_log, unit_vectors
+from dpaudit.catalog.classic import categorical_reference
+from dpaudit.catalog.family import BenchCase, Family, Scenario, entry
+from dpaudit.core import Claim, Document
+from dpaudit.engine.exact import pure_epsilon
+from dpaudit.mechanisms.kl_bandits import KLBandit
+from dpaudit.mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
+from dpaudit.mechanisms.kl_linear import KLLinearBandit
+from dpaudit.mechanisms.kl_rlhf import KLRLHF
+from dpaudit.neighbors import Dataset, Pair, add_remove, swap
+from dpaudit.neighbors.search import feature_directions, search_feature_pairs, worst_pair
+from dpaudit.neighbors.synthetic import bandit_candidates, bandit_log, comparisons, linear_log, unit_vectors
 
 
 def _kl_log() -> Dataset:

@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from audit.catalog.family import Family, MechanismEntry, Scenario, one_line, timed
-from audit.exact import pure_epsilon
-from dpcore import Claim, Document, Guarantee
-from mechanisms.curves import gauss_epsilon
-from mechanisms.private_po import DPNPG, DPPG, DPREBEL, PolicyEnv
-from neighbors import Dataset, Pair
-from neighbors.search import worst_pair
+from dpaudit.catalog.family import Family, MechanismEntry, Scenario, one_line, timed
+from dpaudit.core import Claim, Document, Guarantee
+from dpaudit.engine.exact import pure_epsilon
+from dpaudit.mechanisms.curves import gauss_epsilon
+from dpaudit.mechanisms.private_po import DPNPG, DPPG, DPREBEL, PolicyEnv
+from dpaudit.neighbors import Dataset, Pair
+from dpaudit.neighbors.search import worst_pair
 
 ENV = PolicyEnv(features=(((1.0, 0.0), (-1.0, 0.0)), ((0.0, 1.0), (0.0, -1.0))),
                 reference=((1.0, 0.0), (0.5, 0.5)), theta0=(-20.0, 0.0))

@@ -1,7 +1,7 @@
 """Mechanisms that misbehave, for the hostile-input tests."""
 
 import numpy as np
-from mechanisms.classic import on_grid
+from dpaudit.mechanisms.classic import on_grid
 
 
 class _Base:

@@ -4,7 +4,7 @@ import os
 
 import numpy as np
 
-from mechanisms.classic import on_grid
+from dpaudit.mechanisms.classic import on_grid
 
 if os.environ.get("DPAUDIT_IMPORT_MARK"):
     with open(os.environ["DPAUDIT_IMPORT_MARK"], "w") as fh:

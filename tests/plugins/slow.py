@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from mechanisms.classic import on_grid
+from dpaudit.mechanisms.classic import on_grid
 
 
 class SlowLaplace:

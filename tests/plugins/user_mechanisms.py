@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from mechanisms.classic import on_grid
-from mechanisms.kl_bandits import KLBandit
+from dpaudit.mechanisms.classic import on_grid
+from dpaudit.mechanisms.kl_bandits import KLBandit
 
 
 class NoisyCount:

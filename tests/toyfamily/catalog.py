@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from audit.catalog import Family, Scenario
-from audit.catalog.family import entry
-from neighbors import Dataset, Pair
+from dpaudit.catalog import Family, Scenario
+from dpaudit.catalog.family import entry
+from dpaudit.neighbors import Dataset, Pair
 from tests.toyfamily.mechanism import NoisySign
 
 

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpcore import Guarantee, check_positive
+from dpaudit.core import Guarantee, check_positive
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,325 @@
+"""``audit_mechanism``: run a mechanism on a neighbouring pair and hold the bounds against its claims.
+
+The call takes what a user of a DP tool decides — the budget, the δs, the confidence, the
+seed, the claims — as keyword arguments; where and under which name the audit runs (worker
+backend, checkpoint, spawn key, scenario and pair labels) is the application's business and
+travels in one :class:`RunContext`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from dpaudit.core import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, check_nonnegative, is_real, require
+from dpaudit.engine import exact, runner
+from dpaudit.engine.estimate import check_confidence, check_deltas
+from dpaudit.engine.execution import Execution
+from dpaudit.engine.results import AuditResult, ClaimCheck
+from dpaudit.mechanisms.base import capabilities
+
+__all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
+
+SHORTCUT_CLAIM_ID = "user/claim"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Where and under which name one audit runs: settings of the application, not of the audit.
+
+    None of these changes what is estimated except ``key``, which selects the random streams.
+
+    ``execution``
+        Workers, backend (local or Dask), checkpoint and progress mode
+        (:class:`dpaudit.engine.execution.Execution`).  When given it overrides ``n_jobs`` and
+        ``progress`` of :func:`audit_mechanism`.
+    ``key``
+        Prefix of the spawn key of every chunk's generator,
+        ``SeedSequence(seed, spawn_key=(*key, phase, side, chunk))``: audits that share one
+        seed but have different keys (the scenarios of one run) draw independent streams.
+    ``scenario``
+        The scenario's name in records and reports.
+    ``pair``
+        A description of the neighbouring pair in words (e.g. ``"remove record 0"``).
+    ``registry``
+        The claim registry (claim id → :class:`~dpaudit.core.Claim`, e.g. ``dpaudit.catalog.claims()``):
+        each checked claim's status and source travel into its record, and an ``unverified``
+        claim that is not refuted reads "not refuted — unverified claim", never a bare pass.
+    """
+
+    execution: Execution | None = None
+    key: tuple[int, ...] = ()
+    scenario: str = ""
+    pair: str = ""
+    registry: Mapping[str, Claim] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        require(self.execution is None or isinstance(self.execution, Execution), "RunContext.execution",
+                self.execution, "must be an dpaudit.engine.execution.Execution or None")
+        key = tuple(self.key) if isinstance(self.key, (tuple, list)) else None
+        require(key is not None and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0
+                                        for k in key), "RunContext.key", self.key,
+                "must be a tuple of integers >= 0 (a SeedSequence spawn key)")
+        require(isinstance(self.scenario, str), "RunContext.scenario", self.scenario, "must be a string")
+        require(isinstance(self.pair, str), "RunContext.pair", self.pair, "must be a string")
+        object.__setattr__(self, "key", tuple(int(k) for k in key))
+
+
+def _ask(mechanism: Any, method: str, *args: Any) -> Any:
+    """``mechanism.method(*args)``: a failure of the mechanism's own code (``sys.exit`` included) is a
+    :class:`~dpaudit.engine.runner.MechanismError` naming it — never a crash of the run, never its exit."""
+    try:
+        return getattr(mechanism, method)(*args)
+    except InputError:
+        raise
+    except KeyboardInterrupt:
+        if runner.USER_INTERRUPT.is_set():
+            raise
+        exc_name: str = "KeyboardInterrupt"
+        detail = ""
+    except (Exception, SystemExit) as exc:
+        exc_name, detail = type(exc).__name__, f": {exc}"
+    raise runner.MechanismError(f"mechanism {runner.mechanism_name(mechanism)!r} raised {exc_name} in {method}{detail}")
+
+
+def _check_int(field: str, value: Any, minimum: int) -> int:
+    require(isinstance(value, (int, np.integer)) and not isinstance(value, bool) and bool(value >= minimum),
+            field, value, f"must be an integer >= {minimum}")
+    return int(value)
+
+
+def _shortcut_claim(epsilon: float | None, delta: float | None, relation: str,
+                    claims: Iterable[Guarantee] | None) -> list[Guarantee] | None:
+    """The one explicit claim that ``epsilon=``/``delta=`` stand for, or None without them."""
+    if epsilon is None:
+        require(delta is None, "delta", delta, "a claim's delta needs its epsilon: pass epsilon= too")
+        return None
+    require(claims is None, "epsilon", epsilon,
+            "give either epsilon (with delta) for one claim, or claims, not both")
+    epsilon = check_nonnegative("epsilon", epsilon)
+    delta = 0.0 if delta is None else delta
+    require(is_real(delta) and 0.0 <= delta < 1.0, "delta", delta, "must be a number in [0, 1)")
+    return [Guarantee(epsilon=epsilon, delta=float(delta), relation=relation, source="audit_mechanism",
+                      claim_id=SHORTCUT_CLAIM_ID)]
+
+
+def _stricter(on_d: Guarantee, on_d_prime: Guarantee) -> Guarantee:
+    """The stricter of one claim evaluated on D and on D′ (spec §0: a per-dataset claim on D′ covers
+    the pair too, so the strictest test is the minimum).  With different δs, D′'s point is taken
+    only when it dominates (ε′ ≤ ε and δ′ ≤ δ)."""
+    if on_d.applicable != on_d_prime.applicable:
+        chosen = on_d if on_d.applicable else on_d_prime
+    elif not on_d.applicable:
+        chosen = on_d
+    elif on_d_prime.epsilon < on_d.epsilon and on_d_prime.delta <= on_d.delta:
+        chosen = on_d_prime
+    else:
+        chosen = on_d
+    if chosen is on_d_prime:
+        note = "; ".join(filter(None, [chosen.note, "evaluated on D' (the stricter of D and D')"]))
+        chosen = replace(chosen, note=note)
+    return chosen
+
+
+def _strictest(on_d: list[Guarantee], on_d_prime: list[Guarantee]) -> list[Guarantee]:
+    """Per claim id and curve point, :func:`_stricter` of the two evaluations (D's order kept)."""
+    by_id: dict[str, list[Guarantee]] = {}
+    for g in on_d_prime:
+        by_id.setdefault(g.claim_id, []).append(g)
+    seen: Counter[str] = Counter()
+    out = []
+    for g in on_d:
+        others = by_id.get(g.claim_id, [])
+        i = seen[g.claim_id]
+        seen[g.claim_id] += 1
+        same_curve = len(others) == sum(1 for h in on_d if h.claim_id == g.claim_id)
+        out.append(_stricter(g, others[i]) if same_curve else g)
+    return out
+
+
+def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
+                claims: Iterable[Guarantee] | None) -> list[Guarantee]:
+    """The claims to check: the caller's (which must be stated for ``relation``), or the
+    mechanism's own, evaluated strictly — on both datasets where they are per dataset."""
+    if claims is not None:
+        out = list(claims)
+        for i, c in enumerate(out):
+            require(isinstance(c, Guarantee), f"claims[{i}]", c, "every claim must be a dpaudit.core.Guarantee")
+            require(c.relation == relation, f"claims[{i}].relation", c.relation,
+                    f"the claim is stated for {c.relation} neighbours but the audit's pair is {relation}: audit "
+                    f"a {c.relation} pair, or state the claim with relation={relation!r} if it covers that relation")
+        return out
+    caps = capabilities(mechanism)  # the documented protocols of dpaudit.mechanisms.base
+    if "pair_guarantees" in caps:
+        own = list(_ask(mechanism, "pair_guarantees", d, d_prime, relation))
+    elif "guarantees" in caps:
+        own = _strictest(list(_ask(mechanism, "guarantees", d, relation)),
+                         list(_ask(mechanism, "guarantees", d_prime, relation)))
+    else:
+        own = []
+    out = []
+    for c in own:
+        require(isinstance(c, Guarantee), "guarantees", c, "a mechanism's claims must be dpaudit.Guarantee records")
+        if c.applicable and c.relation != relation:
+            c = Guarantee.outside_premise(f"stated for {c.relation} neighbours, the pair is {relation}",
+                                          epsilon=c.epsilon, delta=c.delta, relation=c.relation, source=c.source,
+                                          claim_id=c.claim_id, kind=c.kind)
+        out.append(c)
+    return out
+
+
+def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_000_000,
+                    deltas: Sequence[float] | None = None, confidence: float = 0.95, seed: int = 0,
+                    n_jobs: int = 1, relation: str = "add-remove", claims: Iterable[Guarantee] | None = None,
+                    epsilon: float | None = None, delta: float | None = None,
+                    expected: Mapping[str, str] | None = None, discrete: bool | None = None,
+                    events: str | Sequence[str] = "auto", sequential: bool = False, progress: bool = False,
+                    context: RunContext | None = None) -> AuditResult:
+    """Audit ``mechanism`` on the neighbouring datasets ``d`` and ``d_prime``.
+
+    Draws ``samples`` outputs per side with ``mechanism.sample(data, size, rng)``, chooses an
+    event S on a selection split (20 %) and bounds ε from below on the rest with
+    Clopper–Pearson: ``ε_lower(δ) = log((p_lo − δ) / q_hi)`` in the likelier direction, valid
+    with probability ≥ ``confidence``.  When the mechanism declares ``output_distribution``
+    (or ``exact_epsilon``) the exact ε(δ) of the pair is computed too, and each claim gets a
+    white-box verdict beside the empirical one.  A claim (ε_c, δ) is a ``violation`` when
+    ε_lower(δ) > ε_c: it is then false with confidence ≥ ``confidence``.
+
+    Parameters (all keyword-only after the pair):
+
+    ``samples``
+        Outputs drawn per side (≥ 20), selection and estimation splits together.
+    ``deltas``
+        The δs at which to report ε_lower; ``result.epsilon_lower`` is the bound at the
+        first.  Default ``(delta,)`` with the ``epsilon=`` shortcut, else ``(0.0,)``.  Every
+        claim's δ is bounded as well.
+    ``confidence``
+        1 − α of every bound, in [0.5, 1).
+    ``seed``
+        Root seed (≥ 0): the same seed gives the same numbers for any ``n_jobs``.
+    ``n_jobs``
+        Local worker processes (−1: all cores).
+    ``relation``
+        The neighbour relation of (d, d′): ``add-remove``, ``swap``, ``label-flip``,
+        ``zero-out`` or ``user-level``.  An explicit claim stated for another relation is an
+        :class:`~dpaudit.core.InputError`; a mechanism's own claim for another relation is
+        ``not-applicable`` with that premise named.
+    ``claims``
+        The :class:`~dpaudit.core.Guarantee` s to check.  ``None``: the mechanism's own,
+        ``mechanism.pair_guarantees(d, d_prime, relation)`` when it implements
+        :class:`~dpaudit.mechanisms.base.HasPairGuarantees`, else ``mechanism.guarantees(d, relation)``
+        (:class:`~dpaudit.mechanisms.base.HasGuarantees`) evaluated on ``d`` and on ``d_prime``, keeping
+        the stricter of the two (the data-dependent bounds are per dataset and each covers the
+        pair: spec §0), else none.  Several applicable claims with
+        one ``claim_id`` form a curve of (ε, δ) points: each point is tested at confidence
+        1 − (1 − ``confidence``)/K, so a violation anywhere on the curve is certified at
+        ``confidence`` (Bonferroni).
+    ``epsilon``, ``delta``
+        Shortcut for one explicit claim: ``claims=[Guarantee(epsilon=epsilon, delta=delta,
+        relation=relation, source="audit_mechanism", claim_id="user/claim")]`` (``delta``
+        defaults to 0).  Giving both ``epsilon`` and ``claims``, or ``delta`` without
+        ``epsilon``, is an :class:`~dpaudit.core.InputError`.
+    ``expected``
+        Claim id → expected verdict (``pass``, ``violation``, ``not-applicable``, or
+        ``exact-violation`` when only the white-box check can reach it); a printed bound
+        known to be false is an expected ``violation``.  Read by ``result.as_expected``.
+    ``discrete``, ``events``
+        How outputs are viewed: ``discrete`` says whether outputs are categories (None:
+        guessed from the outputs); ``events`` forces a view (``rows``, ``threshold``,
+        ``histogram``) or a list of them (``"auto"``: every view that fits).
+    ``sequential``
+        Stop as soon as a violation is certified or none can be reached
+        (α-spending over looks, :data:`dpaudit.engine.runner.RULE`), keeping the confidence.
+    ``progress``
+        Show a progress bar on stderr.
+    ``context``
+        Where and under which name the audit runs (:class:`RunContext`: execution backend
+        and checkpoint, spawn key, scenario and pair labels); applications set it, users
+        rarely need to.
+
+    Returns an :class:`~dpaudit.engine.results.AuditResult`; ``print(result)`` explains it in words.
+    """
+    require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
+            "must have a sample(data, size, rng) method")
+    context = RunContext() if context is None else context
+    require(isinstance(context, RunContext), "context", context, "must be an dpaudit.engine.api.RunContext or None")
+    samples = _check_int("samples", samples, 20)
+    seed = _check_int("seed", seed, 0)
+    n_jobs = _check_int("n_jobs", n_jobs, 1) if n_jobs != -1 else -1
+    require(relation in RELATIONS, "relation", relation, f"must be one of {', '.join(RELATIONS)}")
+    confidence = check_confidence(confidence)
+    shortcut = _shortcut_claim(epsilon, delta, relation, claims)
+    if shortcut is not None:
+        claims = shortcut
+        deltas = (shortcut[0].delta,) if deltas is None else deltas
+    deltas = (0.0,) if deltas is None else deltas
+    expected = dict(expected or {})
+    for cid, v in expected.items():
+        require(v in EXPECTATIONS, f"expected[{cid!r}]", v, f"must be one of {', '.join(EXPECTATIONS)}")
+
+    start = time.perf_counter()
+    checked = _claims_for(mechanism, d, d_prime, relation, claims)
+    levels = [(level_delta, confidence) for level_delta in check_deltas(deltas)]
+    for cid in expected:
+        require(any(c.claim_id == cid for c in checked), f"expected[{cid!r}]", expected[cid],
+                f"no claim with this id is checked here (ids: {', '.join(sorted({c.claim_id for c in checked}))})")
+    # A claim outside its premise still gets a bound at its δ (not a target of the sequential rule),
+    # so its record can say whether the samples would refute it.
+    curve_size = Counter(c.claim_id for c in checked if c.applicable or c.broken_premise)
+    claim_level: list[int | None] = []
+    targets: dict[int, float] = {}
+    for c in checked:
+        if not (c.applicable or c.broken_premise):
+            claim_level.append(None)
+            continue
+        level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
+        if level not in levels:
+            levels.append(level)
+        index = levels.index(level)
+        claim_level.append(index)
+        if c.applicable:
+            targets[index] = min(targets.get(index, math.inf), c.epsilon)
+    execution = context.execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
+    est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
+                          key=context.key, discrete=discrete, events=events, sequential=sequential,
+                          targets=targets)
+    caps = capabilities(mechanism)
+    level_deltas = {lv[0] for lv in levels}
+    white, dists = None, None
+    if "output_distribution" in caps:
+        p, q = _ask(mechanism, "output_distribution", d), _ask(mechanism, "output_distribution", d_prime)
+        white = {dl: exact.epsilon_for_delta(p, q, dl) for dl in level_deltas}
+        if len(p) <= 256:
+            dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
+    elif "exact_epsilon" in caps:
+        curve = {dl: _ask(mechanism, "exact_epsilon", d, d_prime, dl) for dl in level_deltas}
+        white = None if any(v is None for v in curve.values()) else curve
+    checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
+                              None if white is None or i is None else white[c.delta],
+                              expected.get(c.claim_id), context.registry.get(c.claim_id))
+                   for c, i in zip(checked, claim_level, strict=True))
+    name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
+    sup = _ask(mechanism, "epsilon_sup_pi0", d, d_prime) if "epsilon_sup_pi0" in caps else None
+    return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,
+                       claims=checks, seed=seed, seconds=time.perf_counter() - start,
+                       scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
+                       distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
+
+
+def mechanism_params(mechanism: Any) -> dict[str, Any]:
+    """The mechanism's dataclass fields that are plain values (numbers, strings, tuples), for records."""
+    fields = getattr(mechanism, "__dataclass_fields__", {})
+    out: dict[str, Any] = {}
+    for name in fields:
+        value = getattr(mechanism, name)
+        if isinstance(value, (int, float, str, bool, type(None))):
+            out[name] = value
+        elif isinstance(value, tuple):
+            out[name] = list(value)
+    return out

@@ -1,0 +1,171 @@
+"""Binomial bounds, the ε they certify, and how candidate events are scored.
+
+For k successes in n trials, the one-sided Clopper–Pearson bounds at level α are
+
+    p_lo = Beta⁻¹(α; k, n − k + 1)   (0 when k = 0),
+    p_hi = Beta⁻¹(1 − α; k + 1, n − k)   (1 when k = n),
+
+and an event S seen k1/n1 times under the favoured side and k2/n2 under the other certifies
+
+    ε ≥ log((p1_lo − δ) / p2_hi)   (−inf when p1_lo ≤ δ).
+
+Candidates are scored by the bound they would give on the estimation split: the selection
+split's own pessimistic bounds are projected to the estimation sample sizes and bounded
+again.  Wilson score bounds, a closed form, rank all candidates; the best few are re-scored
+with Clopper–Pearson.
+
+The *ceiling* (:func:`best_event`) is what no audit can beat on average: the bound of the best
+event fixed in advance, at its expected counts on the estimation split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special, stats
+
+Bounds = Callable[[np.ndarray, float, float], tuple[np.ndarray, np.ndarray]]
+
+
+def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Clopper–Pearson bounds (lower, upper), each at level ``alpha``.
+
+    lower = Beta⁻¹(α; k, n − k + 1) (0 when k = 0), upper = Beta⁻¹(1 − α; k + 1, n − k)
+    (1 when k = n).  Real-valued k is allowed (used for projected counts).
+    """
+    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    lower = np.zeros(k.shape)
+    upper = np.ones(k.shape)
+    pos, below = k > 0, k < n
+    # scipy.special's inverses are what stats.beta.ppf / isf evaluate, without their per-call
+    # argument checks (4x faster: the pair search scores thousands of candidates with these).
+    lower[pos] = special.betaincinv(k[pos], n[pos] - k[pos] + 1, alpha)
+    upper[below] = special.betainccinv(k[below] + 1, n[below] - k[below], alpha)
+    return lower, upper
+
+
+def wilson(k: np.ndarray, n: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """One-sided Wilson score bounds (lower, upper): a closed-form proxy for Clopper–Pearson,
+    used only to rank candidates."""
+    z = stats.norm.isf(alpha)
+    p = np.asarray(k, dtype=float) / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * np.sqrt(np.maximum(p * (1 - p), 0) / n + z * z / (4 * n * n)) / denom
+    return np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+
+
+def epsilon_from_bounds(p_lower: np.ndarray, q_upper: np.ndarray, delta: float) -> np.ndarray:
+    """log((p_lo − δ)/q_hi), −inf where p_lo ≤ δ."""
+    excess = np.asarray(p_lower, dtype=float) - delta
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(excess > 0, np.log(np.maximum(excess, 1e-300)) - np.log(q_upper), -np.inf)
+
+
+def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_est: tuple[int, int],
+               delta: float, alpha: float, bounds: Bounds, alpha_sel: float) -> np.ndarray:
+    """The ε the selection split's pessimistic bounds would certify at the estimation sizes."""
+    p_sel, _ = bounds(k_fav, n_sel[0], alpha_sel)
+    _, q_sel = bounds(k_oth, n_sel[1], alpha_sel)
+    lo, _ = bounds(p_sel * n_est[0], n_est[0], alpha)
+    _, hi = bounds(q_sel * n_est[1], n_est[1], alpha)
+    return epsilon_from_bounds(lo, hi, delta)
+
+
+# Near-ties of a refined family (:func:`best_candidate`'s ``refine_level``): candidates whose score
+# is within this fraction of the best one's, and how many of the Wilson ranking are re-scored.
+NEAR = 0.1
+REFINE_SHORTLIST = 64
+
+
+def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_est: tuple[int, int],
+                   delta: float, alpha: float, shortlist: int = 16, alpha_sel: float | None = None,
+                   refine_level: float | None = None) -> tuple[float, int]:
+    """Index and score of the candidate with the best confidence-adjusted bound.
+
+    The selection split's own Clopper–Pearson bounds (pessimistic for the candidate) are
+    projected to the estimation sample sizes and bounded again; projecting raw counts
+    instead lets a tail event with 3-vs-0 counts look like a sure win and then fail.
+    All candidates are ranked with Wilson bounds and the ``shortlist`` best re-scored
+    exactly.  ``n_sel``/``n_est`` are (favoured side, other side); the selection bounds are at
+    level ``alpha_sel`` (default ``alpha``), the projected ones at ``alpha``.
+
+    With ``refine_level`` (a family of many nested candidates along a continuous scale:
+    thresholds), the pessimism of ``alpha_sel`` only keeps the candidates whose score is within
+    :data:`NEAR` of the best (which excludes deep-tail events that a few lucky counts make look
+    good); among those, the one with the best score at the milder ``refine_level`` is taken.
+    Near the optimum the bound is flat in the threshold, and the pessimism of α prefers the
+    more central of near-equal thresholds for their larger counts, systematically short of the
+    optimum.  The score returned stays the best one: the family competes with other views as
+    before, only which of its near-ties is taken changes (returning the taken candidate's own,
+    lower score hands some audits to a worse event of another view).
+    """
+    k_fav, k_oth = np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float)
+    alpha_sel = alpha if alpha_sel is None else alpha_sel
+    rough = _projected(k_fav, k_oth, n_sel, n_est, delta, alpha, wilson, alpha_sel)
+    top = np.argsort(-rough, kind="stable")[:shortlist if refine_level is None else max(shortlist, REFINE_SHORTLIST)]
+    exact = _projected(k_fav[top], k_oth[top], n_sel, n_est, delta, alpha, clopper_pearson, alpha_sel)
+    j = int(np.argmax(exact))
+    score = float(exact[j])
+    if refine_level is not None and np.isfinite(score):
+        near = exact >= score - NEAR * abs(score)
+        milder = _projected(k_fav[top], k_oth[top], n_sel, n_est, delta, alpha, clopper_pearson, refine_level)
+        j = int(np.argmax(np.where(near, milder, -np.inf)))
+    return score, int(top[j])
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """The best event fixed in advance (:func:`best_event`): its bound at the expected counts,
+    the side it favours (0: D, 1: D′) and its membership test on outputs, so that it can also
+    be counted on an audit's own estimation samples."""
+
+    epsilon: float
+    favours: int
+    contains: Callable[[np.ndarray], np.ndarray]
+
+
+def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float
+               ) -> tuple[float, int, int]:
+    """The statistical ceiling of an audit whose estimation split has ``n`` samples per side:
+    (ε, index of the best candidate, side it favours).
+
+    For each candidate event S with P[S] = ``p_d`` under D and ``p_dp`` under D′ (arrays over
+    the candidates), the Clopper–Pearson bound that S, fixed in advance, gives at the expected
+    counts k = n·P[S] (real-valued: the Beta quantiles take them), in both directions:
+
+        max_S max(log((lo(n·p_d) − δ)/hi(n·p_dp)), log((lo(n·p_dp) − δ)/hi(n·p_d))),
+
+    lo and hi one-sided at level α = (1 − confidence)/2 as :func:`dpaudit.engine.estimate.bound_from_counts`.
+    No event chosen from data can beat the best event known in advance, so ours ÷ ceiling is
+    the share of the attainable bound an audit reaches (≈ 1 when selection is perfect; a seed
+    may land above 1 by the luck of its estimation samples).  ε is 0 when no event certifies
+    anything.
+    """
+    alpha = (1.0 - confidence) / 2.0
+    p_d, p_dp = np.asarray(p_d, dtype=float), np.asarray(p_dp, dtype=float)
+    lo_d, hi_d = clopper_pearson(np.clip(p_d, 0, 1) * n, n, alpha)
+    lo_dp, hi_dp = clopper_pearson(np.clip(p_dp, 0, 1) * n, n, alpha)
+    for_d, for_dp = epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)
+    i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
+    best = (float(for_d[i]), i, 0) if for_d[i] >= for_dp[j] else (float(for_dp[j]), j, 1)
+    return max(0.0, best[0]), best[1], best[2]
+
+
+def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float) -> float:
+    """The ε of :func:`best_event`."""
+    return best_event(p_d, p_dp, n, delta, confidence)[0]
+
+
+def all_subsets(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """P[S] under each side for every non-empty set S of a finite output space with point
+    probabilities ``p`` and ``q`` (2^K − 1 events: K ≤ 16)."""
+    p, q = np.asarray(p, dtype=float), np.asarray(q, dtype=float)
+    k = len(p)
+    if k > 16:
+        raise ValueError(f"all_subsets enumerates 2^K sets: K = {k} is too many")
+    masks = (np.arange(1, 1 << k)[:, None] >> np.arange(k)) & 1
+    return masks @ p, masks @ q

@@ -1,0 +1,578 @@
+"""Where chunks run (local processes or a Dask cluster), checkpoints, and progress.
+
+* :class:`Execution` carries the worker count, the backend (``local``: joblib's loky
+  processes; ``dask``: joblib's Dask backend on a ``dask.distributed`` client), an optional
+  :class:`Checkpoint` and the progress mode.  Chunk seeds never depend on it, so every
+  backend gives the same numbers for one seed.
+* :class:`Checkpoint` appends one JSON line per finished chunk (its counts, its sample count,
+  the run's fingerprint and a checksum) to a file in the output folder, with one ``write`` and
+  an ``fsync``; a line torn by a kill, edited, duplicated or moved is rejected on reading, so
+  ``--resume`` recounts only the chunks it cannot trust and never counts one twice.
+* Resources: workers capped at chunks and CPUs, the memory a process may still use, and a
+  Dask scheduler checked to speak Dask before the client waits on it.
+* Progress: a tqdm bar on a terminal; in a non-interactive log, a plain line every few
+  seconds (from a timer, so slow chunks do not silence it) with samples done, rate and the
+  current ε_lower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from threadpoolctl import ThreadpoolController
+from tqdm import tqdm
+
+from dpaudit.core import InputError, require
+from dpaudit.engine.files import append_line, read_text_nofollow, write_atomic
+
+BACKENDS = ("local", "dask")
+
+
+class Checkpoint:
+    """Finished chunks' counts, appended line by line to ``path``, each line checked on reading.
+
+    A line carries the run's ``fingerprint`` (:mod:`dpaudit.runs.rundir`), what it counts (scenario
+    key, events, phase, side, chunk), its own sample count, the counts, and ``check``: the
+    SHA-256 of the canonical line salted with the fingerprint.  On reading, a line that is torn,
+    fails its checksum (edited, or moved to another chunk id), or disagrees with another line
+    for the same chunk is rejected and its chunk redrawn; a line of another run is *foreign*
+    (the caller refuses to resume).  So no chunk is ever counted twice or counted from another
+    run.  The checksum guards against accidents and naive edits, not a forger who reads the code.
+
+    ``fresh`` starts a new file (an existing one is an error: a run never appends to another's).
+    """
+
+    def __init__(self, path: str | os.PathLike, fingerprint: str = "", *, fresh: bool = False) -> None:
+        self.path = Path(path)
+        self.fingerprint = fingerprint
+        self.done: dict[tuple, tuple[int, list[int]]] = {}
+        self.rejected: list[str] = []  # why each unusable line was dropped
+        self.foreign: list[int] = []   # line numbers written by another run
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if fresh:
+            if self.path.exists() or self.path.is_symlink():
+                raise InputError(f"{self.path} already exists: a new run never appends to another run's checkpoint")
+        elif self.path.exists() or self.path.is_symlink():
+            self._read()
+
+    def _read(self) -> None:
+        conflicts = set()
+        for number, line in enumerate(read_text_nofollow(self.path).splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                body = {k: rec[k] for k in _LINE_KEYS}
+                found = (tuple(int(k) for k in body["key"]), str(body["events"]), int(body["phase"]), int(body["side"]),
+                         int(body["chunk"]))
+                entry = (int(body["samples"]), [int(c) for c in body["counts"]])
+                check = rec["check"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                self.rejected.append(f"line {number}: unreadable (torn by a kill, or edited)")
+                continue
+            if body["run"] != self.fingerprint:
+                self.foreign.append(number)
+                continue
+            if check != _checksum(self.fingerprint, body):
+                self.rejected.append(f"line {number}: checksum mismatch (edited, or moved to another chunk)")
+                continue
+            if found in self.done:
+                if self.done[found] != entry:
+                    conflicts.add(found)
+                else:
+                    self.rejected.append(f"line {number}: a repeat of an earlier line (counted once)")
+            self.done[found] = entry
+        for found in conflicts:
+            del self.done[found]
+            self.rejected.append(f"chunk {found[4]} (side {found[3]}) of scenario {list(found[0])}: two lines "
+                                 "with different counts")
+
+    def get(self, key: tuple, events: str, side: int, chunk: int, n_events: int, size: int,
+            phase: int = 1) -> np.ndarray | None:
+        """The saved counts of a chunk, or None (also when they cannot be right: then it is recounted)."""
+        found = self.done.get((tuple(key), events, phase, side, chunk))
+        if found is None:
+            return None
+        samples, counts = found
+        if samples != size or len(counts) != n_events or not all(0 <= c <= size for c in counts):
+            return None
+        return np.asarray(counts, dtype=np.int64)
+
+    def add(self, key: tuple, events: str, side: int, chunk: int, counts: np.ndarray, size: int,
+            phase: int = 1) -> None:
+        ints, values = [int(k) for k in key], [int(c) for c in counts]
+        body = {"run": self.fingerprint, "key": ints, "events": events, "phase": phase, "side": side, "chunk": chunk,
+                "samples": int(size), "counts": values}
+        append_line(self.path, json.dumps({**body, "check": _checksum(self.fingerprint, body)}) + "\n")
+        self.done[(tuple(ints), events, phase, side, chunk)] = (int(size), values)
+
+    def compact(self) -> None:
+        """Rewrite the file with only the lines that are used (after rejected or foreign lines)."""
+        lines = []
+        for (key, events, phase, side, chunk), (samples, counts) in sorted(self.done.items()):
+            body = {"run": self.fingerprint, "key": list(key), "events": events, "phase": phase, "side": side,
+                    "chunk": chunk, "samples": samples, "counts": counts}
+            lines.append(json.dumps({**body, "check": _checksum(self.fingerprint, body)}) + "\n")
+        write_atomic(self.path, "".join(lines))
+        self.rejected, self.foreign = [], []
+
+
+_LINE_KEYS = ("run", "key", "events", "phase", "side", "chunk", "samples", "counts")
+
+
+def _checksum(fingerprint: str, body: dict[str, Any]) -> str:
+    canonical = json.dumps({k: body[k] for k in _LINE_KEYS}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{fingerprint}\n{canonical}".encode()).hexdigest()
+
+
+def events_fingerprint(events: list, levels: Any, n_est: int) -> str:
+    """Identifies the counted events, so a checkpoint is only reused for the same audit."""
+    text = json.dumps([e.to_dict() for e in events], sort_keys=True, default=str) + repr(levels) + repr(n_est)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+class EnvironmentFailure(RuntimeError):
+    """The machine or the cluster failed under the run (a lost scheduler, a dead worker): exit 3, never a finding."""
+
+
+_THREADPOOLS: ThreadpoolController | None = None
+
+
+def single_threaded_blas() -> Any:
+    """A context in which BLAS uses one thread: the engine's own products are tall and thin
+    (rows × a few dozen features), where extra BLAS threads gain little and, on a machine whose
+    cores are busy (the pool's workers, other jobs), spin against them and cost several times
+    the work.  Parallelism comes from the worker processes instead.  The mechanism's sampling
+    is left as it is."""
+    global _THREADPOOLS
+    if _THREADPOOLS is None:  # found once per process: the BLAS libraries numpy and scipy loaded
+        _THREADPOOLS = ThreadpoolController()
+    return _THREADPOOLS.limit(limits=1, user_api="blas")
+
+
+def cpu_count() -> int:
+    """CPUs this process may run on (its affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def available_memory() -> int | None:
+    """Bytes this process can still allocate without swapping: ``MemAvailable``, and the cgroup
+    limit when there is one (a container's limit is what the OOM killer enforces); None if unknown."""
+    found = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit != "max":
+            found.append(max(0, int(limit) - int(used)))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+@dataclass
+class Execution:
+    """How chunks are run: workers, backend, checkpoint, progress.
+
+    Local workers are capped at the number of tasks and of CPUs: more processes than chunks or
+    cores only cost start-up and memory.  ``client`` (the Dask client, when there is one) lets a
+    failure be told apart from a lost scheduler.
+    """
+
+    n_jobs: int = 1
+    backend: str = "local"
+    checkpoint: Checkpoint | None = None
+    progress: str = "off"  # off | bar | log
+    log_every: float = 5.0
+    client: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        require(self.backend in BACKENDS, "backend", self.backend, f"must be one of {', '.join(BACKENDS)}")
+        require(self.progress in ("off", "bar", "log"), "progress", self.progress, "must be off, bar or log")
+
+    def workers(self, tasks: int) -> int:
+        """Local worker processes for ``tasks`` chunks: at most one per chunk and per CPU."""
+        wanted = cpu_count() if self.n_jobs < 1 else self.n_jobs
+        return max(1, min(wanted, tasks, cpu_count()))
+
+    def map(self, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
+        """Results of ``fn(*args)`` for each args, in order, computed where this execution says.
+
+        Locally, a worker pool starts only when it pays: with more than one chunk per worker to
+        run, the first chunk runs in this process and is timed, and the rest go to the pool only
+        if running them here would take longer than what the pool saves costs to start
+        (:data:`POOL_STARTUP_SECONDS`, once per process; loky keeps its workers).  Small budgets
+        therefore run in process.  Where a chunk runs never changes its numbers (its seed is its
+        own)."""
+        if self.backend == "dask":
+            client = self.client
+            try:
+                if client is None:  # a client the caller made current (distributed.Client(...) in a with)
+                    from distributed import get_client  # optional dependency: the [dask] extra
+                    client = get_client()
+                yield from _dask_map(client, fn, arglists)
+            except Exception as exc:
+                status = getattr(client, "status", "running")
+                if client is not None and status != "running":
+                    raise EnvironmentFailure(f"lost the Dask scheduler (client {status}): "
+                                             f"{type(exc).__name__}: {exc}") from exc
+                raise
+            return
+        workers = self.workers(len(arglists))
+        if workers == 1 or len(arglists) <= workers:  # at most one chunk per worker: no pool
+            yield from (fn(*a) for a in arglists)
+            return
+        start = time.perf_counter()
+        yield fn(*arglists[0])
+        per_chunk = time.perf_counter() - start
+        rest = arglists[1:]
+        in_process = per_chunk * len(rest)
+        saved = in_process * (1 - 1 / min(workers, len(rest)))
+        if saved <= (POOL_DISPATCH_SECONDS if _pool_started else POOL_STARTUP_SECONDS):
+            yield from (fn(*a) for a in rest)
+            return
+        _mark_pool_started()
+        yield from Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(*a) for a in rest)
+
+
+# Dask: how much work one task holds.  A counting chunk of the largest scenarios is ~60 ms of work,
+# while a task costs the scheduler and the round trip several ms, and its arguments (mechanism,
+# datasets, events) were pickled into every task: one chunk per task scaled to 1.24x on two
+# workers.  So a task runs a batch of consecutive chunks sized to about TASK_SECONDS of measured
+# work, never more than a fair share of what is left (the last batches stay small, so workers
+# finish together), and DASK_IN_FLIGHT tasks per worker thread are queued so a worker does not idle
+# while the scheduler hands it the next.  Each chunk keeps its own seed (it is an argument), so the
+# numbers never depend on the batching.
+TASK_SECONDS = 1.0
+DASK_IN_FLIGHT = 2
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """Stands in a task's arguments for the ``index``-th object sent to every worker once."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """The shared objects, scattered as ONE pickle: Dask serialises a bare list element by
+    element, which would turn objects shared by reference (one statistic used by many events,
+    evaluated once per chunk by identity) into copies, each evaluated again."""
+
+    objects: tuple[Any, ...]
+
+
+def _plain(value: Any) -> bool:
+    """Small values pickled into each task as they are: scalars, tuples of them, module functions."""
+    if value is None or isinstance(value, bool | int | float | str | bytes | np.generic | types.FunctionType):
+        return True
+    return isinstance(value, tuple) and all(_plain(v) for v in value)
+
+
+def _share(client: Any, arglists: list[tuple]) -> tuple[Any, list[tuple]]:
+    """Every non-plain argument (mechanism, datasets, events, ...) scattered once to all workers,
+    together in one :class:`_Bundle` (its future, or None), and the arglists with :class:`_Shared`
+    in their place."""
+    bundle = None
+    where: dict[int, int] = {}
+    objects: list[Any] = []  # held, so no id is reused while this map runs
+    rows = []
+    for args in arglists:
+        row = []
+        for value in args:
+            if _plain(value):
+                row.append(value)
+                continue
+            if id(value) not in where:
+                where[id(value)] = len(objects)
+                objects.append(value)
+            row.append(_Shared(where[id(value)]))
+        rows.append(tuple(row))
+    if objects:
+        [bundle] = client.scatter([_Bundle(tuple(objects))], broadcast=True, hash=False)
+    return bundle, rows
+
+
+def _run_batch(fn: Callable, shared: _Bundle | None, batch: list[tuple]) -> tuple[list[Any], float]:
+    """On a worker: ``fn`` on each chunk's arguments (shared objects put back), and the seconds it took."""
+    start = time.perf_counter()
+    out = [fn(*(shared.objects[v.index] if isinstance(v, _Shared) and shared else v for v in args))
+           for args in batch]
+    return out, time.perf_counter() - start
+
+
+def _dask_map(client: Any, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
+    """``fn(*args)`` for each args on the Dask cluster of ``client``, yielded in order, chunks
+    batched into tasks of about :data:`TASK_SECONDS` (the first tasks hold one chunk each, to time
+    them)."""
+    if not arglists:
+        return
+    from distributed import as_completed  # optional dependency: the [dask] extra
+    shared, rows = _share(client, arglists)
+    slots = max(1, sum(client.nthreads().values()))
+    starts: dict[Any, tuple[int, int, Any]] = {}  # task key -> (first chunk, chunks, future): running
+    timed = [0.0, 0]  # worker seconds, chunks: the measured cost of a chunk
+    position = 0
+
+    def submit() -> Any:
+        nonlocal position
+        size = 1
+        if timed[1]:
+            fair = -(-(len(rows) - position) // (slots * DASK_IN_FLIGHT))
+            size = max(1, min(fair, int(TASK_SECONDS * timed[1] / max(timed[0], 1e-9))))
+        future = client.submit(_run_batch, fn, shared, rows[position:position + size], pure=False)
+        starts[future.key] = (position, size, future)
+        position += size
+        return future
+
+    queue = as_completed([submit() for _ in range(min(len(rows), slots * DASK_IN_FLIGHT))], with_results=True)
+    done: dict[int, Any] = {}
+    following = 0
+    try:
+        for future, (values, seconds) in queue:
+            first, size, _ = starts.pop(future.key)
+            timed[0] += seconds
+            timed[1] += size
+            done.update(zip(range(first, first + size), values, strict=True))
+            if position < len(rows):
+                queue.add(submit())
+            while following in done:
+                yield done.pop(following)
+                following += 1
+    finally:
+        if starts:  # stopped early (an error, or the caller stopped reading): free the workers
+            client.cancel([f for _, _, f in starts.values()])
+
+
+# What a local pool costs, for Execution.map's choice: starting loky workers that import numpy,
+# scipy and dpaudit (about a second on a laptop), and handing chunks to workers already running.
+POOL_STARTUP_SECONDS = 1.5
+POOL_DISPATCH_SECONDS = 0.1
+_pool_started = False
+
+
+def _mark_pool_started() -> None:
+    global _pool_started
+    _pool_started = True
+
+
+DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+HANDSHAKE_SECONDS = 5.0
+
+
+def check_scheduler_address(address: Any) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of a Dask scheduler address such as ``tcp://host:8786``, or an
+    :class:`InputError` naming it."""
+    text = address if isinstance(address, str) else ""
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme not in DASK_SCHEMES or not rest:
+        raise InputError(f"scheduler = {address!r} is invalid: use an address such as tcp://host:8786")
+    if scheme == "inproc":
+        return scheme, rest, None
+    host, colon, port = rest.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise InputError(f"scheduler = {address!r} is invalid: give host and port, such as tcp://host:8786")
+    return scheme, host, int(port)
+
+
+def _dask_handshake_problem(host: str, port: int, seconds: float = HANDSHAKE_SECONDS) -> str | None:
+    """None when the peer at host:port greets like a Dask scheduler, else what is wrong.
+
+    A Dask TCP server sends its handshake as soon as it accepts (an 8-byte length, frame
+    headers, then a msgpack map with ``compression`` and ``pickle-protocol``); a web server or
+    anything else stays silent or says something else.  Without this check the client waits for
+    a handshake that never comes, forever."""
+    deadline = time.monotonic() + seconds
+    try:
+        sock = socket.create_connection((host, port), timeout=seconds)
+    except OSError as exc:
+        return f"cannot connect ({exc.strerror or type(exc).__name__})"
+    data = b""
+    with sock:
+        try:
+            while time.monotonic() < deadline and len(data) < 4096:
+                sock.settimeout(max(0.01, deadline - time.monotonic()))
+                chunk = sock.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+                if len(data) >= 8 and len(data) >= 8 + int.from_bytes(data[:8], "little"):
+                    break
+        except OSError:  # socket.timeout included: silence is the answer
+            pass
+    if len(data) < 8:
+        return f"no Dask handshake within {seconds:g} s (is it a Dask scheduler's port?)"
+    length = int.from_bytes(data[:8], "little")
+    if not 16 <= length <= 1 << 20 or not (b"compression" in data or b"pickle-protocol" in data):
+        return f"the peer does not speak the Dask protocol (it sent {data[:24]!r})"
+    return None
+
+
+# The local cluster's housekeeping, switched off.  Its workers share this machine's cores with
+# each other and with the scheduler: with one worker the housekeeping runs on an idle core for
+# free, with one worker per core every wake-up is taken from a worker's counting.  Each worker's
+# statistical profiler takes the GIL every 10 ms to walk the task's stack (for a dashboard nobody
+# looks at here); work stealing rebalances queues every 100 ms, which the map's own in-flight limit
+# (two tasks per worker thread) makes moot; the GIL-contention monitor samples every 1 ms; the
+# nannies (threads of this process) poll each worker's memory every 100 ms, the system monitors
+# every 500 ms, the event loops' tick every 20 ms.
+LOCAL_CLUSTER_CONFIG = {"distributed.worker.profile.enabled": False,
+                        "distributed.scheduler.work-stealing": False,
+                        "distributed.admin.system-monitor.gil.enabled": False,
+                        "distributed.worker.memory.monitor-interval": "1s",
+                        "distributed.admin.system-monitor.interval": "2s",
+                        "distributed.admin.tick.interval": "200ms"}
+
+
+def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...] = ()) -> Any:
+    """A ``dask.distributed`` client (a local cluster when ``scheduler`` is None), after checking
+    that the peer is a Dask scheduler and that every worker can import dpaudit and the audited
+    mechanisms' modules — a missing import, or a port that is not Dask's, otherwise hangs silently."""
+    try:
+        from dask import config as dask_config  # optional dependency: the [dask] extra
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise InputError("backend = 'dask' needs dask.distributed: pip install 'dpaudit[dask]'") from None
+    # distributed logs every failed reconnect with a traceback; a lost cluster is reported once, by us.
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    if scheduler is not None:
+        scheme, host, port = check_scheduler_address(scheduler)
+        if scheme == "tcp" and port is not None:
+            problem = _dask_handshake_problem(host, port)
+            if problem:
+                raise InputError(f"scheduler = {scheduler!r}: {problem}")
+    try:
+        if scheduler is None:
+            # distributed's nannies start workers with MALLOC_TRIM_THRESHOLD_=65536, which also pins
+            # glibc's mmap threshold: every chunk-sized array is then mapped, zero-filled and unmapped
+            # again (a third of a counting worker's time went to page faults: 1.1e7 vs 1.6e7 samples/s
+            # on align-alg2-zero-out).  A chunk allocates and frees the same sizes each time, which
+            # glibc's adaptive default serves from the heap.  Only for the cluster made here.
+            environ = {k: v for k, v in dask_config.get("distributed.nanny.pre-spawn-environ", {}).items()
+                       if k != "MALLOC_TRIM_THRESHOLD_"}
+            with dask_config.set({"distributed.nanny.pre-spawn-environ": environ, **LOCAL_CLUSTER_CONFIG}):
+                cluster = LocalCluster(n_workers=max(1, n_workers), threads_per_worker=1, processes=True,
+                                       host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
+            client = Client(cluster, timeout=30)
+        else:
+            client = Client(scheduler, timeout=10)
+    except Exception as exc:  # distributed raises OSError, TimeoutError, ValueError, ... for a bad peer
+        where = "a local cluster" if scheduler is None else f"scheduler = {scheduler!r}"
+        raise InputError(f"{where}: cannot start or connect ({type(exc).__name__}: {exc})") from None
+    wanted = ("audit", "mechanisms", "neighbors", *modules)
+    try:
+        answers = client.run(_probe_imports, wanted)
+    except Exception as exc:  # any worker failure is reported the same way
+        client.close()
+        raise InputError(f"the Dask workers cannot run dpaudit: {type(exc).__name__}: {exc}") from None
+    missing = {w: a for w, a in answers.items() if a}
+    if missing:
+        client.close()
+        worker, problem = next(iter(missing.items()))
+        raise InputError(f"Dask worker {worker} cannot import {problem}: install dpaudit and the mechanism's "
+                         f"package on every worker")
+    return client
+
+
+def _probe_imports(modules: tuple[str, ...]) -> str:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            return f"{name!r} ({type(exc).__name__}: {exc})"
+    return ""
+
+
+def projected_end(remaining: int, rate: float, now: float | None = None) -> str:
+    """", projected end in 2.5 min (at 14:03:10)" for ``remaining`` samples at ``rate`` per second;
+    empty before there is a rate or when nothing remains.  The budget's end: a sequential run
+    may stop earlier."""
+    if remaining <= 0 or not rate > 0:
+        return ""
+    left = remaining / rate
+    span = f"{left:.0f} s" if left < 120 else f"{left / 60:.1f} min" if left < 7200 else f"{left / 3600:.1f} h"
+    at = time.strftime("%H:%M:%S", time.localtime((time.time() if now is None else now) + left))
+    return f", projected end in {span} (at {at})"
+
+
+class Progress:
+    """A tqdm bar on a terminal (with its rate and remaining time); in a log, a plain line every
+    ``every`` seconds from a timer thread — also while a slow chunk is still running, so a log
+    never stays silent for longer than ``every`` (``every`` = 0: a line at each update instead) —
+    with samples done, samples per second, the projected end of the budget and the current
+    ε_lower; nothing when off."""
+
+    def __init__(self, mode: str, total: int, label: str, every: float = 5.0) -> None:
+        self.mode, self.total, self.label, self.every = mode, total, label, every
+        self.start = time.monotonic()
+        self.done = 0
+        self._epsilon: Callable[[], float | None] = lambda: None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.bar = None
+        if mode == "bar":
+            self.bar = tqdm(total=total, desc=label, unit="sample", unit_scale=True, leave=False, file=sys.stderr)
+        elif mode == "log" and every > 0:
+            self._thread = threading.Thread(target=self._tick, name="dpaudit-progress", daemon=True)
+            self._thread.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.every):
+            self._line()
+
+    def _line(self) -> None:
+        now = time.monotonic()
+        rate = self.done / max(now - self.start, 1e-9)
+        try:
+            value = self._epsilon()
+            bound = "eps_lower pending" if value is None else f"current eps_lower {value:.4g}"
+        except Exception:  # read while the counts change: the next line will have it
+            bound = "current eps_lower ?"
+        print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}"
+              f"{projected_end(self.total - self.done, rate)}", file=sys.stderr, flush=True)
+
+    def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
+        """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None
+        while it means nothing yet (before the first estimation chunk on both sides, or before
+        the first look of a sequential run), when it is not shown."""
+        self.done, self._epsilon = done, epsilon
+        if self.bar is not None:
+            self.bar.update(samples)
+            value = epsilon()
+            if value is not None:
+                self.bar.set_postfix_str(f"eps_lower {value:.4g}", refresh=False)
+        elif self.mode == "log" and self.every <= 0:
+            self._line()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        if self.bar is not None:
+            self.bar.close()

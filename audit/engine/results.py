@@ -1,0 +1,455 @@
+"""Audit results: one :class:`ClaimCheck` per claim, gathered in an :class:`AuditResult`.
+
+A claim (ε_c, δ) is *violated* when the ε lower bound at δ exceeds ε_c; the claim is then
+false with confidence ≥ the stated confidence.  Otherwise it passes, with its slack
+ε_c − ε_lower and tightness ε_lower/ε_c.  When the mechanism's output distribution is
+known, the exact loss gives a white-box verdict beside the empirical one.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from dpaudit import __version__
+from dpaudit.core import Claim, Document, Guarantee
+from dpaudit.engine.estimate import Bound, Estimate
+from dpaudit.engine.exact import epsilon_for_delta
+
+SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
+PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
+_REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
+
+
+def jsonable(value: float | None) -> float | str | None:
+    """Finite floats as numbers; ±inf as the strings "inf"/"-inf" (JSON has no infinity)."""
+    if value is None:
+        return None
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return float(value)
+
+
+REFUTED_EMPIRICAL = "refuted (empirical)"
+REFUTED_WHITE_BOX = "refuted (white box)"
+HOLDS = "holds at this budget"
+UNVERIFIED_HOLDS = "not refuted — unverified claim"
+NOT_APPLICABLE = "not-applicable"
+# The one verdict per claim, combining both witnesses (the samples first: they depend only on the
+# mechanism's own code; the white box depends on our model of it).
+FINDINGS = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS, NOT_APPLICABLE)
+NO_CLAIM = "no claim checked"  # the finding of a record with no claim: eps_lower measured only
+NOT_REPRODUCIBLE = "not reproducible: unseeded mechanism"  # said of results of a mechanism with seeded = False
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """One claim held against the empirical bound and, when known, the exact loss.
+
+    ``info`` is the claim's registry entry (source, statement, status), when the claim id is
+    registered; a claim whose scenario breaks one of its premises keeps its claimed value, is
+    not applicable, and still gets a bound so the record can say whether the samples would
+    refute it (:meth:`premise_note`).
+    """
+
+    claim: Guarantee
+    bound: Bound | None
+    epsilon_exact: float | None
+    expected_verdict: str | None = None
+    info: Claim | None = None
+
+    @property
+    def epsilon_lower(self) -> float | None:
+        return None if self.bound is None else self.bound.epsilon_lower
+
+    @property
+    def verdict(self) -> str:
+        """The empirical verdict: ``violation`` when ε_lower > ε_claim (false with the stated confidence)."""
+        if not self.claim.applicable or self.bound is None:
+            return "not-applicable"
+        return "violation" if self.bound.epsilon_lower > self.claim.epsilon else "pass"
+
+    @property
+    def exact_verdict(self) -> str | None:
+        """The white-box verdict: ``violation`` when the exact ε of the pair exceeds ε_claim."""
+        if not self.claim.applicable:
+            return "not-applicable"
+        if self.epsilon_exact is None:
+            return None
+        over = self.epsilon_exact > self.claim.epsilon * (1 + _REL_TOL) + 1e-12
+        return "violation" if over else "pass"
+
+    @property
+    def status(self) -> str | None:
+        """The claim's registry status (``proven``, ``refuted``, ``unverified``, ``corrected``,
+        ``reference``), or None for a claim the registry does not know (a user's own)."""
+        return None if self.info is None else self.info.status
+
+    @property
+    def finding(self) -> str:
+        """The one verdict that combines both witnesses (see :data:`FINDINGS`)."""
+        return finding(self.verdict, self.exact_verdict, self.status)
+
+    @property
+    def premise_note(self) -> str | None:
+        """For a claim outside its premise: the premise, and whether the samples would refute it."""
+        if not self.claim.broken_premise:
+            return None
+        if self.bound is None:
+            return self.claim.note
+        lower, eps = self.bound.epsilon_lower, self.claim.epsilon
+        would = (f"the samples would refute it: eps_lower {lower:.4g} > {eps:.4g}" if lower > eps else
+                 f"the samples would not refute it: eps_lower {lower:.4g} <= {eps:.4g}")
+        return f"{self.claim.note}; {would}"
+
+    @property
+    def slack(self) -> float | None:
+        if self.verdict == "not-applicable" or self.bound is None:
+            return None
+        return self.claim.epsilon - self.bound.epsilon_lower
+
+    @property
+    def tightness(self) -> float | None:
+        if self.verdict == "not-applicable" or self.bound is None or self.claim.epsilon == 0:
+            return None
+        return self.bound.epsilon_lower / self.claim.epsilon
+
+    @property
+    def as_expected(self) -> bool:
+        """The finding agrees with the expectation (or, with none, refutes nothing): :func:`outcome` is ok."""
+        return outcome({"finding": self.finding, "expected_verdict": self.expected_verdict}) in OK_OUTCOMES
+
+    def to_dict(self) -> dict[str, Any]:
+        c, info = self.claim, self.info
+        shown = c.applicable or c.broken_premise
+        return {"claim_id": c.claim_id or None, "claim_kind": c.kind, "claim_source": c.source,
+                "claim_note": c.note or None, "claim_status": self.status,
+                "claim_document": None if info is None else info.document,
+                "claim_where": None if info is None else info.where,
+                "claim_statement": None if info is None else info.statement,
+                "claim_vacuous": None if info is None else info.vacuous,
+                "relation": c.relation, "delta": c.delta,
+                "epsilon_claim": jsonable(c.epsilon) if shown else None,
+                "epsilon_lower": self.epsilon_lower, "epsilon_exact": jsonable(self.epsilon_exact),
+                "verdict": self.verdict, "exact_verdict": self.exact_verdict, "finding": self.finding,
+                "premise": self.premise_note,
+                "expected_verdict": self.expected_verdict, "as_expected": self.as_expected,
+                "slack": self.slack, "tightness": self.tightness,
+                "event": None if self.bound is None else self.bound.to_dict()}
+
+
+def _most_severe(findings: Sequence[str]) -> str:
+    return min(findings, key=FINDINGS.index) if findings else NO_CLAIM
+
+
+def finding(verdict: str, exact_verdict: str | None, status: str | None) -> str:
+    """The combined verdict of one claim from its empirical and white-box verdicts and its status."""
+    if verdict == "violation":
+        return REFUTED_EMPIRICAL
+    if exact_verdict == "violation":  # "not-applicable" for a claim that does not apply
+        return REFUTED_WHITE_BOX
+    if verdict == "not-applicable":
+        return NOT_APPLICABLE
+    return UNVERIFIED_HOLDS if status == "unverified" else HOLDS
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of auditing one mechanism on one neighbouring pair."""
+
+    mechanism: str
+    relation: str
+    pair: str
+    estimate: Estimate
+    exact: dict[float, float] | None  # δ -> exact ε(δ) of the pair, when the output space is finite
+    claims: tuple[ClaimCheck, ...]
+    seed: int
+    seconds: float
+    scenario: str = ""
+    params: dict[str, Any] = field(default_factory=dict)
+    epsilon_sup: float | None = None  # sup of the pure loss over reference policies (KL mechanisms)
+    distributions: tuple[list[float], list[float]] | None = None  # exact P[M(D)], P[M(D')] for small finite outputs
+    seeded: bool = True  # False for a mechanism that declares it cannot be seeded: the numbers are not reproducible
+    search: dict[str, Any] | None = None  # the pair search that chose the pair (dpaudit.engine.search.search_pair)
+
+    @property
+    def estimates(self) -> tuple[Bound, ...]:
+        """One bound per δ (requested δs first, then the claims' δs)."""
+        return self.estimate.bounds
+
+    @property
+    def epsilon_lower(self) -> float:
+        return self.estimate.epsilon_lower
+
+    @property
+    def epsilon_exact(self) -> float | None:
+        if self.exact is None:
+            return None
+        return self.exact[self.estimates[0].delta]
+
+    @property
+    def sequential(self) -> str | None:
+        """The stopping rule and where the run stopped, for sequential audits."""
+        return self.estimate.sequential
+
+    @property
+    def samples(self) -> int:
+        return self.estimate.samples
+
+    @property
+    def confidence(self) -> float:
+        return self.estimate.confidence
+
+    @property
+    def verdict(self) -> str:
+        verdicts = {c.verdict for c in self.claims}
+        if "violation" in verdicts:
+            return "violation"
+        return "pass" if "pass" in verdicts else "not-applicable"
+
+    @property
+    def finding(self) -> str:
+        """The most severe finding over the claims (:data:`FINDINGS` order), or "no claim checked"."""
+        return _most_severe([c.finding for c in self.claims])
+
+    @property
+    def as_expected(self) -> bool:
+        return all(c.as_expected for c in self.claims)
+
+    def exact_profile(self) -> list[dict[str, Any]] | None:
+        """The exact ε(δ) of the pair at :data:`PROFILE_DELTAS`, when its output distributions are known."""
+        if self.distributions is None:
+            return None
+        p, q = (np.asarray(v, dtype=float) for v in self.distributions)
+        return [{"delta": float(d), "epsilon": jsonable(epsilon_for_delta(p, q, float(d)))} for d in PROFILE_DELTAS]
+
+    # --- in words ------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        """One line under 400 characters: mechanism, verdict, ε_lower, ε_exact, claims, samples."""
+        groups = self._claim_groups()
+        shown = [self._claim_short(cid, checks) for cid, checks in groups[:3]]
+        if len(groups) > 3:
+            shown.append(f"+{len(groups) - 3} more")
+        b = self.estimates[0]
+        exact_text = "None" if self.epsilon_exact is None else self._num(self.epsilon_exact)
+        text = (f"AuditResult(mechanism={self._clip(self.mechanism, 40)!r}, finding={self.finding!r}, "
+                f"epsilon_lower={self._num(self.epsilon_lower)} at delta={b.delta:g}, "
+                f"epsilon_exact={exact_text}, claims=[{', '.join(shown)}], samples={self.samples}"
+                + ("" if self.seeded else ", seeded=False") + ")")
+        return text if len(text) < 400 else text[:396] + "…)"
+
+    def __str__(self) -> str:
+        return self.summary()
+
+    def summary(self) -> str:
+        """One paragraph in plain words: the verdict, the ε lower bound with its confidence,
+        the exact ε when known, each claim (id, ε_claim, verdict) and the witness event."""
+        b = self.estimates[0]
+        where = f"{self.pair or 'the pair'} ({self.relation} neighbours)"
+        scenario = f" [scenario {self.scenario}]" if self.scenario else ""
+        bound = (f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
+                 f"delta = {b.delta:g} (Clopper-Pearson lower bound from {self.samples:,} samples per side, "
+                 f"seed {self.seed}).")
+        parts = [f"Auditing {self.mechanism} on {where}{scenario}: {self.finding}.", bound]
+        if not self.seeded:
+            parts.append(f"{NOT_REPRODUCIBLE.capitalize()}: the seed does not fix its outputs.")
+        if self.sequential:
+            parts.append(f"The run was sequential: {self.sequential}.")
+        if self.search is not None:
+            parts.append(f"The pair was chosen by a search over {self.search['space']}: "
+                         f"{len(self.search['tried'])} pairs scored on {self.search['pilot_samples']:,} pilot samples "
+                         f"per side, the winner audited on fresh samples.")
+        if self.epsilon_exact is None:
+            parts.append("The exact epsilon of the pair is not known (black box).")
+        else:
+            parts.append(f"The exact epsilon of the pair at delta = {b.delta:g} is {self._num(self.epsilon_exact)}.")
+        groups = self._claim_groups()
+        if not groups:
+            parts.append("No claim was checked.")
+        else:
+            said = [self._claim_words(cid, checks) for cid, checks in groups[:8]]
+            if len(groups) > 8:
+                said.append(f"and {len(groups) - 8} more claims")
+            parts.append(f"Claims: {'; '.join(said)}.")
+        violated = [c for c in self.claims if c.verdict == "violation"]
+        witness = violated[0].bound if violated else b
+        # Structural: a "violation" verdict is only given with a bound (ClaimCheck.verdict).
+        assert witness is not None, "a violated claim has a bound"
+        parts.append(f"Witness at delta = {witness.delta:g}: {self._compress_sets(witness.witness())}.")
+        return " ".join(parts)
+
+    def _claim_groups(self) -> list[tuple[str, list[ClaimCheck]]]:
+        """Claims grouped by id in order of appearance (the points of one curve share an id)."""
+        groups: dict[str, list[ClaimCheck]] = {}
+        for c in self.claims:
+            groups.setdefault(c.claim.claim_id or c.claim.source or "claim", []).append(c)
+        return list(groups.items())
+
+    @staticmethod
+    def _group_verdict(checks: list[ClaimCheck]) -> str:
+        return _most_severe([c.finding for c in checks])
+
+    @classmethod
+    def _claim_short(cls, cid: str, checks: list[ClaimCheck]) -> str:
+        verdict = cls._group_verdict(checks)
+        if len(checks) > 1:
+            return f"{cls._clip(cid, 28)}: {len(checks)}-point curve {verdict}"
+        c = checks[0].claim
+        if not c.applicable:
+            return f"{cls._clip(cid, 28)}: {verdict}"
+        at = f" at delta={c.delta:g}" if c.delta else ""
+        return f"{cls._clip(cid, 28)}: eps<={cls._num(c.epsilon)}{at} {verdict}"
+
+    @classmethod
+    def _claim_words(cls, cid: str, checks: list[ClaimCheck]) -> str:
+        verdict = cls._group_verdict(checks)
+        applicable = [c for c in checks if c.claim.applicable]
+        if not applicable:
+            return f"'{cid}' is not applicable ({cls._clip(checks[0].claim.note, 160)})"
+        worst = next((c for c in applicable if c.verdict == "violation"), None) or min(
+            applicable, key=lambda c: c.slack if c.slack is not None else math.inf)
+        point = f"epsilon <= {cls._num(worst.claim.epsilon)} at delta = {worst.claim.delta:g}"
+        head = f"'{cid}' ({len(checks)}-point curve, tightest point {point})" if len(checks) > 1 else f"'{cid}' {point}"
+        detail = [f"epsilon_lower {cls._num(worst.epsilon_lower)}"]
+        if worst.epsilon_exact is not None:
+            detail.append(f"white box: exact {cls._num(worst.epsilon_exact)}, {worst.exact_verdict}")
+        if any(c.expected_verdict for c in checks):
+            as_expected = "" if all(c.as_expected for c in checks) else ", NOT as expected"
+            detail.append(f"expected {checks[0].expected_verdict}{as_expected}")
+        return f"{head}: {verdict} ({'; '.join(detail)})"
+
+    @staticmethod
+    def _num(value: float | None) -> str:
+        if value is None:
+            return "unknown"
+        return ("inf" if value > 0 else "-inf") if math.isinf(value) else f"{value:.4g}"
+
+    @staticmethod
+    def _clip(text: str, width: int) -> str:
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    @staticmethod
+    def _compress_sets(text: str, keep: int = 3) -> str:
+        """Shorten every ``{a, b, c, …}`` of a witness to its first ``keep`` items and "… and N more"
+        (N counts outputs: an interval ``a..b`` left out counts b − a + 1)."""
+
+        def size(item: str) -> int:
+            run = re.fullmatch(r"(-?\d+)\.\.(-?\d+)", item)
+            return int(run.group(2)) - int(run.group(1)) + 1 if run else 1
+
+        def shorten(match: re.Match) -> str:
+            items, depth, current = [], 0, ""
+            for ch in match.group(1):
+                depth += (ch in "[(") - (ch in "])")
+                if ch == "," and depth == 0:
+                    items.append(current.strip())
+                    current = ""
+                else:
+                    current += ch
+            items.append(current.strip())
+            more = 0
+            tail = re.fullmatch(r"… and (\d+) more", items[-1])
+            if tail:
+                items, more = items[:-1], int(tail.group(1))
+            if len(items) <= (keep if tail else keep + 1):
+                return match.group(0)
+            left_out = sum(size(item) for item in items[keep:]) + more
+            return "{" + ", ".join(items[:keep]) + f", … and {left_out} more" + "}"
+
+        return re.sub(r"\{([^{}]*)\}", shorten, text)
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat record per claim (one with no claim fields when there is none)."""
+        head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
+                "pair": self.pair, "samples": self.samples, "confidence": self.confidence,
+                "seed": self.seed, "seconds": self.seconds, "epsilon_sup": jsonable(self.epsilon_sup),
+                "sequential": self.sequential, "seeded": self.seeded}
+        if not self.claims:
+            b = self.estimates[0]
+            return [{**head, "claim_id": None, "claim_kind": None, "claim_source": None, "claim_status": None,
+                     "delta": b.delta, "epsilon_claim": None, "epsilon_lower": b.epsilon_lower,
+                     "epsilon_exact": jsonable(self.epsilon_exact), "verdict": "not-applicable",
+                     "exact_verdict": None, "finding": NO_CLAIM, "premise": None, "expected_verdict": None,
+                     "as_expected": True, "event": b.to_dict()}]
+        return [{**head, **c.to_dict(), "relation": self.relation} for c in self.claims]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
+                "pair": self.pair, "params": self.params, "epsilon_lower": self.epsilon_lower,
+                "epsilon_exact": jsonable(self.epsilon_exact), "epsilon_sup": jsonable(self.epsilon_sup),
+                "exact": None if self.exact is None else [{"delta": d, "epsilon": jsonable(e)}
+                                                          for d, e in self.exact.items()],
+                "distributions": None if self.distributions is None else {"D": self.distributions[0],
+                                                                          "D'": self.distributions[1]},
+                "exact_profile": self.exact_profile(),
+                "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
+                "seed": self.seed, "seeded": self.seeded, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
+                "claims": [c.to_dict() for c in self.claims], "search": self.search}
+
+
+def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: str | None, settings: Any,
+             started: float, seconds: float, complete: bool, planned: int, environment: Mapping[str, str],
+             documents: Mapping[str, Document] | None = None, fingerprint: str | None = None) -> dict[str, Any]:
+    """The ``results.json`` payload of a run (schema :data:`SCHEMA_VERSION`): the run's settings
+    (``samples``, ``seed``, ``confidence``, ``jobs``, ``backend``), one flat record per claim and
+    one full result per scenario; ``complete`` is False while the run is still going.  ``documents``
+    (key → :class:`~dpaudit.core.Document`) gives the full reference of every source the records cite;
+    ``fingerprint`` is the run's identity (:mod:`dpaudit.runs.rundir`), tying the file to its folder's checkpoint."""
+    records = [rec for r in results for rec in r.records()]
+    cited = sorted({r["claim_document"] for r in records if r.get("claim_document")})
+    known = documents or {}
+    return {"schema": SCHEMA_VERSION, "dpaudit_version": __version__, "command": list(command), "suite": suite,
+            "seed": settings.seed, "samples": settings.samples, "confidence": settings.confidence,
+            "jobs": settings.jobs, "backend": settings.backend,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)), "seconds": seconds,
+            "complete": complete, "scenarios_planned": planned, "fingerprint": fingerprint,
+            "as_expected": run_as_expected(records),
+            "environment": dict(environment), "records": records, "scenarios": [r.to_dict() for r in results],
+            "documents": {key: known[key].reference for key in cited if key in known}}
+
+
+def dumps(payload: Any) -> str:
+    """Strict JSON (no NaN or Infinity tokens)."""
+    return json.dumps(payload, indent=2, allow_nan=False) + "\n"
+
+
+def outcome(record: Mapping[str, Any]) -> str:
+    """What a record means for the run: ok, a caught erratum, a missed or an unexpected refutation.
+
+    The one place that decides it, from the record's finding and expectation: the summary table,
+    the PDF, ``summary``'s exit code and :meth:`ClaimCheck.as_expected` all read it.  An expected
+    ``violation`` must be refuted from the samples; ``exact-violation`` accepts the white box.
+    """
+    found, expected = record["finding"], record.get("expected_verdict")
+    if found == NO_CLAIM:
+        return "ok"
+    refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
+    if expected in ("violation", "exact-violation"):
+        if found == REFUTED_EMPIRICAL:
+            return "known erratum — caught"
+        if found == REFUTED_WHITE_BOX and expected == "exact-violation":
+            return "known erratum — caught by the white box"
+        return "MISSED expected violation"
+    if refuted:
+        return "UNEXPECTED violation"
+    if expected == "not-applicable" and found != NOT_APPLICABLE:
+        return "MISMATCH (expected not-applicable)"
+    if expected == "pass" and found == NOT_APPLICABLE:
+        return "MISMATCH (expected pass)"
+    return "ok"
+
+
+OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by the white box")
+
+
+def run_as_expected(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Exit status 0 of a run (or of ``summary`` on its results): every record's outcome is ok."""
+    return all(outcome(r) in OK_OUTCOMES for r in records)

@@ -1,0 +1,354 @@
+"""Monte Carlo: draw samples in chunks, select events, stream counts.
+
+Every chunk has its own generator, spawned from the root seed by
+``SeedSequence(seed, spawn_key=(*key, phase, side, chunk))``, and chunk sizes do not depend
+on the number of workers, so one seed gives the same numbers for any ``n_jobs``.  Only the
+selection split is held in memory; the estimation split is reduced to event counts chunk by
+chunk, so memory is bounded whatever the sample budget.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from dpaudit.core import InputError, require
+from dpaudit.engine.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
+from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
+from dpaudit.engine.selection import count_members, describe_outputs, select_events
+from dpaudit.engine.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
+from dpaudit.engine.tradeoff import tradeoff_points
+from dpaudit.engine.views import Event
+
+TRADEOFF_POINTS = 24
+
+CHUNK = 1 << 18
+SELECTION, ESTIMATION = 0, 1
+SIDES = ("D", "D'")
+
+
+class MechanismError(RuntimeError):
+    """The audited mechanism raised or returned unusable outputs while sampling."""
+
+
+# Set by the application's SIGINT handler (:func:`note_user_interrupt`): a KeyboardInterrupt then
+# comes from the user, not from a mechanism that raised it itself.
+USER_INTERRUPT = threading.Event()
+
+
+def note_user_interrupt(signum: int, frame: Any) -> None:
+    """A SIGINT handler: remember that the user interrupted, then interrupt as Python would."""
+    USER_INTERRUPT.set()
+    raise KeyboardInterrupt
+
+
+def _rng(seed: int, key: tuple[int, ...], phase: int, side: int, chunk: int) -> np.random.Generator:
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*key, phase, side, chunk)))
+
+
+def mechanism_name(mechanism: Any) -> str:
+    """The mechanism's ``name`` when it is a string, else its type's name."""
+    name = getattr(mechanism, "name", None)
+    return name if isinstance(name, str) else type(mechanism).__name__
+
+
+def draw(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """``mechanism.sample(data, size, rng)``, validated; a failure names the mechanism.
+
+    ``SystemExit`` and ``KeyboardInterrupt`` raised by the mechanism itself are failures of the
+    mechanism too: a ``sys.exit(0)`` inside ``sample`` must not end the run as if it had passed."""
+    name = mechanism_name(mechanism)
+    try:
+        out = mechanism.sample(data, size, rng)
+    except InputError:
+        raise
+    except KeyboardInterrupt:
+        if USER_INTERRUPT.is_set():
+            raise
+        raise MechanismError(f"mechanism {name!r} raised KeyboardInterrupt while sampling") from None
+    except SystemExit as exc:
+        raise MechanismError(f"mechanism {name!r} called sys.exit({exc.code!r}) while sampling: a mechanism must "
+                             "return its outputs, not end the process") from None
+    except Exception as exc:  # a user's mechanism may raise anything: report it, do not crash
+        raise MechanismError(f"mechanism {name!r} raised {type(exc).__name__} while sampling: {exc}") from exc
+    return check_outputs(out, size, where=f"mechanism {name!r} sample")
+
+
+OutputKind = tuple[str, tuple[int, ...]]  # (dtype.str, shape of one output)
+
+
+def output_kind(outputs: np.ndarray) -> OutputKind:
+    return outputs.dtype.str, tuple(outputs.shape[1:])
+
+
+def conform(outputs: np.ndarray, kind: OutputKind, where: str) -> np.ndarray:
+    """``outputs`` in the kind the side's first chunk fixed, or a :class:`MechanismError`.
+
+    Counting must not depend on a chunk's dtype: integer rows are compared by their bytes, so
+    the same rows returned as floats in a later chunk would silently fall outside every event.
+    A chunk of the other numeric family is converted when that keeps every value (integral
+    floats to the first chunk's integers, integers to floats); otherwise the run stops."""
+    dtype, shape = np.dtype(kind[0]), tuple(kind[1])
+    if outputs.shape[1:] != shape:
+        raise MechanismError(f"{where} returned outputs of shape {outputs.shape[1:]}, but the first chunk's were "
+                             f"{shape}: a mechanism's outputs must keep one shape")
+    if (outputs.dtype.kind in "biu") == (dtype.kind in "biu"):
+        return outputs  # same family: every view compares these values as the first chunk's
+    with np.errstate(all="ignore"):
+        converted = outputs.astype(dtype)
+        lossless = bool(np.array_equal(converted, outputs))
+    if not lossless:
+        raise MechanismError(f"{where} returned {outputs.dtype} outputs, but the first chunk's were {dtype} and these "
+                             f"values do not convert to it exactly: a mechanism's outputs must keep one type")
+    return converted
+
+
+def _where(mechanism: Any, phase: int, side: int, chunk: int) -> str:
+    split = "selection" if phase == SELECTION else "estimation"
+    return f"mechanism {mechanism_name(mechanism)!r}, chunk {chunk} of the {split} split under {SIDES[side]},"
+
+
+SELECTION_FRACTION = 0.2
+
+
+def memory_needed(samples: int, width: int, itemsize: int, workers: int,
+                  selection_fraction: float = SELECTION_FRACTION) -> int:
+    """Bytes an audit of ``samples`` per side holds at its peak: the selection split of both sides
+    (as drawn, concatenated, and as the float matrices the statistics fit), plus one chunk per
+    worker in flight.  An estimate, on the high side."""
+    n_sel = selection_size(samples, selection_fraction)
+    selection = 2 * n_sel * width * (2 * itemsize + 2 * 8)
+    chunks = (workers + 1) * min(CHUNK, samples) * width * (itemsize + 8)
+    return selection + chunks
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PB"
+
+
+def check_memory(samples: int, width: int, itemsize: int, workers: int,
+                 selection_fraction: float = SELECTION_FRACTION) -> None:
+    """An :class:`InputError` with the estimate when an audit cannot fit in the memory available
+    (instead of growing until the OOM killer ends the run with no message)."""
+    need = memory_needed(samples, width, itemsize, workers, selection_fraction)
+    have = available_memory()
+    if have is not None and need > have:
+        n_sel = selection_size(samples, selection_fraction)
+        raise InputError(f"samples = {samples}: this audit needs about {_size(need)} of memory ({n_sel} selection "
+                         f"outputs per side of {width} value(s), plus {workers} chunk(s) of {CHUNK} in flight) but "
+                         f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
+
+
+def _chunk_sizes(total: int, chunk: int = CHUNK) -> list[int]:
+    full, rest = divmod(total, chunk)
+    return [chunk] * full + ([rest] if rest else [])
+
+
+def _estimation_chunks(mechanism: Any, n_est: int) -> list[int]:
+    """The estimation split's chunk sizes: :data:`CHUNK`, or larger for a mechanism whose draws are
+    counted (:func:`dpaudit.engine.streaming.chunk_size`).  The chunk seeds follow this list, so every
+    reader of the estimation split must size it here."""
+    return _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
+
+
+def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
+    out = draw(mechanism, data, size, _rng(seed, key, phase, side, chunk))
+    return out if kind is None else conform(out, kind, _where(mechanism, phase, side, chunk))
+
+
+def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side: int, key: tuple[int, ...] = (),
+                       selection_fraction: float = SELECTION_FRACTION) -> Iterator[np.ndarray]:
+    """The outputs of the estimation split that :func:`estimate` counts for one side (0: D,
+    1: D′) of an audit of ``samples`` per side, chunk by chunk, drawn again from the same chunk
+    seeds: another event can then be counted on exactly the audit's samples (the bench's
+    same-sample ceiling).  Budgets whose tail pilot runs (:func:`dpaudit.engine.streaming.pilot_size`) are
+    refused: their estimation split depends on the pilot."""
+    n_sel = selection_size(samples, selection_fraction)
+    require(pilot_size(samples, selection_fraction, n_sel) == 0, "samples", samples,
+            "a budget small enough that no tail pilot runs (the selection cap does not bind)")
+    n_est = samples - n_sel
+    for c, size in enumerate(_estimation_chunks(mechanism, n_est)):
+        yield _draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, c)
+
+
+def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
+                 kind: OutputKind | None = None) -> np.ndarray:
+    # Finite outputs handed back as counts (dpaudit.engine.streaming): no outputs drawn, same law.
+    counted = count_from_counts(mechanism, data, size, _rng(seed, key, ESTIMATION, side, chunk), events, kind,
+                                _where(mechanism, ESTIMATION, side, chunk), MechanismError, conform)
+    if counted is not None:
+        return counted
+    return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
+
+
+LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
+SPENDING = (0.125, 0.125, 0.25, 0.5)      # share of alpha spent at each look (sums to 1)
+RULE = ("alpha-spending over looks at 1/8, 1/4, 1/2 and all of the budget with alpha x (1/8, 1/8, 1/4, 1/2) "
+        "(Bonferroni across looks: the stopped bound holds with the stated confidence)")
+
+
+def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequence[tuple[float, float]],
+             seed: int, execution: Execution | None = None, key: tuple[int, ...] = (),
+             discrete: bool | None = None, events: str | Sequence[str] = "auto", selection_fraction: float = 0.2,
+             sequential: bool = False, targets: dict[int, float] | None = None) -> Estimate:
+    """ε lower bounds at each (δ, confidence) level from ``samples`` draws per side.
+
+    With ``sequential``, the estimation split is counted in looks (:data:`LOOKS`) and the run
+    stops at the first look where some level's bound exceeds its entry in ``targets`` (a
+    violation is certified) or where no target can be reached even if the current
+    frequencies held for the whole budget; each look's bounds use its share of α
+    (:data:`RULE`), so the reported bound keeps its confidence.  ``execution`` says where
+    chunks run and holds the checkpoint; chunks already in the checkpoint are not redrawn.
+    """
+    execution = execution or Execution()
+    targets = targets or {}  # None and {} alike: nothing to stop for, a single look
+    deltas = [lv[0] for lv in levels]
+    confidences = [lv[1] for lv in levels]
+    n_sel = selection_size(samples, selection_fraction)  # capped: a pilot for huge budgets (dpaudit.engine.streaming)
+    n_est = samples - n_sel
+    sides = (d, d_prime)
+    sizes = _estimation_chunks(mechanism, n_est)
+    workers = 1 if execution.backend == "dask" else execution.workers(2 * len(sizes))
+    check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
+    progress = Progress(execution.progress, 2 * samples, mechanism_name(mechanism), execution.log_every)
+    k = np.zeros((2, 0), dtype=np.int64)
+    drawn_per_side = np.zeros(2, dtype=np.int64)
+    chosen: list[Event] = []
+
+    looked: list[float] = []  # the first level's bound at each finished look
+
+    def running_epsilon() -> float | None:
+        """What progress shows: None until it means something (before the events are chosen and
+        one estimation chunk per side is in); for a sequential run the bound of the last look;
+        otherwise the bound of the chunks counted so far (a valid bound on its own)."""
+        n = int(drawn_per_side.min())
+        if not chosen or not n:
+            return None
+        if len(stops) > 1:
+            return looked[-1] if looked else None
+        return bound_from_counts(chosen[0], deltas[0], k[0, 0], n, k[1, 0], n, confidences[0]).epsilon_lower
+
+    try:
+        # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
+        # first one also gives the real size of an output for the memory check.
+        sel_sizes = _chunk_sizes(n_sel)
+        first = _draw_chunk(mechanism, d, sel_sizes[0], seed, key, SELECTION, 0, 0)
+        kinds: list[OutputKind | None] = [output_kind(first), None]
+        check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,
+                     selection_fraction)
+        progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
+        rest = [(s, c) for s in (0, 1) for c in range(len(sel_sizes)) if (s, c) != (0, 0)]
+        drawn: dict[tuple[int, int], np.ndarray] = {(0, 0): first}
+        outputs = execution.map(_draw_chunk, [(mechanism, sides[s], sel_sizes[c], seed, key, SELECTION, s, c)
+                                              for s, c in rest])
+        done_sel = sel_sizes[0]
+        for (s, c), out in zip(rest, outputs, strict=True):
+            if kinds[s] is None:
+                kinds[s] = output_kind(out)
+            drawn[(s, c)] = conform(out, kinds[s], _where(mechanism, SELECTION, s, c))  # type: ignore[arg-type]
+            done_sel += sel_sizes[c]
+            progress.update(sel_sizes[c], done_sel, running_epsilon)
+        x = np.concatenate([drawn[(0, c)] for c in range(len(sel_sizes))])
+        y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
+        if x.shape[1:] != y.shape[1:]:
+            raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
+        picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),
+                                       seed, tradeoff_points=TRADEOFF_POINTS)
+        # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
+        pilot = pilot_size(samples, selection_fraction, n_sel)
+        picked, pilot = refine_thresholds(
+            picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=deltas, confidences=confidences,
+            mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution, draw=_draw_chunk,
+            on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
+        n_sel, n_est = n_sel + pilot, n_est - pilot
+        sizes = _estimation_chunks(mechanism, n_est)
+        chosen.extend(picked)
+        display = describe_outputs(x, y, chosen[0])
+        counted = chosen + family
+        del x, y, drawn, first
+        looks = sequential and bool(targets)
+        stops = sorted({max(1, int(np.ceil(len(sizes) * f))) for f in LOOKS}) if looks else [len(sizes)]
+        spend = dict(zip(stops, SPENDING[-len(stops):], strict=True)) if len(stops) > 1 else {stops[-1]: 1.0}
+        if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
+            total = sum(spend.values())
+            spend = {k: v / total for k, v in spend.items()}
+        k = np.zeros((2, len(counted)), dtype=np.int64)
+        fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
+        first_counts = np.zeros((2, len(sizes)), dtype=np.int64)  # per chunk, the first event's counts: convergence
+        done, note = 0, None
+        for look, stop in enumerate(stops):
+            todo = []
+            for s in (0, 1):
+                for c in range(done, stop):
+                    saved = (execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
+                             if execution.checkpoint else None)
+                    if saved is None:
+                        todo.append((s, c))
+                    else:
+                        k[s] += saved
+                        first_counts[s, c] = saved[0]
+                        drawn_per_side[s] += sizes[c]
+            results = execution.map(_count_chunk, [(mechanism, sides[s], sizes[c], seed, key, s, c, counted, kinds[s])
+                                                   for s, c in todo])
+            for (s, c), counts in zip(todo, results, strict=True):
+                k[s] += counts
+                first_counts[s, c] = counts[0]
+                drawn_per_side[s] += sizes[c]
+                if execution.checkpoint:
+                    execution.checkpoint.add(key, fingerprint, s, c, counts, sizes[c])
+                progress.update(sizes[c], 2 * n_sel + int(drawn_per_side.sum()), running_epsilon)
+            k_d, k_dp = k[0], k[1]
+            done = stop
+            n_done = int(sum(sizes[:done]))
+            share = spend[stop]
+            bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
+                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+            looked.append(bounds[0].epsilon_lower)
+            if len(stops) > 1:
+                progress.update(0, 2 * n_sel + int(drawn_per_side.sum()), running_epsilon)  # the look's bound
+                note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
+                if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
+                    note += ": stopped, violation certified"
+                    break
+                if stop < len(sizes) and _futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
+                    note += ": stopped, no claim can be reached within the budget"
+                    break
+    finally:
+        progress.close()
+    n_done = int(sum(sizes[:done]))
+    curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
+    return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve,
+                    convergence=_convergence(chosen[0], deltas[0], confidences[0], first_counts[:, :done],
+                                             sizes[:done]),
+                    display=display)
+
+
+def _convergence(event: Event, delta: float, confidence: float, per_chunk: np.ndarray, sizes: list[int]
+                 ) -> tuple[tuple[int, float], ...]:
+    """ε_lower of the first level after 1, 2, 4, ... chunks and at the end (samples per side, bound).
+
+    Each point is a valid bound on its own; the series shows convergence, not a sequential test."""
+    if not sizes:
+        return ()
+    ends = sorted({*(2 ** i for i in range(int(np.log2(len(sizes))) + 1)), len(sizes)})
+    cum, n = np.cumsum(per_chunk, axis=1), np.cumsum(sizes)
+    return tuple((int(n[m - 1]), bound_from_counts(event, delta, cum[0, m - 1], int(n[m - 1]), cum[1, m - 1],
+                                                   int(n[m - 1]), confidence).epsilon_lower) for m in ends)
+
+
+def _futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:
+    """True when even the final look, with the current frequencies, would stay below every target."""
+    for i, target in targets.items():
+        k_d, n_d, k_dp, n_dp = bounds[i].counts
+        projected = bound_from_counts(bounds[i].event, bounds[i].delta, k_d / n_d * n_total, n_total,
+                                      k_dp / n_dp * n_total, n_total, final_confidence)
+        if projected.epsilon_lower > target:
+            return False
+    return True

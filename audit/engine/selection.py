@@ -1,0 +1,188 @@
+"""Choosing events on the selection split, and counting them on the estimation split.
+
+The selection samples are halved: every view (:mod:`dpaudit.engine.views`) fits its structure
+(likelihood-ratio order, bin edges, classifier) on the first half and counts its candidates
+on the second, so views compete on scores their own fitting did not inflate.  Statistics
+(:mod:`dpaudit.engine.statistics`) are fitted once and shared by every statistic view.
+
+Within a view, set candidates are prefixes of the categories sorted by empirical likelihood
+ratio (Neyman–Pearson; complements are the prefixes of the other direction).  Every
+candidate, in both directions, is scored by the Clopper–Pearson bound it would give on the
+estimation split, starting from the selection split's own pessimistic bounds
+(:func:`dpaudit.engine.bounds.best_candidate`; on both halves where the fitting half's counts carry
+no selection bias, see :func:`choose`); the best over every view is chosen, per δ.
+Statistics are not fitted when the rows view is exhaustive (:func:`rows_exhaustive`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from dpaudit.core import require
+from dpaudit.engine.bounds import best_candidate
+from dpaudit.engine.execution import single_threaded_blas
+from dpaudit.engine.statistics import RowCodec, fit_statistics
+from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
+
+
+def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    h = len(a) // 2
+    return a[:h], a[h:]
+
+
+def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
+    """True for integer vector outputs with at most √n distinct rows among the ``n`` per side:
+    the rows view's likelihood-ratio prefixes then contain every event a fitted statistic could
+    cut (any such event is a union of rows), each row counted about √n times or more, so the
+    statistics are not fitted — they cannot win and cost most of the selection's time."""
+    if x.ndim != 2 or x.shape[1] < 2 or x.dtype.kind not in "biu" or y.dtype.kind not in "biu" or not (
+            len(x) and len(y)):
+        return False
+    codec = RowCodec.fit(x, y)
+    if codec is None:
+        return False
+    codes = np.concatenate([codec(x), codec(y)])
+    limit = math.isqrt(min(len(x), len(y)))
+    distinct = np.count_nonzero(np.bincount(codes, minlength=codec.size)) if codec.size <= 1 << 22 else (
+        len(np.unique(codes)))
+    return bool(distinct <= limit)
+
+
+def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator
+                    ) -> tuple[list[Family], tuple[int, int]]:
+    """Candidate families on the selection samples ``x`` (D) and ``y`` (D′), and the sample
+    sizes their counts come from.
+
+    Each view's structure is fitted on the first half of the selection samples and its
+    candidates are counted on the second.  Output views come first, in registry order; then,
+    for each statistic (fitted once, only when some statistic view is asked for), the
+    statistic views in registry order.
+    """
+    (fx, x2), (fy, y2) = _halves(x), _halves(y)
+    chosen = [view for name, view in VIEWS.items() if name in views]
+    out: list[Family] = []
+    for view in chosen:
+        if not view.statistic_based:
+            out += view.candidates(Split(fx, fy, x2, y2), None)
+    on_statistics = [view for view in chosen if view.statistic_based]
+    if on_statistics and not ("rows" in views and rows_exhaustive(fx, fy)):
+        for stat in fit_statistics(fx, fy, rng):
+            values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
+            for view in on_statistics:
+                out += view.candidates(values, stat)
+    return out, (len(x2), len(y2))
+
+
+def _best(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
+          alpha: float, n_fit: tuple[int, int] | None = None, alpha_sel: float | None = None
+          ) -> tuple[float, Family, int]:
+    """The score, family and index of the best candidate over every family (:func:`choose`);
+    ``alpha_sel`` (default α) is the selection bounds' level where a family sets none."""
+    n_fit = n_fit or n_sel
+    best: tuple[float, Family, int] | None = None
+    for fam in families:
+        fav = fam.fav
+        k_fav, k_oth, n = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav])
+        if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
+            k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
+            n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
+        level = (alpha if alpha_sel is None else alpha_sel) if fam.level is None else fam.level
+        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level,
+                                  refine_level=fam.refine_level)
+        if best is None or score > best[0]:
+            best = (score, fam, j)
+    # Structural: select_events requires at least one family before choosing.
+    assert best is not None, "choose needs at least one candidate family"
+    return best
+
+
+def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
+           alpha: float, n_fit: tuple[int, int] | None = None) -> tuple[Event, Family, int]:
+    """The best event over every candidate of every view, for one δ (``n_sel``: the sizes the
+    candidates were counted on; ``n_fit``: the fitting half's, for families that also carry
+    its counts), with its family and index there.
+
+    Every candidate is scored by the bound its pessimistic selection bounds project to the
+    estimation split, at level α or the family's own (:attr:`Family.level`: one standard error
+    for few, well-observed categories, so that the single best outcome is no longer beaten by
+    a union the pessimism of α favours for its size).  A family whose fitting-half counts carry
+    no selection bias (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting
+    values) is scored on both halves together — twice the samples."""
+    _, fam, j = _best(families, n_sel, n_est, delta, alpha, n_fit)
+    return fam.make(j), fam, j
+
+
+def predicted_bound(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
+                    confidence: float, views: Sequence[str] = tuple(VIEWS), seed: int = 0,
+                    selection_levels: Sequence[float | None] = (None,)) -> list[list[float]]:
+    """Per δ and per selection level, the ε lower bound :func:`select_events` predicts for the
+    event it would choose on ``x`` and ``y`` — the best candidate's score in :func:`choose`: its
+    pessimistic selection bounds (at the level, None: α = (1 − ``confidence``)/2) projected to the
+    estimation sizes ``n_est`` and bounded again at α; −inf where no candidate clears δ.
+
+    The score of the winner of a maximum, it is biased upward by the selection (less so the more
+    pessimistic the level), but it needs one fit of the views and no second split — a
+    low-variance ranking of samples drawn at equal sizes (the pair search's pilot,
+    :mod:`dpaudit.engine.search`)."""
+    with single_threaded_blas():
+        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+    require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
+    n_fit = (len(x) // 2, len(y) // 2)
+    alpha = (1 - confidence) / 2
+    return [[_best(families, n_score, n_est, d, alpha, n_fit, level)[0] for level in selection_levels]
+            for d in deltas]
+
+
+def nested_family(fam: Family, best: int, points: int) -> list[Event]:
+    """``points`` nested events of one view family (thresholds, or likelihood-ratio prefixes),
+    spread over its range and including the chosen one: the empirical trade-off curve."""
+    idx = np.unique(np.concatenate([np.linspace(0, len(fam.k_fav) - 1, points).astype(int), [best]]))
+    return [fam.make(int(j)) for j in idx]
+
+
+def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
+    """How many outputs fall in each event: each view counts its own events, sharing one
+    per-chunk cache, so a statistic is computed once per chunk."""
+    cache = ChunkCache()
+    by_view: dict[str, list[int]] = {}
+    for i, ev in enumerate(events):
+        by_view.setdefault(ev.view, []).append(i)
+    out = np.empty(len(events), dtype=np.int64)
+    with single_threaded_blas():
+        for name, idx in by_view.items():
+            out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
+    return out
+
+
+def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
+                  confidence: float | Sequence[float], views: Sequence[str] = tuple(VIEWS), seed: int = 0,
+                  tradeoff_points: int = 0) -> tuple[list[Event], list[Event]]:
+    """One event per δ, chosen on the selection samples ``x`` (under D) and ``y`` (under D′),
+    and (with ``tradeoff_points``) a nested family of the first δ's view for the trade-off curve.
+
+    ``confidence`` may be one value or one per δ (a curve claim tested at Bonferroni levels).
+    """
+    if isinstance(confidence, (int, float, np.generic)):  # np.isscalar's cases here, numpy scalars included
+        confidences = [confidence] * len(deltas)
+    else:
+        confidences = list(confidence)
+    require(len(confidences) == len(deltas), "confidence", confidence, "one value, or one per delta")
+    for v in views:
+        require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
+    with single_threaded_blas():
+        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+    require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
+    n_fit = (len(x) // 2, len(y) // 2)
+    picks = [choose(families, n_score, n_est, d, (1 - c) / 2, n_fit) for d, c in zip(deltas, confidences, strict=True)]
+    family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
+    return [p[0] for p in picks], family
+
+
+def describe_outputs(x: np.ndarray, y: np.ndarray, event: Event, bins: int = 40, top: int = 12) -> dict[str, Any]:
+    """What the selection split looked like, for reports, as ``event``'s view shows it: the most
+    frequent outputs (rows view) or a histogram of the chosen statistic, under D and D′."""
+    return VIEWS[event.view].display(x, y, event, bins, top)

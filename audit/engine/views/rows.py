@@ -1,0 +1,185 @@
+"""The ``rows`` view: each distinct output (a scalar, or a row of an integer vector) is a category.
+
+S = a prefix of the distinct outputs in likelihood-ratio order (:func:`prefix_families`).
+Only integer (or boolean) outputs have categories, and the view is skipped when there are
+more than :data:`MAX_ROWS` distinct outputs to count; the statistic views are the fallback.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from dpaudit.engine.statistics import RowCodec, Statistic, keys
+from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, prefix_families
+
+MAX_ROWS = 20_000          # distinct outputs beyond which the rows view is skipped
+DENSE_CODES = 1 << 22      # boxes of at most this many codes are counted with one bincount per chunk
+WELL_OBSERVED = 100        # fitting-half count from which a category's frequency is known within ~10 %
+
+
+def _values_list(values: np.ndarray) -> list:
+    if values.dtype.kind == "V":
+        width = values.dtype.itemsize // 8
+        return np.frombuffer(values.tobytes(), dtype=np.int64).reshape(-1, width).tolist()
+    return values.tolist()
+
+
+def _runs(items: list[int]) -> list[tuple[int, int]]:
+    """Sorted integers as (first, last) runs of consecutive values."""
+    runs: list[tuple[int, int]] = []
+    for v in items:
+        if runs and v == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], v)
+        else:
+            runs.append((v, v))
+    return runs
+
+
+def _show(values: np.ndarray, limit: int = 8, vectors: int = 3) -> str:
+    """The set in words: scalar outputs as runs (``{0..16, 18, 20..25}``; a run of three or more
+    consecutive integers is an interval), vector outputs as the first ``vectors`` rows; past
+    ``limit`` items (``vectors`` rows), "… and N more" counts the outputs left out."""
+    items = _values_list(values)
+    if values.dtype.kind == "V":  # vector rows
+        shown = [str(v) for v in items[:vectors]]
+        rest = len(items) - len(shown)
+    else:
+        parts = []
+        for a, b in _runs(sorted(int(v) for v in items)):
+            parts += [f"{a}..{b}"] if b - a >= 2 else [str(v) for v in range(a, b + 1)]
+        shown = parts[:limit]
+        rest = len(items) - sum(int(p.split("..")[1]) - int(p.split("..")[0]) + 1 if ".." in p else 1
+                                for p in shown)
+    return "{" + ", ".join(shown) + (f", … and {rest} more" if rest else "") + "}"
+
+
+def _members(event: Event) -> np.ndarray:
+    # Structural: rows events are built by Rows.candidates, always with the keys of their outputs.
+    assert event.members is not None, "a rows event has members"
+    return event.members
+
+
+def _shown(event: Event) -> np.ndarray:
+    """The event's outputs as keys (decoded from their integer codes when it has a codec)."""
+    members = _members(event)
+    if event.codec is None:
+        return members
+    rows = event.codec.decode(members)
+    return rows[:, 0] if event.codec.scalar else keys(rows)
+
+
+def _code_counts(codec: RowCodec, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct codes, their counts) of the in-box ``codes``."""
+    codes = codes[codes >= 0]
+    if codec.size <= DENSE_CODES:
+        cells = np.bincount(codes, minlength=codec.size)
+        present = np.flatnonzero(cells)
+        return present, cells[present]
+    return np.unique(codes, return_counts=True)
+
+
+def _well_observed(counts: np.ndarray, n: int) -> bool:
+    """Few categories (at most √n for ``n`` fitting samples per side), each seen at least
+    :data:`WELL_OBSERVED` times on the fitting half: the prefixes are then scored at one
+    standard error (:func:`prefix_families`)."""
+    return 0 < len(counts) <= math.isqrt(n) and bool(counts.min() >= WELL_OBSERVED)
+
+
+def _chunk_codes(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> np.ndarray:
+    return cache.once(("rows-codes", id(codec)), lambda: codec(outputs))
+
+
+def _chunk_cells(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> np.ndarray:
+    """The chunk's count of every code of ``codec``'s box (one bincount, shared by its events)."""
+    def compute() -> np.ndarray:
+        codes = _chunk_codes(cache, codec, outputs)
+        return np.bincount(codes[codes >= 0], minlength=codec.size)
+    return cache.once(("rows-cells", id(codec)), compute)
+
+
+def _chunk_unique(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chunk's distinct codes and counts, for boxes too large for one bincount."""
+    return cache.once(("rows-unique", id(codec)), lambda: _code_counts(codec, _chunk_codes(cache, codec, outputs)))
+
+
+class Rows:
+    """S = a set of distinct outputs (``members`` holds their keys)."""
+
+    name = "rows"
+    statistic_based: ClassVar[bool] = False
+
+    def candidates(self, split: Split, statistic: Statistic | None = None) -> list[Family]:
+        if split.fit_x.dtype.kind not in "biu" or split.fit_y.dtype.kind not in "biu":
+            return []
+        halves = (split.fit_x, split.fit_y, split.score_x, split.score_y)
+        codec = RowCodec.fit(*halves)
+        if codec is not None:
+            codes = [codec(a) for a in halves]
+            values = _code_counts(codec, np.concatenate(codes))[0]
+            if len(values) > MAX_ROWS:
+                return []
+            c = [np.bincount(np.searchsorted(values, k), minlength=len(values)).astype(float) for k in codes]
+            return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
+                                   lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx]), codec=codec),
+                                   pooled=_well_observed(c[0] + c[1], min(split.n_fit)))
+        parts = [keys(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
+        values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+        if len(values) > MAX_ROWS:
+            return []
+        bounds = np.cumsum([0] + [len(p) for p in parts])
+        c = [np.bincount(inverse[bounds[i]:bounds[i + 1]], minlength=len(values)).astype(float) for i in range(4)]
+        return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
+                               lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx])))
+
+    def count(self, outputs: np.ndarray, events: Sequence[Event], cache: ChunkCache) -> np.ndarray:
+        """Through the chunk's distinct outputs and their counts, computed once per chunk (as
+        integer codes when the events have a codec): each event then sums the counts of its members."""
+        out = np.empty(len(events), dtype=np.int64)
+        for i, ev in enumerate(events):
+            members, codec = _members(ev), ev.codec
+            if codec is None:
+                values, counts = cache.once(("rows",), lambda: np.unique(keys(outputs), return_counts=True))
+                out[i] = int(counts[np.isin(values, members)].sum())
+            elif codec.size <= DENSE_CODES:
+                out[i] = int(_chunk_cells(cache, codec, outputs)[members].sum())
+            else:
+                values, counts = _chunk_unique(cache, codec, outputs)
+                out[i] = int(counts[np.isin(values, members)].sum())
+        return out
+
+    def contains(self, event: Event, outputs: np.ndarray) -> np.ndarray:
+        if event.codec is not None:
+            return np.isin(event.codec(outputs), _members(event))
+        return np.isin(keys(outputs), _members(event))
+
+    def describe(self, event: Event) -> str:
+        return f"output in {_show(_shown(event))}"
+
+    def fields(self, event: Event) -> dict[str, Any]:
+        return {"values": _values_list(_shown(event))}
+
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+        """The ``top`` most frequent outputs with their counts under D and D′."""
+        codec = event.codec
+        if codec is not None:  # integer codes: no byte keys to sort
+            cx_codes, cy_codes = codec(x), codec(y)
+            values = _code_counts(codec, np.concatenate([cx_codes, cy_codes]))[0]
+            cx, cy = (np.bincount(np.searchsorted(values, c[c >= 0]), minlength=len(values))
+                      for c in (cx_codes, cy_codes))
+            order = np.argsort(-(cx + cy), kind="stable")[:top]
+            rows = codec.decode(values[order])
+            return {"kind": "outputs", "values": [str(v) for v in (rows[:, 0] if codec.scalar else rows).tolist()],
+                    "D": cx[order].tolist(), "D'": cy[order].tolist(), "n": [len(x), len(y)],
+                    "in_event": np.isin(values[order], _members(event)).tolist()}
+        kx, ky = keys(x), keys(y)
+        values, inverse = np.unique(np.concatenate([kx, ky]), return_inverse=True)
+        cx = np.bincount(inverse[: len(kx)], minlength=len(values))
+        cy = np.bincount(inverse[len(kx):], minlength=len(values))
+        order = np.argsort(-(cx + cy), kind="stable")[:top]
+        return {"kind": "outputs", "values": [str(v) for v in _values_list(values[order])],
+                "D": cx[order].tolist(), "D'": cy[order].tolist(), "n": [len(x), len(y)],
+                "in_event": np.isin(values[order], _shown(event)).tolist()}

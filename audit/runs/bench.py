@@ -1,0 +1,253 @@
+"""``python -m audit bench``: throughput and tightness, measured in one run.
+
+Throughput: seconds of ``audit_mechanism`` end to end (selection, every view, streamed
+counting, bounds) for each family's bench cases (:mod:`dpaudit.catalog`), beside two plain
+references measured in the same run on the same budget:
+
+* *draw and count* (the case's own ``reference``): draw the output distribution and count
+  one fixed event — the least work any sampling auditor must do;
+* *split and count* (:func:`split_and_count`): the plain auditor with no views — draw a 20 %
+  selection split, pick the best per-coordinate threshold there, count it on the rest with
+  the same chunking and the same ``mechanism.sample``.
+
+Tightness: ε_lower ÷ ceiling, where the *ceiling* is the Clopper–Pearson bound of the best
+event fixed in advance at the expected counts of the same estimation budget
+(:func:`dpaudit.engine.bounds.best_event`; each case documents which events its ceiling searches in
+:mod:`dpaudit.catalog.classic`), per view and over seeds (median and minimum), and
+ε_lower ÷ ε_true for the tightness cases.  The *same-sample* ceiling counts that best event on
+the audit's own estimation samples (:func:`dpaudit.engine.runner.estimation_outputs`): ours ÷ it is
+then free of the luck of the estimation split, which both bounds share.
+
+The default suite: the wall time of the real command ``python -m audit run --quiet`` (its own
+process, default budget and workers), the number a newcomer waits for (:func:`default_suite`).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit import catalog
+from dpaudit.catalog.family import timed
+from dpaudit.core import InputError
+from dpaudit.engine.api import audit_mechanism
+from dpaudit.engine.bounds import best_candidate, clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.runner import CHUNK, SELECTION_FRACTION, estimation_outputs
+from dpaudit.engine.views import VIEWS
+
+CONFIDENCE = 0.95
+
+
+def estimation_samples(samples: int) -> int:
+    """The estimation split of an audit of ``samples`` per side (what its ceiling is computed for)."""
+    return samples - max(1, int(samples * SELECTION_FRACTION))
+
+
+def split_and_count(mechanism: Any, d: Any, d_prime: Any, samples: int, seed: int, delta: float = 0.0,
+                    confidence: float = CONFIDENCE) -> float:
+    """The plain split-and-count auditor: ε_lower from the best per-coordinate threshold
+    {x_j ≥ t} or {x_j ≤ t} (t at 128 pooled quantiles of the selection split), chosen on a
+    20 % selection split and counted chunk by chunk on the rest."""
+    n_sel = max(1, int(samples * SELECTION_FRACTION))
+    n_est = samples - n_sel
+    rngs = np.random.SeedSequence(seed).spawn(2)
+    sel = [np.asarray(mechanism.sample(side, n_sel, np.random.default_rng(r.spawn(1)[0])), dtype=float)
+           for side, r in zip((d, d_prime), rngs, strict=True)]
+    x, y = (a.reshape(n_sel, -1) for a in sel)
+    best: tuple[float, int, float, bool, int] | None = None
+    alpha = (1 - confidence) / 2
+    for j in range(x.shape[1]):
+        t = np.unique(np.quantile(np.concatenate([x[:, j], y[:, j]]), np.linspace(0, 1, 128)))
+        sx, sy = np.sort(x[:, j]), np.sort(y[:, j])
+        for upper in (True, False):
+            kx = n_sel - np.searchsorted(sx, t, "left") if upper else np.searchsorted(sx, t, "right")
+            ky = n_sel - np.searchsorted(sy, t, "left") if upper else np.searchsorted(sy, t, "right")
+            for fav, (kf, ko) in enumerate(((kx, ky), (ky, kx))):
+                score, i = best_candidate(kf, ko, (n_sel, n_sel), (n_est, n_est), delta, alpha)
+                if best is None or score > best[0]:
+                    best = (score, j, float(t[i]), upper, fav)
+    assert best is not None  # structural: at least one coordinate and one threshold
+    _, j, t_best, upper, fav = best
+    counts = np.zeros(2)
+    for s, (side, r) in enumerate(zip((d, d_prime), rngs, strict=True)):
+        left = n_est
+        for child in r.spawn(-(-n_est // CHUNK)):
+            size = min(CHUNK, left)
+            out = np.asarray(mechanism.sample(side, size, np.random.default_rng(child))).reshape(size, -1)
+            counts[s] += np.count_nonzero(out[:, j] >= t_best if upper else out[:, j] <= t_best)
+            left -= size
+    lo, _ = clopper_pearson(counts[fav], n_est, alpha)
+    _, hi = clopper_pearson(counts[1 - fav], n_est, alpha)
+    return max(0.0, float(epsilon_from_bounds(lo, hi, delta)))
+
+
+def same_sample_ceiling(case: Any, samples: int, seed: int, confidence: float = CONFIDENCE) -> float:
+    """:func:`same_sample_bound` of a bench case."""
+    return same_sample_bound(case.mechanism, case.d, case.d_prime, case.ceiling, case.deltas[0], samples, seed,
+                             confidence)
+
+
+def same_sample_bound(mechanism: Any, d: Any, d_prime: Any, best_at: Any, delta: float, samples: int, seed: int,
+                      confidence: float = CONFIDENCE) -> float:
+    """The ceiling's event counted on the audit's own estimation samples (seed ``seed``): the
+    bound the best event fixed in advance gives on exactly the samples the audit's event was
+    counted on, so that ours ÷ this ceiling is free of the estimation split's luck, which both
+    share."""
+    best = best_at(estimation_samples(samples), confidence)
+    k = [sum(int(np.count_nonzero(best.contains(out))) for out in estimation_outputs(mechanism, side, samples, seed, s))
+         for s, side in enumerate((d, d_prime))]
+    n = estimation_samples(samples)
+    alpha = (1 - confidence) / 2
+    lo, _ = clopper_pearson(k[best.favours], n, alpha)
+    _, hi = clopper_pearson(k[1 - best.favours], n, alpha)
+    return max(0.0, float(epsilon_from_bounds(lo, hi, delta)))
+
+
+def _audit(case: Any, samples: int, seed: int, events: str = "auto") -> float:
+    return audit_mechanism(case.mechanism, case.d, case.d_prime, samples=samples, seed=seed, deltas=case.deltas,
+                           events=events).epsilon_lower
+
+
+def throughput(case: Any, samples: int, seed: int) -> dict[str, Any]:
+    """One bench case's times: ours, draw-and-count, split-and-count (same budget, same run)."""
+    _audit(case, 20_000, seed)  # warm caches and imports
+    eps, ours = timed(lambda: _audit(case, samples, seed))
+    rng = np.random.default_rng(seed)
+    _, plain = timed(lambda: [case.reference(rng, samples) for _ in range(2)])
+    split_eps, split = timed(lambda: split_and_count(case.mechanism, case.d, case.d_prime, samples, seed,
+                                                     case.deltas[0]))
+    row = {"family": case.name, "samples_per_side": samples, "ours_seconds": ours, "plain_seconds": plain,
+           "split_seconds": split, "ours_per_second": 2 * samples / ours, "plain_per_second": 2 * samples / plain,
+           "ratio_ours_to_plain": plain / ours, "ours_time_over_split": ours / split,
+           "epsilon_lower": eps, "split_epsilon_lower": split_eps}
+    if case.ceiling is not None:
+        ceiling = case.ceiling(estimation_samples(samples), CONFIDENCE).epsilon
+        same = same_sample_ceiling(case, samples, seed)
+        row.update(ceiling=ceiling, ours_over_ceiling=eps / ceiling, split_over_ceiling=split_eps / ceiling,
+                   same_sample_ceiling=same, ours_over_same_sample_ceiling=eps / same)
+    return row
+
+
+def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[str, Any]]:
+    """ε_lower ÷ ceiling for each view alone and all together (``auto``), over ``seeds``: against
+    the expected-count ceiling and against the same-sample ceiling of each seed."""
+    assert case.ceiling is not None  # structural: called only for cases with a ceiling
+    ceiling = case.ceiling(estimation_samples(samples), CONFIDENCE).epsilon
+    same = [same_sample_ceiling(case, samples, s) for s in seeds]
+    rows = []
+    for view in ("auto", *VIEWS):
+        try:
+            eps = [_audit(case, samples, s, view) for s in seeds]
+        except InputError:  # the view does not apply to these outputs (rows on real numbers)
+            continue
+        ratios = [e / ceiling for e in eps]
+        same_ratios = [e / c for e, c in zip(eps, same, strict=True)]
+        rows.append({"family": case.name, "view": view, "samples_per_side": samples, "ceiling": ceiling,
+                     "seeds": len(ratios), "median": float(np.median(ratios)), "min": float(np.min(ratios)),
+                     "ratios": ratios, "same_sample_ceilings": same, "same_sample_ratios": same_ratios,
+                     "same_sample_median": float(np.median(same_ratios)),
+                     "same_sample_min": float(np.min(same_ratios))})
+    return rows
+
+
+def default_suite() -> dict[str, Any]:
+    """Wall seconds of ``python -m audit run --quiet`` in a new process (interpreter start, suite
+    build, every audit, the summary) at the default budget and workers, with its exit code (0:
+    every verdict as expected) and the run's own last line."""
+    # The child imports the dpaudit this bench runs from (a checkout on sys.path, or the installed one).
+    home = str(Path(__file__).parents[2])  # the folder holding the `dpaudit` package
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "run", "--quiet"], capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    return {"command": "python -m audit run --quiet", "seconds": seconds, "exit_code": proc.returncode,
+            "summary": last}
+
+
+def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = False) -> dict[str, Any]:
+    """Throughput rows, per-view tightness rows (over ``seeds`` seeds from ``seed``), tightness
+    rows and each family's extra benchmarks.  ``quick``: the tightness rows at ``samples`` too
+    and no extra benchmarks (a smoke run of every row's machinery), nor the default suite's run."""
+    cases = [c for f in catalog.families() for c in f.bench()]
+    rows = [throughput(case, samples, seed) for case in cases]
+    views = [r for case in cases if case.ceiling is not None
+             for r in views_tightness(case, samples, range(seed, seed + seeds))]
+    tight = []
+    for t in (t for f in catalog.families() for t in f.tightness()):
+        n = samples if quick else t.samples
+        r, secs = timed(lambda t=t, n=n: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
+                                                         deltas=t.deltas, relation=t.pair.relation))
+        row = {"audit": t.label, "samples_per_side": n, "epsilon_true": t.epsilon_true,
+               "epsilon_lower": r.epsilon_lower, "tightness": r.epsilon_lower / t.epsilon_true, "seconds": secs}
+        if t.ceiling is not None:
+            ceiling = t.ceiling(estimation_samples(n), CONFIDENCE).epsilon
+            same = same_sample_bound(t.mechanism, t.pair.d, t.pair.d_prime, t.ceiling, t.deltas[0], n, seed)
+            row.update(ceiling=ceiling, ours_over_ceiling=r.epsilon_lower / ceiling, same_sample_ceiling=same,
+                       ours_over_same_sample_ceiling=r.epsilon_lower / same)
+        tight.append(row)
+    extra = {} if quick else {name: measure(seed) for f in catalog.families() for name, measure in f.benchmarks.items()}
+    if not quick:
+        extra["default_suite"] = default_suite()
+    return {"throughput": rows, "views": views, "tightness": tight, **extra,
+            "machine": {"python": platform.python_version(), "numpy": np.__version__,
+                        "processor": platform.processor() or platform.machine()}}
+
+
+def _ratio(row: dict[str, Any], key: str) -> str:
+    return f"{row[key]:.4f}" if key in row else "-"
+
+
+def table(report: dict[str, Any]) -> str:
+    lines = ["throughput (samples per second, both sides; plain = draw the same distribution and count one event; "
+             "split = the plain split-and-count auditor, same budget, same sampler)",
+             f"{'family':24s} {'ours/s':>10s} {'plain/s':>10s} {'ours/plain':>10s} {'t_ours/t_split':>14s} "
+             f"{'eps_lower':>10s} {'ceiling':>8s} {'ours/ceil':>9s} {'split/ceil':>10s}"]
+    for r in report["throughput"]:
+        lines.append(f"{r['family']:24s} {r['ours_per_second']:10.3g} {r['plain_per_second']:10.3g} "
+                     f"{r['ratio_ours_to_plain']:10.3f} {r['ours_time_over_split']:14.2f} {r['epsilon_lower']:10.4f} "
+                     f"{r.get('ceiling', float('nan')):8.4f} {_ratio(r, 'ours_over_ceiling'):>9s} "
+                     f"{_ratio(r, 'split_over_ceiling'):>10s}")
+    if report.get("views"):
+        n = report["views"][0]["seeds"]
+        lines += ["", f"eps_lower / ceiling per view ({n} seed(s); ceiling = Clopper-Pearson bound of the best event "
+                  "fixed in advance, expected counts, same estimation budget)",
+                  "and counted on each seed's own estimation samples (same-sample)",
+                  f"{'family':24s} {'view':10s} {'samples':>9s} {'ceiling':>8s} {'median':>8s} {'min':>8s} "
+                  f"{'same-sample median':>18s} {'min':>8s}"]
+        for v in report["views"]:
+            lines.append(f"{v['family']:24s} {v['view']:10s} {v['samples_per_side']:9d} {v['ceiling']:8.4f} "
+                         f"{v['median']:8.4f} {v['min']:8.4f} {v['same_sample_median']:18.4f} "
+                         f"{v['same_sample_min']:8.4f}")
+    lines += ["", "tightness (seed 0, confidence 0.95)",
+              f"{'audit':28s} {'samples':>10s} {'eps_lower':>10s} {'/eps_true':>10s} {'/ceiling':>9s} "
+              f"{'/same-sample':>12s} {'seconds':>8s}"]
+    for t in report["tightness"]:
+        lines.append(f"{t['audit']:28s} {t['samples_per_side']:10d} {t['epsilon_lower']:10.5f} "
+                     f"{t['tightness']:10.4f} {_ratio(t, 'ours_over_ceiling'):>9s} "
+                     f"{_ratio(t, 'ours_over_same_sample_ceiling'):>12s} {t['seconds']:8.2f}")
+    pg = report.get("dp_pg_rounds")
+    if pg:
+        lines += ["", f"DP-PG (d = {pg['d']}, m = {pg['m']}, {pg['responses']} responses): "
+                  f"{pg['rounds_per_second']:.3g} "
+                  f"rounds/s batched across runs, {pg['plain_loop_rounds_per_second']:.3g} in a plain loop over runs "
+                  f"({pg['ratio']:.0f}x)"]
+    al = report.get("align_mle")
+    if al:
+        lines += [f"Algorithm 1 private MLE (d = {al['d']}, n = {al['n']}, exact minimiser): "
+                  f"{al['trials_per_second']:.3g} trials/s batched Newton, {al['scipy_loop_trials_per_second']:.3g} "
+                  f"in a per-trial scipy.optimize loop ({al['ratio']:.0f}x); solutions agree to "
+                  f"{al['max_abs_difference']:.1e}"]
+    suite = report.get("default_suite")
+    if suite:
+        lines += ["", f"default suite ({suite['command']}): {suite['seconds']:.1f} s wall, exit {suite['exit_code']}: "
+                  f"{suite['summary']}"]
+    return "\n".join(lines) + "\n"

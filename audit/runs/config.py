@@ -1,0 +1,515 @@
+"""Audit configs: TOML files that describe a run and its scenarios (data, never code).
+
+    [run]                        # every key optional
+    samples = 1000000            # per side and scenario
+    seed = 0
+    confidence = 0.95
+    deltas = [0.0]
+    jobs = -1                    # workers, -1 for all cores (the default)
+    backend = "local"            # local | dask
+    scheduler = "tcp://host:8786"  # dask only; without it a local cluster is started
+    events = "auto"              # auto | rows | threshold | histogram | floating
+    sequential = false
+
+    [[scenario]]
+    name = "rlhf-label"
+    mechanism = "kl-rlhf"        # a built-in name (python -m audit list), or pkg.module:attr of a
+                                 # plugin the command line allows (--allow-plugin pkg)
+    params = { features = [[1.0], [-1.0]], ridge = 1.0, beta0 = 0.01, eta = 0.1 }
+    relation = "label-flip"      # add-remove | swap | label-flip | zero-out | user-level
+    expected = { "kl-rlhf/thm3-label" = "violation" }
+    samples_factor = 1
+
+    [scenario.data]              # exactly one of: generator (+ args), file, columns
+    generator = "comparisons"
+    args = { z = [[2.0], [2.0]], labels = [1, 0] }
+
+    [scenario.neighbour]         # exactly one of: remove, add, replace, flip, search
+    flip = 0
+
+    # Instead of [scenario.neighbour]: search = "records" searches the neighbours of the data
+    # (relation as above; candidates are the data's own records) and search = "queries:DIM"
+    # the query-vector pairs of dimension DIM (no [scenario.data]); see dpaudit.engine.search.
+
+    [[scenario.claim]]           # optional: claims to check instead of the mechanism's own
+    epsilon = 1.0
+    delta = 0.0
+    id = "user/claim"
+    relation = "label-flip"      # optional; must be the scenario's relation (an input error otherwise)
+
+Every unknown key, wrong type or out-of-range value stops with a message naming its key
+path (``scenario[1].data.generator``), the value and what is allowed.  Data files are
+``.npz`` (named arrays) or ``.csv`` (a header of unique column names; a UTF-8 byte-order mark
+is allowed), relative to the config's folder and never outside it.
+
+A config is data: loading it never runs code of the config's choosing.  It may name built-in
+(catalog) mechanisms, or a plugin ``pkg.module:attr`` only when the command line allows its
+module (``--allow-plugin pkg.module``; a prefix allows its submodules) — otherwise a config
+received from someone else could import, and so run, any module on the path.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import tomllib
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit import catalog
+from dpaudit.catalog import Scenario
+from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError
+from dpaudit.engine.exact import epsilon_for_delta
+from dpaudit.engine.execution import available_memory, check_scheduler_address
+from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
+from dpaudit.neighbors import Dataset, Pair, neighbours
+from dpaudit.neighbors.search import worst_pair
+from dpaudit.runs.plugins import import_user_module
+
+RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
+SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
+                 "neighbour", "claim", "search"}
+MAX_DEPTH = 16          # nesting of TOML values: deeper is not a dataset or a parameter, only a crash
+MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    samples: int = 1_000_000
+    seed: int = 0
+    confidence: float = 0.95
+    deltas: tuple[float, ...] = (0.0,)
+    jobs: int = -1
+    backend: str = "local"
+    scheduler: str | None = None
+    events: str = "auto"
+    sequential: bool = False
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A run: its settings, its scenarios and, per scenario, explicit claims (or None)."""
+
+    settings: RunSettings
+    scenarios: list[Scenario]
+    claims: list[list[Guarantee] | None] = field(default_factory=list)
+    source: dict[str, Any] = field(default_factory=dict)  # the resolved config, written beside the results
+    # Per scenario, the space a pair search explores (dpaudit.engine.search.search_pair), or None for the
+    # scenario's own pair; empty: no scenario searches.  A searching scenario's pair only describes it.
+    searches: list[QueryVectors | RecordSpace | None] = field(default_factory=list)
+
+
+def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: str,
+                    **fields: Any) -> Scenario:
+    """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
+    space's base twice, or the zero query vector twice) that names the space for records,
+    identities and reports, never audited itself."""
+    base = space.base if isinstance(space, RecordSpace) else np.zeros(space.dim)
+    return Scenario(name, mechanism, Pair(base, base, f"searched: {space.describe()}", relation), **fields)
+
+
+def _fail(path: str, value: Any, allowed: str) -> None:
+    raise InputError(f"config: {path} = {value!r} is invalid: {allowed}")
+
+
+def _table(value: Any, path: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
+    if not isinstance(value, Mapping):
+        _fail(path, value, "must be a table")
+    for key in value:
+        if key not in allowed:
+            _fail(f"{path}.{key}" if path else key, value[key], f"unknown key; allowed: {', '.join(sorted(allowed))}")
+    for key in required:
+        if key not in value:
+            _fail(f"{path}.{key}" if path else key, None, "is required")
+    return dict(value)
+
+
+def _any_keys(value: Any, path: str) -> dict:
+    """A table whose keys are free (params, expected, columns, args): still a table."""
+    return _table(value, path, set(value) if isinstance(value, Mapping) else set())
+
+
+def _int(value: Any, path: str, minimum: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        _fail(path, value, f"must be an integer >= {minimum}")
+    return value
+
+
+def _number(value: Any, path: str, low: float, high: float, high_open: bool = True) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or value < low or (value >= high if high_open else value > high):
+        _fail(path, value, f"must be a number in [{low}, {high}{')' if high_open else ']'}")
+    return float(value)
+
+
+def _settings(raw: Any) -> RunSettings:
+    run = _table(raw, "run", RUN_KEYS)
+    s = RunSettings()
+    out = {}
+    if "samples" in run:
+        out["samples"] = _int(run["samples"], "run.samples", 100)
+    if "seed" in run:
+        out["seed"] = _int(run["seed"], "run.seed", 0)
+    if "confidence" in run:
+        out["confidence"] = _number(run["confidence"], "run.confidence", 0.5, 1.0)
+    if "deltas" in run:
+        if not isinstance(run["deltas"], list) or not run["deltas"]:
+            _fail("run.deltas", run["deltas"], "must be a non-empty array of numbers in [0, 1)")
+        out["deltas"] = tuple(_number(d, f"run.deltas[{i}]", 0.0, 1.0) for i, d in enumerate(run["deltas"]))
+    if "jobs" in run:
+        jobs = run["jobs"]
+        if jobs != -1:
+            _int(jobs, "run.jobs", 1)
+        out["jobs"] = jobs
+    if "backend" in run:
+        if run["backend"] not in ("local", "dask"):
+            _fail("run.backend", run["backend"], "must be 'local' or 'dask'")
+        out["backend"] = run["backend"]
+    if "scheduler" in run:
+        try:
+            check_scheduler_address(run["scheduler"])
+        except InputError:
+            _fail("run.scheduler", run["scheduler"], "must be an address such as tcp://host:8786")
+        out["scheduler"] = run["scheduler"]
+    if "events" in run:
+        if run["events"] not in ("auto", "rows", "threshold", "histogram", "floating"):
+            _fail("run.events", run["events"], "must be auto, rows, threshold, histogram or floating")
+        out["events"] = run["events"]
+    if "sequential" in run:
+        if not isinstance(run["sequential"], bool):
+            _fail("run.sequential", run["sequential"], "must be true or false")
+        out["sequential"] = run["sequential"]
+    return RunSettings(**{**s.__dict__, **out})
+
+
+def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
+    """Whether ``--allow-plugin`` names ``module_name`` or a package above it."""
+    return any(module_name == p or module_name.startswith(p + ".") for p in allow_plugins)
+
+
+def check_name(mechanism: Any, where: str, value: Any) -> None:
+    """A mechanism's ``name`` (when it has one) must be a non-empty string: it keys records and reports."""
+    name = getattr(mechanism, "name", None)
+    if name is not None and (not isinstance(name, str) or not name):
+        _fail(where, value, f"its name is {name!r} ({type(name).__name__}): a mechanism's name must be a "
+              "non-empty string")
+
+
+def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[str] = ()) -> Any:
+    """A built-in mechanism (any family of :mod:`dpaudit.catalog`) built from ``params``, or the
+    object at ``pkg.module:attr`` when ``allow_plugins`` allows its module."""
+    if not isinstance(spec, str) or not spec:
+        _fail(f"{path}.mechanism", spec, "must be a built-in mechanism name or pkg.module:attr")
+    if ":" not in spec:
+        try:
+            return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
+        except InputError as exc:
+            raise InputError(f"config: {exc}") from None
+    if params:
+        _fail(f"{path}.params", params, "params apply to built-in mechanisms only")
+    module_name, _, attr = spec.partition(":")
+    if not allows(module_name, allow_plugins):
+        _fail(f"{path}.mechanism", spec, f"a config is data and may name built-in mechanisms only; to let it "
+              f"import the plugin module {module_name!r}, allow it on the command line: --allow-plugin {module_name}")
+    try:
+        obj = import_user_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except InputError:
+        raise
+    except (Exception, SystemExit) as exc:  # a plugin's import may do anything, sys.exit included
+        _fail(f"{path}.mechanism", spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
+    if not callable(getattr(obj, "sample", None)):
+        _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")
+    check_name(obj, f"{path}.mechanism", spec)
+    return obj
+
+
+def _inside(folder: Path, name: Any, path: str) -> Path:
+    if not isinstance(name, str) or not name:
+        _fail(path, name, "must be a file name relative to the config's folder")
+    target = (folder / name).resolve()
+    if Path(name).is_absolute() or not target.is_relative_to(folder.resolve()):
+        _fail(path, name, f"reaches outside the config's folder {folder}; data files must live inside it")
+    if target.suffix not in (".npz", ".csv"):
+        _fail(path, name, "must be an .npz or .csv file")
+    if not target.is_file():
+        _fail(path, name, "does not exist")
+    return target
+
+
+NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (an empty one too)
+
+
+def read_npz(target: Path, where: str) -> Dataset:
+    """A dataset from an ``.npz`` archive of named arrays; anything else (an ``.npy`` renamed, a
+    truncated archive, pickled objects, arrays too large for memory) is an :class:`InputError`
+    that names ``where`` and the file."""
+    try:
+        with open(target, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise InputError(f"{where}: {target} cannot be read ({exc.strerror or exc})") from None
+    if head not in NPZ_MAGIC:
+        what = "an .npy array, not an .npz archive" if head.startswith(b"\x93NUM") else "not a zip archive"
+        raise InputError(f"{where}: {target.name} is not an .npz archive of named columns ({what}; save the "
+                         "columns with numpy.savez)")
+    try:
+        with np.load(target, allow_pickle=False) as npz:
+            size = sum(info.file_size for info in npz.zip.infolist())
+            room = available_memory()
+            if room is not None and size > room // 2:
+                raise InputError(f"{where}: {target.name} unpacks to {size} bytes, more than half the memory "
+                                 "available")
+            columns = {k: npz[k] for k in npz.files}
+    except InputError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError, MemoryError) as exc:
+        raise InputError(f"{where}: {target.name} cannot be read as an .npz archive ({type(exc).__name__}: "
+                         f"{exc})") from None
+    if not columns:
+        raise InputError(f"{where}: {target.name} holds no arrays: a dataset needs at least one column")
+    try:
+        return Dataset(columns)
+    except InputError as exc:
+        raise InputError(f"{where}: {target.name}: {exc}") from None
+
+
+def load_columns(target: Path, path: str) -> Dataset:
+    """A dataset from an .npz (named arrays) or .csv (header of unique column names) file."""
+    if target.suffix == ".npz":
+        return read_npz(target, f"config: {path}")
+    try:
+        with open(target, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not a name
+            rows = list(csv.reader(fh))
+    except (OSError, ValueError, csv.Error) as exc:
+        _fail(path, str(target.name), f"cannot be read ({exc})")
+    if not rows:
+        _fail(path, target.name, "is empty: a header row of column names is required")
+    header, body = [h.strip() for h in rows[0]], rows[1:]
+    for i, h in enumerate(header):
+        if not h:
+            _fail(path, target.name, f"header column {i + 1} has no name")
+        if header.index(h) != i:
+            _fail(path, target.name, f"the header names column {h!r} twice: each column needs a unique name")
+    columns: dict[str, list] = {h: [] for h in header}
+    for line, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            _fail(path, target.name, f"line {line} has {len(row)} fields, the header has {len(header)}")
+        for h, cell in zip(header, row, strict=True):
+            try:
+                value = int(cell) if cell.strip().lstrip("-").isdigit() else float(cell)
+            except ValueError:
+                _fail(path, target.name, f"line {line}, column {h!r}: {cell!r} is not a number")
+            if not math.isfinite(value):
+                _fail(path, target.name, f"line {line}, column {h!r}: {cell!r} is not a finite number")
+            columns[h].append(value)
+    try:
+        return Dataset(columns)
+    except InputError as exc:
+        raise InputError(f"config: {path}: {exc}") from None
+
+
+def _column(value: Any, path: str) -> np.ndarray:
+    """An inline column: a rectangular array of numbers (one entry per record), never ragged."""
+    if not isinstance(value, list) or not value:
+        _fail(path, value, "must be a non-empty array of numbers (one entry per record)")
+    try:
+        arr = np.array(value)
+    except (ValueError, TypeError):
+        _fail(path, value, "must be rectangular: every record's entry must have the same shape")
+    if arr.dtype.kind not in "biuf" or arr.ndim > MAX_COLUMN_DIMS:
+        _fail(path, value, f"must hold numbers (one number, vector or matrix per record; at most "
+              f"{MAX_COLUMN_DIMS} dimensions)")
+    return arr
+
+
+def _depth(value: Any, path: str, depth: int = 0) -> None:
+    """Refuse values nested deeper than :data:`MAX_DEPTH` (before anything recurses into them)."""
+    stack = [(value, path, depth)]
+    while stack:
+        item, where, level = stack.pop()
+        if level > MAX_DEPTH:
+            _fail(where, "...", f"is nested more than {MAX_DEPTH} levels deep")
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k), level + 1) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]", level + 1) for i, v in enumerate(item))
+
+
+def _data(raw: Any, path: str, folder: Path) -> Dataset:
+    data = _table(raw, path, {"generator", "args", "file", "columns"})
+    given = [k for k in ("generator", "file", "columns") if k in data]
+    if len(given) != 1:
+        _fail(path, raw, "needs exactly one of generator, file, columns")
+    try:
+        if "file" in data:
+            return load_columns(_inside(folder, data["file"], f"{path}.file"), f"{path}.file")
+        if "columns" in data:
+            cols = _any_keys(data["columns"], f"{path}.columns")
+            if not cols:
+                _fail(f"{path}.columns", cols, "must name at least one column")
+            return Dataset({k: _column(v, f"{path}.columns.{k}") for k, v in cols.items()})
+        name, known = data["generator"], catalog.generators()
+        if not isinstance(name, str) or name not in known:
+            hint = catalog.suggest(str(name), list(known))
+            _fail(f"{path}.generator", name, f"must be one of {', '.join(known)}{hint}")
+        args = _any_keys(data.get("args", {}), f"{path}.args")
+        try:
+            made = known[name](**args)
+        except InputError:
+            raise
+        except TypeError as exc:
+            _fail(f"{path}.args", args, f"{name} does not take these arguments ({exc})")
+        except (ValueError, ArithmeticError, IndexError, KeyError, MemoryError) as exc:
+            _fail(f"{path}.args", args, f"{name} cannot build a dataset from them ({type(exc).__name__}: {exc})")
+        if not isinstance(made, Dataset):
+            _fail(f"{path}.generator", name, f"built a {type(made).__name__}, not a dataset")
+        return made
+    except InputError as exc:
+        if str(exc).startswith("config:"):
+            raise
+        raise InputError(f"config: {path}: {exc}") from None
+
+
+def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> Pair:
+    nb = _table(raw, path, {"remove", "add", "replace", "flip", "search"})
+    if len(nb) != 1:
+        _fail(path, raw, "needs exactly one of remove, add, replace, flip, search")
+    (kind, value), = nb.items()
+    try:
+        if kind == "remove":
+            return Pair(base, base.remove(_int(value, f"{path}.remove", 0)), f"remove record {value}", relation)
+        if kind == "add":
+            record = _table(value, f"{path}.add", set(base.columns), set(base.columns))
+            return Pair(base, base.add(record), f"add record {record}", relation)
+        if kind == "replace":
+            spec = _table(value, f"{path}.replace", {"index", "record"}, {"index", "record"})
+            record = _table(spec["record"], f"{path}.replace.record", set(base.columns), set(base.columns))
+            i = _int(spec["index"], f"{path}.replace.index", 0)
+            return Pair(base, base.replace(i, record), f"replace record {i} by {record}", relation)
+        if kind == "flip":
+            i = _int(value, f"{path}.flip", 0)
+            return Pair(base, base.flip(i), f"flip the label of record {i}", relation)
+        spec = _table(value, f"{path}.search", {"candidates", "delta"})
+        cands = spec.get("candidates", [])
+        if not isinstance(cands, list):
+            _fail(f"{path}.search.candidates", cands, "must be an array of records")
+        delta = _number(spec.get("delta", 0.0), f"{path}.search.delta", 0.0, 1.0)
+        return worst_pair(mechanism, neighbours(relation, base, cands),
+                          lambda p, q: epsilon_for_delta(p, q, delta)).pair
+    except (ValueError, TypeError, ArithmeticError, IndexError, KeyError, RuntimeError) as exc:
+        if isinstance(exc, InputError):
+            if str(exc).startswith("config:"):
+                raise
+            raise InputError(f"config: {path}.{kind}: {exc}") from None
+        _fail(f"{path}.{kind}", value, f"cannot build the neighbour ({type(exc).__name__}: {exc})")
+
+
+def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        _fail(path, raw, "must be an array of tables ([[scenario.claim]])")
+    out = []
+    for i, c in enumerate(raw):
+        c = _table(c, f"{path}[{i}]", {"epsilon", "delta", "id", "source", "kind", "relation"}, {"epsilon"})
+        stated = c.get("relation", relation)
+        if stated != relation:
+            _fail(f"{path}[{i}].relation", stated, f"the scenario's pair is {relation}: a claim stated for "
+                  f"{stated} neighbours does not cover it (set relation = {relation!r} if the claim covers "
+                  f"{relation} neighbours)")
+        for key in ("id", "source", "kind"):
+            if key in c and (not isinstance(c[key], str) or not c[key]):
+                _fail(f"{path}[{i}].{key}", c[key], "must be a non-empty string")
+        try:
+            out.append(Guarantee(epsilon=_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
+                                 delta=_number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0),
+                                 relation=relation, source=c.get("source", "config"),
+                                 claim_id=c.get("id", "user/claim"), kind=c.get("kind", "printed")))
+        except InputError as exc:
+            if str(exc).startswith("config:"):
+                raise
+            raise InputError(f"config: {path}[{i}]: {exc}") from None
+    return out
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The TOML document at ``path``: UTF-8 text (a byte-order mark allowed), parsed, nesting bounded."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"config {path}: cannot be read ({exc.strerror or exc})") from None
+    if b"\x00" in raw:
+        utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
+        raise InputError(f"config {path}: " + ("is UTF-16 text: save it as UTF-8" if utf16 else
+                                              "is a binary file, not a TOML text file"))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"config {path}: is not UTF-8 text ({exc.reason} at byte {exc.start}): save it as "
+                         "UTF-8") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"config {path}: not valid TOML ({exc})") from None
+    except RecursionError:
+        raise InputError(f"config {path}: not valid TOML (values nested too deeply)") from None
+    _depth(document, "")
+    return document
+
+
+def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
+    """Read and validate a config file; ``allow_plugins`` are the plugin modules (and their
+    submodules) the command line allows it to name."""
+    path = Path(path)
+    raw = _read(path)
+    top = _table(raw, "", {"run", "scenario"}, {"scenario"})
+    settings = _settings(top.get("run", {}))
+    if not isinstance(top["scenario"], list) or not top["scenario"]:
+        _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
+    scenarios, claims, names, searches = [], [], set(), []
+    for i, sc in enumerate(top["scenario"]):
+        p = f"scenario[{i}]"
+        searching = isinstance(sc, Mapping) and "search" in sc
+        sc = _table(sc, p, SCENARIO_KEYS, {"name", "mechanism"} | (set() if searching else {"data", "neighbour"}))
+        name = sc["name"]
+        if not isinstance(name, str) or not name or name in names:
+            _fail(f"{p}.name", name, "must be a unique non-empty string")
+        if "about" in sc and not isinstance(sc["about"], str):
+            _fail(f"{p}.about", sc["about"], "must be a string")
+        names.add(name)
+        relation = sc.get("relation", "add-remove")
+        if relation not in RELATIONS:
+            _fail(f"{p}.relation", relation, f"must be one of {', '.join(RELATIONS)}")
+        if searching and "neighbour" in sc:
+            _fail(f"{p}.search", sc["search"], "a scenario searches for its pair or names it: drop search or "
+                  "[scenario.neighbour]")
+        mechanism = load_mechanism(sc["mechanism"], _any_keys(sc.get("params", {}), f"{p}.params"), p, allow_plugins)
+        base = _data(sc["data"], f"{p}.data", path.parent) if "data" in sc else None
+        expected = _any_keys(sc.get("expected", {}), f"{p}.expected")
+        for cid, verdict in expected.items():
+            if verdict not in EXPECTATIONS:
+                _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(EXPECTATIONS)}")
+        factor = _number(sc.get("samples_factor", 1), f"{p}.samples_factor", 1e-3, 1e4)
+        fields = {"expected": expected, "samples_factor": factor, "about": str(sc.get("about", ""))}
+        if "search" in sc:
+            try:
+                space = space_from_spec(sc["search"], relation, base, f"{p}.search")
+            except InputError as exc:
+                raise InputError(f"config: {exc}") from None
+            scenarios.append(search_scenario(name, mechanism, space, relation, **fields))
+            searches.append(space)
+        else:
+            assert base is not None  # a [scenario.neighbour] needs [scenario.data], checked above
+            pair = _pair(sc["neighbour"], f"{p}.neighbour", base, mechanism, relation)
+            scenarios.append(Scenario(name, mechanism, pair, **fields))
+            searches.append(None)
+        claims.append(_claims(sc.get("claim"), f"{p}.claim", relation))
+    return Plan(settings, scenarios, claims, source={"config": str(path), **raw},
+                searches=searches if any(s is not None for s in searches) else [])

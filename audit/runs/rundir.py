@@ -1,0 +1,282 @@
+"""A run's folder and identity: the fingerprint, ``run.json``, and who may write the folder.
+
+A folder written by ``run --out DIR`` belongs to one run.  Its **identity** is everything that
+decides the numbers — the dpaudit version, the seed, the budget, the confidence, the δs, the
+event views, the sequential rule and, per scenario, the mechanism (type, name, parameters and
+state), the neighbouring datasets (content hashes), the claims and the expectations — and its
+**fingerprint** is the SHA-256 of that identity in canonical JSON.  The fingerprint is written in
+``run.json`` and in every checkpoint line (:class:`dpaudit.engine.execution.Checkpoint`), so counts from
+another run, another seed or edited data are never mixed into this one:
+
+* a new run refuses a folder that already holds a run unless told to overwrite it (then it
+  starts clean);
+* a resume recomputes the identity and refuses, naming what differs, when it is not the one
+  recorded;
+* :class:`dpaudit.engine.files.FolderLock` keeps a second process out while one writes the folder.
+
+Paths recorded in ``run.json`` that lie inside the folder are relative to it, so a folder can be
+moved and resumed from anywhere; paths outside it are absolute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import types
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dpaudit import __version__
+from dpaudit.core import InputError
+from dpaudit.engine.files import LOCK_NAME, FolderLock, read_text_nofollow, write_atomic
+from dpaudit.neighbors import Dataset
+
+RUN_FILE = "run.json"
+CHECKPOINT_FILE = "checkpoint.jsonl"
+ERROR_LOG = "error.log"
+# Everything a run writes in its folder: what --overwrite removes (and nothing else).
+OUTPUTS = (RUN_FILE, "config.resolved.json", CHECKPOINT_FILE, "results.json", "summary.txt", "report.pdf", ERROR_LOG)
+RUN_KIND = "dpaudit run"
+RUN_SCHEMA = 3  # 3: run.json carries the identity and its fingerprint
+
+_MAX_DEPTH = 12
+_MAX_NODES = 200_000
+
+
+class _Describer:
+    """Canonical, JSON-able descriptions of values: equal contents give equal descriptions in any
+    process (no ids, no addresses, no set order), large arrays enter by their hash."""
+
+    def __init__(self) -> None:
+        self.nodes = 0
+
+    def __call__(self, value: Any, depth: int = 0) -> Any:
+        self.nodes += 1
+        if value is None or isinstance(value, (bool, int, str)):
+            return value
+        if isinstance(value, float):
+            return value if math.isfinite(value) else repr(value)
+        if isinstance(value, np.generic):
+            return self(value.item(), depth)
+        kind = f"{type(value).__module__}.{type(value).__qualname__}"
+        if depth > _MAX_DEPTH or self.nodes > _MAX_NODES:
+            return {"type": kind}
+        if isinstance(value, Dataset):
+            return {"dataset": value.fingerprint}
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "O":
+                return {"array": self(value.tolist(), depth + 1)}
+            data = np.ascontiguousarray(value)
+            return {"array": [data.dtype.str, list(data.shape)], "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
+        if isinstance(value, Mapping):
+            return {"mapping": sorted(([self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()),
+                                      key=lambda kv: json.dumps(kv, sort_keys=True))}
+        if isinstance(value, (list, tuple)):
+            return [self(v, depth + 1) for v in value]
+        if isinstance(value, (set, frozenset)):
+            return {"set": sorted((self(v, depth + 1) for v in value), key=lambda v: json.dumps(v, sort_keys=True))}
+        if isinstance(value, types.ModuleType):
+            return {"module": value.__name__}
+        if isinstance(value, type):
+            return {"class": f"{value.__module__}.{value.__qualname__}"}
+        if isinstance(value, types.MethodType):
+            return {"method": value.__func__.__qualname__, "self": self(value.__self__, depth + 1)}
+        if isinstance(value, types.FunctionType):
+            cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
+            return {"function": f"{value.__module__}.{value.__qualname__}",
+                    "code": hashlib.sha256(value.__code__.co_code).hexdigest(),
+                    "defaults": self(value.__defaults__, depth + 1), "closure": self(cells, depth + 1)}
+        if dataclasses.is_dataclass(value):
+            return {"type": kind, "fields": {f.name: self(getattr(value, f.name, None), depth + 1)
+                                             for f in dataclasses.fields(value)}}
+        state = getattr(value, "__dict__", None)
+        slots = [s for cls in type(value).__mro__ for s in getattr(cls, "__slots__", ())]
+        if isinstance(state, dict) or slots:
+            fields = dict(state) if isinstance(state, dict) else {}
+            fields.update({s: getattr(value, s) for s in slots if hasattr(value, s) and s != "__dict__"})
+            return {"type": kind, "state": {str(k): self(v, depth + 1) for k, v in sorted(fields.items())}}
+        return {"type": kind}
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        _ = cell.cell_contents
+    except ValueError:  # an empty cell (a name not yet bound when the closure was made)
+        return False
+    return True
+
+
+def describe(value: Any) -> Any:
+    """The canonical description of ``value`` that enters a run's identity."""
+    return _Describer()(value)
+
+
+def _mechanism(mechanism: Any) -> dict[str, Any]:
+    name = getattr(mechanism, "name", None)
+    return {"name": name if isinstance(name, str) else None,
+            "type": f"{type(mechanism).__module__}.{type(mechanism).__qualname__}",
+            "state": describe(mechanism)}
+
+
+def identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], samples: Sequence[int]) -> dict[str, Any]:
+    """The identity of a run (see the module docstring): ``settings`` a :class:`dpaudit.runs.config.RunSettings`,
+    ``scenarios`` catalog Scenarios, ``claims`` their explicit claims (or None), ``samples`` each
+    scenario's budget per side.  Workers, backend and progress do not enter it: they do not
+    change the numbers."""
+    return {"dpaudit": __version__, "seed": settings.seed, "samples": settings.samples,
+            "confidence": describe(settings.confidence), "deltas": describe(list(settings.deltas)),
+            "events": settings.events, "sequential": settings.sequential,
+            "scenarios": [{"name": sc.name, "samples": n, "mechanism": _mechanism(sc.mechanism),
+                           "relation": sc.pair.relation, "pair": sc.pair.description,
+                           "d": describe(sc.pair.d), "d_prime": describe(sc.pair.d_prime),
+                           "claims": describe(cl), "expected": describe(dict(sc.expected))}
+                          for sc, cl, n in zip(scenarios, claims, samples, strict=True)]}
+
+
+def fingerprint(ident: Mapping[str, Any]) -> str:
+    """SHA-256 of the identity in canonical JSON."""
+    text = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def differences(old: Any, new: Any, path: str = "", limit: int = 5) -> list[str]:
+    """Where two identities differ, as ``key.path: old -> new`` (at most ``limit`` entries)."""
+    out: list[str] = []
+
+    def short(v: Any) -> str:
+        text = json.dumps(v, sort_keys=True)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def walk(a: Any, b: Any, where: str) -> None:
+        if len(out) >= limit or a == b:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if key not in a or key not in b:
+                    out.append(f"{where}.{key}: " + ("added" if key not in a else "removed"))
+                else:
+                    walk(a[key], b[key], f"{where}.{key}" if where else key)
+        elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            for i, (x, y) in enumerate(zip(a, b, strict=True)):
+                walk(x, y, f"{where}[{i}]")
+        else:
+            out.append(f"{where or 'identity'}: {short(a)} -> {short(b)}")
+
+    walk(old, new, path)
+    return out
+
+
+def portable(path: str | os.PathLike, folder: Path) -> str:
+    """A path for ``run.json``: relative to ``folder`` when inside it, else absolute."""
+    target = Path(path).resolve()
+    home = folder.resolve()
+    return str(target.relative_to(home)) if target.is_relative_to(home) else str(target)
+
+
+def restore(text: str, folder: Path) -> Path:
+    """The path :func:`portable` recorded, for a folder that may have moved since."""
+    path = Path(text)
+    return path if path.is_absolute() else folder / path
+
+
+class RunFolder:
+    """The folder of one run, locked while this process writes it."""
+
+    def __init__(self, path: str | os.PathLike, flag: str) -> None:
+        self.path = Path(path)
+        self.flag = flag
+        self.lock = FolderLock(self.path)
+        self.created = False  # made by this process: removed again if nothing was written in it
+
+    def _problem(self, what: str) -> InputError:
+        return InputError(f"{self.flag} {self.path}: {what}")
+
+    @classmethod
+    def for_new_run(cls, path: str | os.PathLike, overwrite: bool, flag: str = "--out") -> RunFolder:
+        """Create (or reuse an empty or foreign) folder and lock it; a folder that holds a run is
+        refused unless ``overwrite`` (:meth:`clear` then removes that run's files)."""
+        folder = cls(path, flag)
+        try:
+            folder.created = not folder.path.exists() and not folder.path.is_symlink()
+            folder.path.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise folder._problem("exists and is not a folder") from None
+        except (OSError, ValueError) as exc:
+            raise folder._problem(f"cannot create the folder ({_reason(exc)})") from None
+        folder._lock()
+        if folder.holds_run() and not overwrite:
+            folder.lock.release()
+            raise folder._problem("already holds a run (run.json, checkpoint.jsonl or results.json): continue it "
+                                  "with --resume, or start again with --overwrite, or choose another --out")
+        return folder
+
+    @classmethod
+    def for_resume(cls, path: str | os.PathLike) -> RunFolder:
+        folder = cls(path, "--resume")
+        try:
+            found = folder.path.is_dir() and (folder.path / RUN_FILE).exists()
+        except (OSError, ValueError) as exc:
+            raise folder._problem(f"no resumable run there ({_reason(exc)})") from None
+        if not found:
+            raise folder._problem(f"no resumable run there (no folder with a {RUN_FILE})")
+        folder._lock()
+        return folder
+
+    def _lock(self) -> None:
+        if not self.path.is_dir():
+            raise self._problem("is not a folder")
+        if not os.access(self.path, os.W_OK | os.X_OK):
+            raise self._problem("the folder is not writable")
+        try:
+            self.lock.acquire()
+        except OSError as exc:
+            raise self._problem(f"cannot lock the folder ({_reason(exc)})") from None
+
+    def holds_run(self) -> bool:
+        return any((self.path / name).exists() or (self.path / name).is_symlink()
+                   for name in (RUN_FILE, CHECKPOINT_FILE, "results.json"))
+
+    def clear(self) -> None:
+        """Remove the files a previous run wrote here (only those: the folder may hold others)."""
+        for name in OUTPUTS:
+            (self.path / name).unlink(missing_ok=True)
+
+    def read_run(self) -> dict[str, Any]:
+        """``run.json``, checked for the fields a resume needs."""
+        try:
+            saved = json.loads(read_text_nofollow(self.path / RUN_FILE))
+        except (OSError, ValueError, RecursionError) as exc:
+            raise self._problem(f"no resumable run there ({RUN_FILE}: {_reason(exc)})") from None
+        if not isinstance(saved, dict) or saved.get("kind") != RUN_KIND or saved.get("schema") != RUN_SCHEMA:
+            raise self._problem(f"{RUN_FILE} is not a run record of this dpaudit (kind {RUN_KIND!r}, schema "
+                                f"{RUN_SCHEMA}): no resumable run there; start a new run with --overwrite")
+        argv, ident, fp = saved.get("argv"), saved.get("identity"), saved.get("fingerprint")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv) or "--resume" in argv:
+            raise self._problem(f"{RUN_FILE}: argv must be the run's own command line")
+        if not isinstance(ident, dict) or not isinstance(fp, str) or fingerprint(ident) != fp:
+            raise self._problem(f"{RUN_FILE}: its identity does not match its fingerprint (the file was edited): "
+                                "refusing to resume; start a new run")
+        return saved
+
+    def write_run(self, argv: Sequence[str], ident: Mapping[str, Any], fp: str, cwd: str) -> None:
+        write_atomic(self.path / RUN_FILE, json.dumps(
+            {"kind": RUN_KIND, "schema": RUN_SCHEMA, "dpaudit_version": __version__, "argv": list(argv),
+             "cwd": cwd, "fingerprint": fp, "identity": ident}, indent=1, allow_nan=False) + "\n")
+
+    def release(self) -> None:
+        self.lock.release()
+        if self.created and [p.name for p in self.path.iterdir()] == [LOCK_NAME]:  # refused before writing
+            (self.path / LOCK_NAME).unlink()
+            self.path.rmdir()
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
