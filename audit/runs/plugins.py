@@ -15,13 +15,22 @@ def working_folder_last() -> None:
     ``reports.py`` or ``numpy.py`` would stand in for a library; the console script does not put it
     on the path at all.  Both end with it last, so a module the user names is still found."""
     cwd = os.getcwd()
-    while sys.path and sys.path[0] in ("", cwd):
+    if sys.path and sys.path[0] in ("", cwd):  # the entry `python -m` put there (PYTHONPATH's stay)
         sys.path.pop(0)
     if cwd not in sys.path:
         sys.path.append(cwd)
 
 
 def import_user_module(name: str) -> ModuleType:
-    """Import the user's module ``name``, from the working folder too (searched last)."""
+    """Import the module ``name`` the user named, the working folder first for it alone.
+
+    The user means their own ``mymod.py`` (or ``tests/plugins.py``) even where an installed
+    distribution ships a module of the same name (diffprivlib installs a ``tests`` package), so
+    the working folder leads while this one import runs, and goes back to last place after."""
     working_folder_last()
-    return importlib.import_module(name)
+    cwd = os.getcwd()
+    sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(cwd)

@@ -81,3 +81,12 @@ def _sleep(data, size, rng):
 
 
 sleepy = _Base("sleepy", _sleep)
+
+
+def _stall(data, size, rng):
+    import time
+    time.sleep(3600)  # until the test kills the run
+    return on_grid(float(np.sum(data)) + rng.laplace(0.0, 1.0, size))
+
+
+stalled = _Base("stalled", _stall)
