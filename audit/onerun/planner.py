@@ -54,7 +54,7 @@ def best_fixed_rule(m: int, *, delta: float, confidence: float = 0.95, mu: float
     require(objective in ("steinke", "gdp-mu"), "objective", objective, "must be 'steinke' or 'gdp-mu'")
     alpha = 1.0 - confidence
     best, best_k = -1.0, 1
-    for k in np.unique(np.round(np.geomspace(1, m // 2, 48)).astype(int)):
+    for k in np.unique(np.round(np.geomspace(1, m // 2, 32)).astype(int)):
         r, v = expected_counts(m, int(k), mu=mu, epsilon=epsilon)
         value = (epsilon_lower(m, r, v, delta=delta, alpha=alpha) if objective == "steinke" else
                  largest_rejected_mu(m=m, c_prime=r, c=v, tau=alpha))
@@ -101,24 +101,20 @@ def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.9
         return best_fixed_rule(total, delta=delta, confidence=confidence, mu=mu, epsilon=epsilon)
 
     unit = canaries_per_run or 1
-    sizes = sorted({int(round(x / unit)) * unit for x in np.geomspace(max(unit, 10), max_canaries, 60)} - {0})
-    prev = None
-    for total in sizes:
-        rule, got = value(total)
-        if got >= target:
-            lo = prev if prev is not None else unit
-            hi = total
-            while hi - lo > max(unit, hi // 100):  # refine to 1 % (or one run)
-                mid = (lo + hi) // (2 * unit) * unit
-                if mid <= lo:
-                    break
-                if value(mid)[1] >= target:
-                    hi = mid
-                else:
-                    lo = mid
-            rule, got = value(hi)
-            per = canaries_per_run or hi
-            return Plan(target=target, canaries_per_run=per, runs=hi // per, rule=rule, expected_epsilon_lower=got,
-                        ceiling=epsilon_ceiling(hi, delta=delta, alpha=alpha))
-        prev = total
-    return None
+    lo, hi = 0, max(unit, 10 if unit == 1 else unit)
+    while value(hi)[1] < target:  # doubling, then bisection to 1 % (or one run)
+        if hi >= max_canaries:
+            return None
+        lo, hi = hi, min(2 * hi, max(max_canaries // unit, 1) * unit)
+    while hi - lo > max(unit, hi // 100):
+        mid = (lo + hi) // (2 * unit) * unit
+        if mid <= lo:
+            break
+        if value(mid)[1] >= target:
+            hi = mid
+        else:
+            lo = mid
+    rule, got = value(hi)
+    per = canaries_per_run or hi
+    return Plan(target=target, canaries_per_run=per, runs=hi // per, rule=rule, expected_epsilon_lower=got,
+                ceiling=epsilon_ceiling(hi, delta=delta, alpha=alpha))

@@ -21,9 +21,11 @@ correct guesses give ε_LB = 0, never a positive floor.
 
 from __future__ import annotations
 
+import math
+
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, stats
 
 from dpcore import require
 
@@ -50,11 +52,33 @@ def _check_level(delta: float, alpha: float) -> None:
             "must be a number in (0, 1)")
 
 
-def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -> np.ndarray:
-    """p(ε, δ) of Steinke et al. (Theorem 3.3), vectorised over ``epsilon``.
+def _gain(r: int, v: int, q: float) -> float:
+    """An upper bound, exact to ~1e-300, on ``max_{i=1..v} P[v−i ≤ Bin(r, q) ≤ v−1] / i``.
 
-    The maximum over i uses ``f(v−i) − f(v) = P[v−i ≤ Bin(r, q) ≤ v−1]``, a cumulative sum of the
-    binomial pmf below v, so one pmf evaluation per ε serves every i.
+    Only the window ``[lo, hi]`` of ±40 standard deviations around rq carries mass; the terms
+    whose range starts above ``hi`` are bounded by the mass above ``hi`` (for i ≥ 1), and those
+    that reach below ``lo`` by ``P[Bin ≤ v−1] / (v − lo)``.  Bounding from above keeps p(ε, δ)
+    conservative (a larger p can only lower ε_LB)."""
+    sd = math.sqrt(r * q * (1.0 - q)) + 1.0
+    lo = max(0, int(math.floor(r * q - 40.0 * sd)))
+    hi = min(v - 1, int(math.ceil(r * q + 40.0 * sd)))
+    above = float(stats.binom.sf(hi, r, q) - stats.binom.sf(v - 1, r, q)) if hi < v - 1 else 0.0
+    above = max(above, 0.0)
+    best = above  # every i whose range starts above hi: at most ``above`` / 1
+    if hi >= lo:
+        k = np.arange(hi, lo - 1, -1)
+        sums = above + np.cumsum(stats.binom.pmf(k, r, q))
+        best = max(best, float(np.max(sums / (v - k))))
+    if lo > 0:
+        best = max(best, float(stats.binom.cdf(v - 1, r, q)) / (v - lo if hi >= lo else 1))
+    return best
+
+
+def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -> np.ndarray:
+    """p(ε, δ) of Steinke et al. (Theorem 3.3), for each ε of ``epsilon``.
+
+    ``f(v−i) − f(v) = P[v−i ≤ Bin(r, q) ≤ v−1]`` is a cumulative sum of the binomial pmf below
+    v (see :func:`_gain` for the window that carries it).
     """
     check_counts(m, r, v)
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
@@ -63,9 +87,7 @@ def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -
     tail = stats.binom.sf(v - 1, r, q)  # P[Bin(r, q) ≥ v]
     if v == 0 or delta == 0:
         return np.minimum(tail, 1.0)
-    k = np.arange(v - 1, -1, -1)  # v−1, v−2, …, 0: the values v−i for i = 1..v
-    pmf = stats.binom.pmf(k[None, :], r, q[:, None])
-    gain = np.max(np.cumsum(pmf, axis=1) / np.arange(1, v + 1)[None, :], axis=1)
+    gain = np.array([_gain(r, v, float(qq)) for qq in q])
     return np.minimum(tail + 2.0 * m * delta * gain, 1.0)
 
 
@@ -79,7 +101,12 @@ def epsilon_lower(m: int, r: int, v: int, *, delta: float, alpha: float) -> floa
     _check_level(delta, alpha)
     if v == 0 or p_value(m, r, v, 0.0, delta)[0] >= alpha:
         return 0.0
-    grid = np.linspace(0.0, _EPS_MAX, 241)
+    # p ≥ f(v), so p first reaches α no later than the tail does: scan [0, that point] only.
+    top = _EPS_MAX
+    if stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-_EPS_MAX))) >= alpha:
+        top = float(optimize.brentq(lambda e: stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-e))) - alpha,
+                                    0.0, _EPS_MAX, xtol=1e-12))
+    grid = np.linspace(0.0, top + 1e-9, 41)
     ok = p_value(m, r, v, grid, delta) >= alpha
     if not ok.any():
         return _EPS_MAX
