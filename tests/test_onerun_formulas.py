@@ -3,6 +3,7 @@ bounds, and the regression that a GDP μ is never printed as an (ε, δ) bound."
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 
@@ -10,8 +11,8 @@ import numpy as np
 import pytest
 
 from audit.onerun import Fixed, approx_dp, gdp, gdp_epsilon, gdp_mu, one_run_bound
-from audit.onerun.fixtures import rr_scores
 from audit.onerun.fdp import epsilon_lower_curve, largest_rejected_mu, rejects_claim
+from audit.onerun.fixtures import rr_scores
 from audit.onerun.steinke import epsilon_ceiling, epsilon_lower, p_value
 from dpcore import Guarantee, InputError
 
@@ -49,7 +50,7 @@ def test_zero_correct_guesses_give_zero():
 def test_chance_level_gives_zero_and_more_right_gives_more():
     assert epsilon_lower(1000, 200, 100, delta=1e-5, alpha=0.05) == 0.0
     values = [epsilon_lower(1000, 200, v, delta=1e-5, alpha=0.05) for v in (140, 160, 180, 200)]
-    assert all(b > a for a, b in zip(values, values[1:]))
+    assert all(b > a for a, b in itertools.pairwise(values))
 
 
 def test_p_value_is_the_binomial_tail_at_delta_zero():
@@ -73,7 +74,7 @@ def test_fdp_on_the_epsilon_delta_curve_agrees_with_steinke(delta):
         for frac_r in (0.1, 0.5, 1.0):
             r = int(m * frac_r)
             for frac_v in (0.6, 0.8, 0.95, 1.0):
-                v = int(round(r * frac_v))
+                v = round(r * frac_v)
                 s = epsilon_lower(m, r, v, delta=delta, alpha=0.05)
                 f = epsilon_lower_curve(m=m, c_prime=r, c=v, tau=0.05, delta=delta)
                 worst = max(worst, abs(s - f))

@@ -108,7 +108,7 @@ def test_planner_reaches_its_target_and_says_when_it_cannot():
     from audit.onerun import gdp_mu
     plan = plan_canaries(2.0, mu=gdp_mu(4.0, 1e-5))
     assert plan is not None
-    rule, value = best_fixed_rule(plan.m, delta=1e-5, mu=gdp_mu(4.0, 1e-5))
+    _rule, value = best_fixed_rule(plan.m, delta=1e-5, mu=gdp_mu(4.0, 1e-5))
     assert value >= 2.0 and plan.expected_epsilon_lower >= 2.0
     assert best_fixed_rule(plan.m // 2, delta=1e-5, mu=gdp_mu(4.0, 1e-5))[1] < 2.0
     runs = plan_canaries(2.0, mu=gdp_mu(4.0, 1e-5), canaries_per_run=1000)

@@ -21,7 +21,7 @@ from audit.onerun.rules import Fixed, Grid, Split, Test, default_rule
 from audit.onerun.steinke import epsilon_lower
 from dpcore import Guarantee, InputError, require
 
-__all__ = ["one_run_bound", "bound_record"]
+__all__ = ["bound_record", "one_run_bound"]
 
 Claims = Sequence[Guarantee | CurveClaim]
 

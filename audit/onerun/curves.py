@@ -32,13 +32,20 @@ from scipy import optimize, special
 
 from dpcore import ClaimStatus, require
 
-__all__ = ["CurveClaim", "gdp", "approx_dp", "profile", "subsampled_gaussian_profile", "gdp_epsilon",
-           "gdp_mu"]
+__all__ = [
+    "CurveClaim",
+    "approx_dp",
+    "gdp",
+    "gdp_epsilon",
+    "gdp_mu",
+    "profile",
+    "subsampled_gaussian_profile",
+]
 
 FAMILIES = ("gdp", "approx-dp", "profile")
 
 
-def _phi(x: np.ndarray) -> np.ndarray:
+def _phi(x: np.ndarray | float) -> np.ndarray:
     return special.ndtr(x)
 
 
@@ -46,12 +53,12 @@ def _phi_inv(y: np.ndarray) -> np.ndarray:
     return special.ndtri(y)
 
 
-def gdp_binv(y: np.ndarray, mu: np.ndarray) -> np.ndarray:
+def gdp_binv(y: np.ndarray, mu: np.ndarray | float) -> np.ndarray:
     """B⁻¹(y) = Φ(Φ⁻¹(y) − μ) of μ-GDP, broadcast over y and μ."""
     return _phi(_phi_inv(np.clip(y, 0.0, 1.0)) - mu)
 
 
-def approx_dp_tradeoff(x: np.ndarray, eps: np.ndarray, delta: np.ndarray) -> np.ndarray:
+def approx_dp_tradeoff(x: np.ndarray, eps: np.ndarray | float, delta: np.ndarray | float) -> np.ndarray:
     """f_{ε,δ}(x) = max(0, 1 − δ − e^ε x, e^{−ε}(1 − δ − x)), broadcast over x, ε and δ."""
     x = np.clip(x, 0.0, 1.0)
     with np.errstate(over="ignore", invalid="ignore"):
@@ -191,7 +198,7 @@ def subsampled_gaussian_profile(noise_multiplier: float, sampling_probability: f
     require(noise_multiplier > 0, "noise_multiplier", noise_multiplier, "must be > 0")
     require(0 < sampling_probability <= 1, "sampling_probability", sampling_probability, "must be in (0, 1]")
     require(isinstance(steps, int) and steps >= 1, "steps", steps, "must be an integer >= 1")
-    from dp_accounting import dp_event, pld
+    from dp_accounting import dp_event, pld  # optional here: a slow import, only profiles need it
 
     event = dp_event.SelfComposedDpEvent(
         dp_event.PoissonSampledDpEvent(sampling_probability, dp_event.GaussianDpEvent(noise_multiplier)), steps)

@@ -29,7 +29,7 @@ from audit.onerun.curves import CurveClaim, approx_dp_tradeoff, gdp_binv
 from audit.onerun.steinke import check_counts
 from dpcore import require
 
-__all__ = ["rejects", "rejects_claim", "largest_rejected_mu", "epsilon_lower_curve"]
+__all__ = ["epsilon_lower_curve", "largest_rejected_mu", "rejects", "rejects_claim"]
 
 Binv = Callable[[np.ndarray], np.ndarray]  # r (n,) -> B⁻¹(r) (n,), one entry per curve of a batch
 

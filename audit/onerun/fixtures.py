@@ -22,8 +22,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["GaussianCanaries", "RRCanaries", "NullCanaries", "coordinate_score", "gaussian_scores",
-           "rr_scores"]
+__all__ = [
+    "GaussianCanaries",
+    "NullCanaries",
+    "RRCanaries",
+    "coordinate_score",
+    "gaussian_scores",
+    "rr_scores",
+]
 
 
 def _included(dataset: Sequence[Any], m: int) -> np.ndarray:

@@ -28,7 +28,7 @@ import numpy as np
 
 from dpcore import InputError, Relation, require
 
-__all__ = ["CanaryGame", "GameRecord", "Runnable", "Scorer", "secret_sha256", "play"]
+__all__ = ["CanaryGame", "GameRecord", "Runnable", "Scorer", "play", "secret_sha256"]
 
 RELATIONS = (Relation.ADD_REMOVE.value, Relation.USER_LEVEL.value)
 

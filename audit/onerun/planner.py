@@ -23,7 +23,7 @@ from audit.onerun.rules import Fixed
 from audit.onerun.steinke import epsilon_ceiling, epsilon_lower
 from dpcore import require
 
-__all__ = ["Plan", "expected_counts", "best_fixed_rule", "plan_canaries"]
+__all__ = ["Plan", "best_fixed_rule", "expected_counts", "plan_canaries"]
 
 
 

@@ -20,7 +20,7 @@ from audit.onerun.rules import Test
 from audit.results import finding, jsonable
 from dpcore import Guarantee, Verdict
 
-__all__ = ["OneRunClaimCheck", "OneRunResult", "MU_LABEL"]
+__all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult"]
 
 MU_LABEL = "valid against GDP-family claims only; not an (epsilon, delta) lower bound"
 

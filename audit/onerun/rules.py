@@ -27,7 +27,7 @@ import numpy as np
 
 from dpcore import require
 
-__all__ = ["Fixed", "Grid", "Split", "Test", "Rule", "counts", "default_rule"]
+__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule"]
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class Split:
 
     def parts(self, m: int) -> tuple[np.ndarray, np.ndarray]:
         """The selection and bound parts: a permutation from the rule's own seed."""
-        n_sel = int(round(self.select * m))
+        n_sel = round(self.select * m)
         require(1 <= n_sel <= m - 2, "Split.select", self.select, f"leaves an empty part with m = {m} canaries")
         perm = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(7,))).permutation(m)
         return perm[:n_sel], perm[n_sel:]
@@ -142,14 +142,14 @@ class Split:
         sel, bnd = self.parts(scores.size)
         best, best_f = -np.inf, self.fractions[0]
         for f in self.fractions:
-            k = max(1, int(round(f * sel.size)))
+            k = max(1, round(f * sel.size))
             if 2 * k > sel.size:
                 continue
             v = counts(scores[sel], secret[sel], k, k)
             value = objective(sel.size, 2 * k, v, alpha)
             if value > best:
                 best, best_f = value, f
-        k_b = max(1, min(bnd.size // 2, int(round(best_f * bnd.size))))
+        k_b = max(1, min(bnd.size // 2, round(best_f * bnd.size)))
         v = counts(scores[bnd], secret[bnd], k_b, k_b)
         return [Test(int(bnd.size), k_b, k_b, v, alpha)]
 

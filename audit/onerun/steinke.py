@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import math
 
-
 import numpy as np
 from scipy import optimize, stats
 
 from dpcore import require
 
-__all__ = ["check_counts", "p_value", "epsilon_lower", "epsilon_ceiling"]
+__all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "p_value"]
 
 _EPS_MAX = 60.0  # e^60/(1+e^60) is 1 in floating point: no count can reject beyond this
 _TOL = 1e-9
@@ -60,8 +59,8 @@ def _gain(r: int, v: int, q: float) -> float:
     that reach below ``lo`` by ``P[Bin ≤ v−1] / (v − lo)``.  Bounding from above keeps p(ε, δ)
     conservative (a larger p can only lower ε_LB)."""
     sd = math.sqrt(r * q * (1.0 - q)) + 1.0
-    lo = max(0, int(math.floor(r * q - 40.0 * sd)))
-    hi = min(v - 1, int(math.ceil(r * q + 40.0 * sd)))
+    lo = max(0, math.floor(r * q - 40.0 * sd))
+    hi = min(v - 1, math.ceil(r * q + 40.0 * sd))
     above = float(stats.binom.sf(hi, r, q) - stats.binom.sf(v - 1, r, q)) if hi < v - 1 else 0.0
     above = max(above, 0.0)
     best = above  # every i whose range starts above hi: at most ``above`` / 1
