@@ -146,3 +146,19 @@ def test_bad_counts_name_the_field():
         epsilon_lower(10, 5, 5, delta=0.0, alpha=0.0)
     with pytest.raises(InputError, match="k_plus"):
         Fixed(-1, 2)
+
+
+def test_sampled_profile_is_a_lower_envelope_of_the_true_curve():
+    """A profile sampled on a grid (here dp-accounting's PLD of one unsubsampled Gaussian, which
+    is 1/σ-GDP) gives a curve at or below the true one: a weaker claim, the safe direction."""
+    from audit.onerun import subsampled_gaussian_profile
+
+    sigma = 0.8
+    claim = subsampled_gaussian_profile(sigma, 1.0, 1, np.linspace(0.0, 8.0, 33))
+    x = np.linspace(0.0, 1.0, 201)
+    true = gdp(1 / sigma).tradeoff(x)
+    envelope = claim.tradeoff(x)
+    assert np.all(envelope <= true + 1e-9)
+    assert np.max(true - envelope) < 0.05  # and close to it on a fine grid
+    coarse = subsampled_gaussian_profile(sigma, 1.0, 1, [0.0, 4.0])
+    assert np.all(coarse.tradeoff(x) <= envelope + 1e-12)  # fewer points, lower envelope

@@ -114,3 +114,12 @@ def test_planner_reaches_its_target_and_says_when_it_cannot():
     runs = plan_canaries(2.0, mu=gdp_mu(4.0, 1e-5), canaries_per_run=1000)
     assert runs is not None and runs.canaries_per_run == 1000 and runs.runs * 1000 >= plan.m * 0.9
     assert plan_canaries(5.0, epsilon=1.0, max_canaries=4000) is None  # RR at eps = 1 cannot show 5
+
+
+def test_a_claim_for_another_relation_is_not_applicable():
+    from dpcore import Guarantee
+    res = audit_one_run(GaussianCanaries(4.0, 100), coordinate_score, m=100, rule=Fixed(20, 20),
+                        claims=[Guarantee(epsilon=0.1, delta=1e-5, relation="swap", claim_id="x/swap"),
+                                Guarantee(epsilon=0.1, delta=1e-5, claim_id="x/ar")])
+    assert [c.verdict for c in res.claims] == ["not-applicable", "violation"]
+    assert res.alpha == 0.05

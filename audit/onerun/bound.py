@@ -55,7 +55,7 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
             "must be a float in [0.5, 1)")
     require(isinstance(runs, int) and runs >= 1 and s.size % runs == 0, "runs", runs,
             f"must be an integer >= 1 dividing the number of canaries ({s.size})")
-    alpha = 1.0 - confidence
+    alpha = float(f"{1.0 - confidence:.12g}")  # 0.05, not 0.050000000000000044, in the record
     m = int(s.size)
     rule = default_rule(m) if rule is None else rule
     require(isinstance(rule, (Fixed, Grid, Split)), "rule", rule, "must be Fixed, Grid or Split")
@@ -72,7 +72,7 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
     mu = max(largest_rejected_mu(m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
-    checks = tuple(_check_claim(c, tests, deltas, per_test) for c in claims)
+    checks = tuple(_check_claim(c, tests, deltas, per_test, relation) for c in claims)
     return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best, rule=rule.to_dict(),
                         alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
                         secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b)
@@ -85,7 +85,7 @@ def bound_record(record: GameRecord, **kwargs: Any) -> OneRunResult:
 
 
 def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas: tuple[float, ...],
-                 per_test: np.ndarray) -> OneRunClaimCheck:
+                 per_test: np.ndarray, relation: str | None) -> OneRunClaimCheck:
     if isinstance(claim, CurveClaim):
         if not claim.applicable:
             return OneRunClaimCheck(claim=claim, rejected=None)
@@ -93,7 +93,8 @@ def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas:
         return OneRunClaimCheck(claim=claim, rejected=rej)
     if not isinstance(claim, Guarantee):
         raise InputError(f"claims = {claim!r} is invalid: each claim must be a dpcore.Guarantee or a CurveClaim")
-    if not claim.applicable:
+    if not claim.applicable or (relation is not None and claim.relation != relation):
+        # A claim stated for another neighbour relation says nothing about this game's canaries.
         return OneRunClaimCheck(claim=claim, rejected=None)
     if claim.delta in deltas:
         eps = float(per_test[:, deltas.index(claim.delta)].max())
