@@ -123,3 +123,14 @@ def test_a_claim_for_another_relation_is_not_applicable():
                                 Guarantee(epsilon=0.1, delta=1e-5, claim_id="x/ar")])
     assert [c.verdict for c in res.claims] == ["not-applicable", "violation"]
     assert res.alpha == 0.05
+
+
+def test_record_verifies_against_its_seed_and_catches_an_altered_secret():
+    import dataclasses
+    rec = Recorder(20)
+    record = CanaryGame(m=20, seed=3, runs=2).play(rec, rec, canaries=range(20))
+    record.verify()
+    flipped = record.secret.copy()
+    flipped[0] = 1 - flipped[0]
+    with pytest.raises(InputError, match="secret"):
+        dataclasses.replace(record, secret=flipped).verify()

@@ -72,6 +72,13 @@ class GameRecord:
     def secret_sha256(self) -> str:
         return secret_sha256(self.secret)
 
+    def verify(self) -> None:
+        """Re-derive S from the seed and check it is the recorded one (a re-check, or a resume
+        after a killed run): raises :class:`InputError` when the record was altered."""
+        again = CanaryGame(m=self.canaries_per_run, seed=self.seed, runs=self.runs, relation=self.relation).secret()
+        require(secret_sha256(again) == self.secret_sha256, "secret", self.secret_sha256,
+                f"does not match the stream of seed {self.seed}: the record was altered or is from another game")
+
     def to_dict(self) -> dict[str, object]:
         return {"m": self.m, "canaries_per_run": self.canaries_per_run, "runs": self.runs, "seed": self.seed,
                 "relation": self.relation, "secret_sha256": self.secret_sha256,
