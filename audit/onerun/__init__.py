@@ -1,0 +1,27 @@
+"""One-run (canary) auditing: bound the privacy of a training run from one run of it.
+
+Steinke, Nasr, Jagielski, *Privacy Auditing with One (1) Training Run*, NeurIPS 2023 (the game
+and the (ε, δ) bound); Mahloujifar, Melis, Chaudhuri, *Auditing f-Differential Privacy in One
+Run*, ICML 2025 (the test of a claimed trade-off curve).  Modules:
+
+* :mod:`.game` — the canary game (secret, datasets, runs, record);
+* :mod:`.rules` — guessing rules valid by construction (fixed, Bonferroni grid, split);
+* :mod:`.steinke` — the (ε, δ) lower bound; :mod:`.fdp` — the curve test and the GDP μ;
+* :mod:`.curves` — curve claims (μ-GDP, (ε, δ), a sampled privacy profile);
+* :mod:`.bound` / :mod:`.api` — the entry points; :mod:`.result` — the record;
+* :mod:`.planner` — how many canaries a target needs; :mod:`.fixtures` — reference mechanisms.
+"""
+
+from __future__ import annotations
+
+from audit.onerun.api import audit_one_run
+from audit.onerun.bound import one_run_bound
+from audit.onerun.curves import CurveClaim, approx_dp, gdp, gdp_epsilon, gdp_mu, profile, subsampled_gaussian_profile
+from audit.onerun.game import CanaryGame, GameRecord
+from audit.onerun.planner import Plan, plan_canaries
+from audit.onerun.result import MU_LABEL, OneRunResult
+from audit.onerun.rules import Fixed, Grid, Split
+
+__all__ = ["MU_LABEL", "CanaryGame", "CurveClaim", "Fixed", "GameRecord", "Grid", "OneRunResult", "Plan", "Split",
+           "approx_dp", "audit_one_run", "gdp", "gdp_epsilon", "gdp_mu", "one_run_bound", "plan_canaries", "profile",
+           "subsampled_gaussian_profile"]

@@ -1,0 +1,103 @@
+"""From scores and the secret to a :class:`OneRunResult`: rule → tests → bounds → verdicts.
+
+Every test of the rule carries its own level (α, or α/G for a Bonferroni grid).  The (ε, δ)
+lower bound is the largest of the tests' Steinke bounds; an (ε, δ) claim is violated when that
+bound at the claim's δ exceeds its ε; a curve claim is violated when any test rejects it by the
+f-DP recursion (each at its level, so the family-wise error is ≤ α).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from audit.onerun.curves import CurveClaim
+from audit.onerun.fdp import largest_rejected_mu, rejects_claim
+from audit.onerun.game import GameRecord, secret_sha256
+from audit.onerun.result import OneRunClaimCheck, OneRunResult
+from audit.onerun.rules import Fixed, Grid, Split, Test, default_rule
+from audit.onerun.steinke import epsilon_lower
+from dpcore import Guarantee, InputError, require
+
+__all__ = ["bound_record", "one_run_bound"]
+
+Claims = Sequence[Guarantee | CurveClaim]
+
+
+def _check_inputs(scores: Any, secret: Any) -> tuple[np.ndarray, np.ndarray]:
+    s = np.asarray(scores, dtype=float).reshape(-1)
+    require(s.size >= 2, "scores", f"<{s.size} values>", "must hold one score per canary (at least 2)")
+    require(bool(np.all(np.isfinite(s))), "scores", "<non-finite values>", "must all be finite")
+    b = np.asarray(secret).reshape(-1)
+    require(b.size == s.size, "secret", f"<{b.size} bits>", f"must hold one bit per canary ({s.size})")
+    require(bool(np.all((b == 0) | (b == 1))), "secret", "<values>", "must be 0/1 (1 = canary included)")
+    return s, b.astype(np.int8)
+
+
+def _check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
+    out = tuple(float(d) for d in deltas)
+    require(len(out) >= 1, "deltas", deltas, "must hold at least one delta")
+    for d in out:
+        require(0.0 <= d < 1.0, "deltas", deltas, "each delta must be in [0, 1)")
+    return out
+
+
+def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None = None,
+                  deltas: Sequence[float] = (1e-5,), confidence: float = 0.95, claims: Claims = (),
+                  runs: int = 1, seed: int | None = None, relation: str | None = None) -> OneRunResult:
+    """Bounds and verdicts for a game the user ran: ``scores`` (one per canary, higher = "in")
+    and the ``secret`` inclusion bits (R runs of m canaries concatenated: one game of R·m)."""
+    s, b = _check_inputs(scores, secret)
+    deltas = _check_deltas(deltas)
+    require(isinstance(confidence, float) and 0.5 <= confidence < 1.0, "confidence", confidence,
+            "must be a float in [0.5, 1)")
+    require(isinstance(runs, int) and runs >= 1 and s.size % runs == 0, "runs", runs,
+            f"must be an integer >= 1 dividing the number of canaries ({s.size})")
+    alpha = float(f"{1.0 - confidence:.12g}")  # 0.05, not 0.050000000000000044, in the record
+    m = int(s.size)
+    rule = default_rule(m) if rule is None else rule
+    require(isinstance(rule, (Fixed, Grid, Split)), "rule", rule, "must be Fixed, Grid or Split")
+    if isinstance(rule, Fixed):
+        require(rule.k_plus + rule.k_minus <= m, "rule", rule, f"makes more guesses than canaries ({m})")
+    if isinstance(rule, Grid):
+        require(all(a + c <= m for a, c in rule.pairs), "rule", rule, f"makes more guesses than canaries ({m})")
+
+    def objective(mm: int, r: int, v: int, a: float) -> float:
+        return epsilon_lower(mm, r, v, delta=deltas[0], alpha=a)
+
+    tests = tuple(rule.tests(s, b, alpha, objective))
+    per_test = np.array([[epsilon_lower(t.m, t.r, t.v, delta=d, alpha=t.alpha) for d in deltas] for t in tests])
+    best = int(np.argmax(per_test[:, 0]))
+    eps_lower = tuple(float(x) for x in per_test.max(axis=0))
+    mu = max(largest_rejected_mu(m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
+    checks = tuple(_check_claim(c, tests, deltas, per_test, relation) for c in claims)
+    return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best, rule=rule.to_dict(),
+                        alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
+                        secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b)
+
+
+def bound_record(record: GameRecord, **kwargs: Any) -> OneRunResult:
+    """:func:`one_run_bound` of a played :class:`GameRecord` (keeps its seed and relation)."""
+    return one_run_bound(record.scores, record.secret, runs=record.runs, seed=record.seed, relation=record.relation,
+                         **kwargs)
+
+
+def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas: tuple[float, ...],
+                 per_test: np.ndarray, relation: str | None) -> OneRunClaimCheck:
+    if isinstance(claim, CurveClaim):
+        if not claim.applicable:
+            return OneRunClaimCheck(claim=claim, rejected=None)
+        rej = any(rejects_claim(claim, m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
+        return OneRunClaimCheck(claim=claim, rejected=rej)
+    if not isinstance(claim, Guarantee):
+        raise InputError(f"claims = {claim!r} is invalid: each claim must be a dpcore.Guarantee or a CurveClaim")
+    if not claim.applicable or (relation is not None and claim.relation != relation):
+        # A claim stated for another neighbour relation says nothing about this game's canaries.
+        return OneRunClaimCheck(claim=claim, rejected=None)
+    if claim.delta in deltas:
+        eps = float(per_test[:, deltas.index(claim.delta)].max())
+    else:
+        eps = max(epsilon_lower(t.m, t.r, t.v, delta=claim.delta, alpha=t.alpha) for t in tests)
+    return OneRunClaimCheck(claim=claim, rejected=eps > claim.epsilon, epsilon_lower=eps)

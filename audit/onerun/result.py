@@ -1,0 +1,157 @@
+"""The record of a one-run audit: counts, rule, level, bounds and one verdict per claim.
+
+Verdict words are the project's own: the per-claim verdict is a :class:`dpcore.Verdict`
+(``pass`` / ``violation`` / ``not-applicable``) and the combined finding is
+:func:`audit.results.finding` of it (a one-run audit has no white-box witness).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from audit.files import write_atomic
+from audit.onerun.curves import CurveClaim
+from audit.onerun.rules import Test
+from audit.results import finding, jsonable
+from dpcore import Guarantee, Verdict
+
+__all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult"]
+
+MU_LABEL = "valid against GDP-family claims only; not an (epsilon, delta) lower bound"
+
+
+@dataclass(frozen=True)
+class OneRunClaimCheck:
+    """One claim against the run: an (ε, δ) :class:`dpcore.Guarantee` (Steinke's bound at the
+    claim's δ) or a :class:`CurveClaim` (the f-DP recursion at the rule's levels)."""
+
+    claim: Guarantee | CurveClaim
+    rejected: bool | None          # None: not applicable
+    epsilon_lower: float | None = None  # only for (ε, δ) claims: Steinke's bound at the claim's δ
+    status: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.rejected is None:
+            return Verdict.NOT_APPLICABLE.value
+        return Verdict.VIOLATION.value if self.rejected else Verdict.PASS.value
+
+    @property
+    def finding(self) -> str:
+        status = self.status if self.status is not None else getattr(self.claim, "status", None)
+        return finding(self.verdict, None, status)
+
+    def to_dict(self) -> dict[str, Any]:
+        c = self.claim
+        if isinstance(c, CurveClaim):
+            head: dict[str, Any] = {"claim_type": "curve", **c.to_dict()}
+        else:
+            head = {"claim_type": "epsilon-delta", "claim_id": c.claim_id or None, "epsilon_claim": jsonable(c.epsilon),
+                    "delta": c.delta, "relation": c.relation, "source": c.source,
+                    "epsilon_lower": self.epsilon_lower}
+        return {**head, "verdict": self.verdict, "finding": self.finding,
+                "note": getattr(c, "note", "") or None}
+
+
+@dataclass(frozen=True)
+class OneRunResult:
+    """A one-run audit.  ``tests`` are the rule's tests (one, or one per grid pair); the reported
+    counts (r, v, k₊, k₋) are those of the test that gave the largest ε lower bound at the first δ.
+
+    ``epsilon_lower`` maps each δ to Steinke et al.'s (ε, δ) lower bound at confidence 1 − α.
+    ``gdp_mu_lower`` is the largest rejected μ of the GDP family (:data:`MU_LABEL`); it is never
+    converted to ε here.
+    """
+
+    m: int
+    runs: int
+    canaries_per_run: int
+    tests: tuple[Test, ...]
+    best: int
+    rule: dict[str, Any]
+    alpha: float
+    deltas: tuple[float, ...]
+    epsilon_lower: tuple[float, ...]
+    gdp_mu_lower: float
+    claims: tuple[OneRunClaimCheck, ...]
+    secret_sha256: str
+    seed: int | None = None
+    relation: str | None = None
+    scores: np.ndarray | None = field(default=None, repr=False, compare=False)
+    secret: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def confidence(self) -> float:
+        return 1.0 - self.alpha
+
+    @property
+    def r(self) -> int:
+        return self.tests[self.best].r
+
+    @property
+    def v(self) -> int:
+        return self.tests[self.best].v
+
+    @property
+    def k_plus(self) -> int:
+        return self.tests[self.best].k_plus
+
+    @property
+    def k_minus(self) -> int:
+        return self.tests[self.best].k_minus
+
+    def epsilon_at(self, delta: float) -> float:
+        """The (ε, δ) lower bound at one of the reported δ."""
+        for d, e in zip(self.deltas, self.epsilon_lower, strict=True):
+            if math.isclose(d, delta, rel_tol=1e-12, abs_tol=0.0) or d == delta:
+                return e
+        raise KeyError(delta)
+
+    @property
+    def verdict(self) -> str:
+        """Over all claims: violation if any is violated, else pass if any passes."""
+        vs = {c.verdict for c in self.claims}
+        if Verdict.VIOLATION.value in vs:
+            return Verdict.VIOLATION.value
+        return Verdict.PASS.value if Verdict.PASS.value in vs else Verdict.NOT_APPLICABLE.value
+
+    def to_dict(self, *, include_scores: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": "one-run", "m": self.m, "runs": self.runs, "canaries_per_run": self.canaries_per_run,
+            "r": self.r, "v": self.v, "k_plus": self.k_plus, "k_minus": self.k_minus,
+            "rule": self.rule, "correction": self.rule.get("correction"),
+            "alpha": self.alpha, "confidence": self.confidence,
+            "bounds": [{"delta": d, "epsilon_lower": e, "method": "Steinke-Nasr-Jagielski 2023, Thm 3.3"}
+                       for d, e in zip(self.deltas, self.epsilon_lower, strict=True)],
+            "gdp_mu_lower": {"mu": self.gdp_mu_lower, "validity": MU_LABEL,
+                             "method": "Mahloujifar-Melis-Chaudhuri 2025, Alg. 2"},
+            "tests": [t.to_dict() for t in self.tests],
+            "secret_sha256": self.secret_sha256, "seed": self.seed, "relation": self.relation,
+            "verdict": self.verdict, "claims": [c.to_dict() for c in self.claims],
+        }
+        if include_scores and self.scores is not None and self.secret is not None:
+            out["scores"] = [float(s) for s in self.scores]
+            out["secret"] = [int(s) for s in self.secret]
+        return out
+
+    def to_json(self, *, include_scores: bool = False) -> str:
+        return json.dumps(self.to_dict(include_scores=include_scores), indent=2, allow_nan=False)
+
+    def save(self, path: str, *, include_scores: bool = False) -> None:
+        """Write :meth:`to_json` atomically."""
+        write_atomic(path, self.to_json(include_scores=include_scores))
+
+    def summary(self) -> str:
+        """One line: counts, rule, bounds, μ (labelled) and the verdicts."""
+        eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lower,
+                                                                            strict=True))
+        claims = "; ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}" for c in self.claims)
+        return (f"one-run audit, m={self.m} ({self.runs} run(s)), {self.v}/{self.r} right "
+                f"(k+={self.k_plus}, k-={self.k_minus}), {self.rule['rule']} rule, confidence {self.confidence:.3g}: "
+                f"{eps}; GDP mu rejected up to {self.gdp_mu_lower:.4g} (GDP claims only)"
+                + (f"; {claims}" if claims else ""))

@@ -1,0 +1,169 @@
+"""Guessing rules that are valid by construction, each with its multiplicity correction.
+
+A one-run bound (Steinke et al. 2023, Thm 3.3; Mahloujifar et al. 2025, Thm 9) holds for a
+guessing rule fixed *before* the secret is seen.  Choosing the number of guesses after looking
+at which guesses were right is a data-dependent choice among many tests and breaks the level.
+Three rules keep it:
+
+* :class:`Fixed` — k₊ "in" guesses on the highest scores and k₋ "out" guesses on the lowest,
+  fixed in advance.  One test at level α.
+* :class:`Grid` — G fixed (k₊, k₋) pairs, each tested at α/G (Bonferroni): if the claim holds,
+  P[any of the G tests rejects] ≤ Σ α/G = α, so the largest bound over the grid is valid.
+* :class:`Split` — the canaries are split at random (a stream of the rule's own seed,
+  independent of the secret and of the scores) into a selection part and a bound part; k is
+  chosen on the selection part, whose secret bits are then spent, and the one test runs on
+  the bound part alone at level α.  Conditioning on the selection part's bits, the bound part
+  is a game of its own with m = its size.
+
+Scores rank the canaries; ties are broken by canary index, which does not depend on the secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcore import require
+
+__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule"]
+
+
+@dataclass(frozen=True)
+class Test:
+    """One guessing test: on ``m`` canaries, ``r = k₊ + k₋`` guesses of which ``v`` are right, at level α."""
+
+    m: int
+    k_plus: int
+    k_minus: int
+    v: int
+    alpha: float
+
+    @property
+    def r(self) -> int:
+        return self.k_plus + self.k_minus
+
+    def to_dict(self) -> dict[str, float | int]:
+        return {"m": self.m, "k_plus": self.k_plus, "k_minus": self.k_minus, "r": self.r, "v": self.v,
+                "alpha": self.alpha}
+
+
+def _check_k(k_plus: int, k_minus: int, m: int | None = None) -> None:
+    for name, k in (("k_plus", k_plus), ("k_minus", k_minus)):
+        require(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0, name, k,
+                "must be an integer >= 0")
+    require(k_plus + k_minus >= 1, "k_plus + k_minus", k_plus + k_minus, "must be >= 1 (at least one guess)")
+    if m is not None:
+        require(k_plus + k_minus <= m, "k_plus + k_minus", k_plus + k_minus,
+                f"must be <= m = {m} (a canary is guessed at most once)")
+
+
+def counts(scores: np.ndarray, secret: np.ndarray, k_plus: int, k_minus: int) -> int:
+    """The number of right guesses: ``in`` on the k₊ highest scores, ``out`` on the k₋ lowest."""
+    _check_k(k_plus, k_minus, scores.size)
+    order = np.argsort(-scores, kind="stable")
+    plus, minus = order[:k_plus], order[scores.size - k_minus:]
+    return int(secret[plus].sum() + (1 - secret[minus]).sum())
+
+
+Objective = Callable[[int, int, int, float], float]  # (m, r, v, alpha) -> bound, used by Split
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """k₊ and k₋ fixed in advance; no correction."""
+
+    k_plus: int
+    k_minus: int
+
+    def __post_init__(self) -> None:
+        _check_k(self.k_plus, self.k_minus)
+
+    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective) -> list[Test]:
+        v = counts(scores, secret, self.k_plus, self.k_minus)
+        return [Test(scores.size, self.k_plus, self.k_minus, v, alpha)]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"rule": "fixed", "k_plus": self.k_plus, "k_minus": self.k_minus, "correction": "none"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A grid of (k₊, k₋) pairs fixed in advance; each tested at α / G (Bonferroni)."""
+
+    pairs: tuple[tuple[int, int], ...]
+
+    def __post_init__(self) -> None:
+        require(len(self.pairs) >= 1, "Grid.pairs", self.pairs, "must hold at least one (k_plus, k_minus)")
+        for kp, km in self.pairs:
+            _check_k(kp, km)
+        object.__setattr__(self, "pairs", tuple((int(a), int(b)) for a, b in self.pairs))
+
+    @classmethod
+    def symmetric(cls, ks: Sequence[int]) -> Grid:
+        """k₊ = k₋ = k for each k."""
+        return cls(tuple((int(k), int(k)) for k in ks))
+
+    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective) -> list[Test]:
+        each = alpha / len(self.pairs)
+        return [Test(scores.size, kp, km, counts(scores, secret, kp, km), each) for kp, km in self.pairs]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"rule": "grid", "pairs": [list(p) for p in self.pairs],
+                "correction": f"bonferroni over {len(self.pairs)} pairs (each at alpha/{len(self.pairs)})"}
+
+
+@dataclass(frozen=True)
+class Split:
+    """Choose k on a random ``select`` fraction of the canaries, bound on the rest at level α.
+
+    ``fractions`` are the candidate guess fractions k₊/n = k₋/n tried on the selection part.
+    """
+
+    select: float = 0.5
+    fractions: tuple[float, ...] = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        require(0.0 < self.select < 1.0, "Split.select", self.select, "must be in (0, 1)")
+        require(len(self.fractions) >= 1 and all(0 < f <= 0.5 for f in self.fractions), "Split.fractions",
+                self.fractions, "must be fractions in (0, 0.5]")
+        require(isinstance(self.seed, int) and self.seed >= 0, "Split.seed", self.seed, "must be an integer >= 0")
+
+    def parts(self, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """The selection and bound parts: a permutation from the rule's own seed."""
+        n_sel = round(self.select * m)
+        require(1 <= n_sel <= m - 2, "Split.select", self.select, f"leaves an empty part with m = {m} canaries")
+        perm = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(7,))).permutation(m)
+        return perm[:n_sel], perm[n_sel:]
+
+    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective) -> list[Test]:
+        sel, bnd = self.parts(scores.size)
+        best, best_f = -np.inf, self.fractions[0]
+        for f in self.fractions:
+            k = max(1, round(f * sel.size))
+            if 2 * k > sel.size:
+                continue
+            v = counts(scores[sel], secret[sel], k, k)
+            value = objective(sel.size, 2 * k, v, alpha)
+            if value > best:
+                best, best_f = value, f
+        k_b = max(1, min(bnd.size // 2, round(best_f * bnd.size)))
+        v = counts(scores[bnd], secret[bnd], k_b, k_b)
+        return [Test(int(bnd.size), k_b, k_b, v, alpha)]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"rule": "split", "select": self.select, "fractions": list(self.fractions), "seed": self.seed,
+                "correction": "k chosen on the selection part, bound on the held-out part only (no reuse)"}
+
+
+Rule = Fixed | Grid | Split
+
+
+def default_rule(m: int) -> Grid:
+    """k₊ = k₋ over a geometric grid up to m/2 (Bonferroni over the grid): a rule for users who do
+    not know their mechanism's strength in advance."""
+    ks = sorted({k for k in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000)
+                 if 2 * k <= m} | {m // 2})
+    return Grid.symmetric([k for k in ks if k >= 1])

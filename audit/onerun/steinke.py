@@ -1,0 +1,127 @@
+"""The (ε, δ) lower bound of one run: Steinke, Nasr and Jagielski's p-value.
+
+Steinke, Nasr, Jagielski, *Privacy Auditing with One (1) Training Run*, NeurIPS 2023,
+Theorem 3.1 (pure DP) and Theorem 3.3 / Proposition 5.2 (approximate DP).  In the canary game
+each of m canaries is included with probability ½ and a guesser makes r guesses (in or out)
+from the one output.  If the mechanism is (ε, δ)-DP, the number V of correct guesses satisfies,
+with ``q = e^ε/(1+e^ε)`` and ``f(v) = P[Bin(r, q) ≥ v]``,
+
+    P[V ≥ v] ≤ p(ε, δ) = f(v) + 2mδ · max_{i=1..v} (f(v−i) − f(v)) / i      (capped at 1).
+
+So "the run is (ε, δ)-DP" is rejected at level α when p(ε, δ) < α.  The lower bound we report is
+the first ε at which the test stops rejecting,
+
+    ε_LB = inf{ε ≥ 0 : p(ε, δ) ≥ α},
+
+which equals the paper's ``sup{ε : p(ε, δ) < α}`` whenever the rejection region is an interval
+(it is for every count we have met), and is otherwise the smaller, still valid, value: if the run
+is (ε₀, δ)-DP, ``ε_LB > ε₀`` implies ``p(ε₀, δ) < α``, an event of probability at most α.  Zero
+correct guesses give ε_LB = 0, never a positive floor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, stats
+
+from dpcore import require
+
+__all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "p_value"]
+
+_EPS_MAX = 60.0  # e^60/(1+e^60) is 1 in floating point: no count can reject beyond this
+_TOL = 1e-9
+
+
+def check_counts(m: int, r: int, v: int) -> None:
+    """0 ≤ v ≤ r ≤ m, all integers, m ≥ 1."""
+    for name, value in (("m", m), ("r", r), ("v", v)):
+        require(isinstance(value, (int, np.integer)) and not isinstance(value, bool), name, value,
+                "must be an integer")
+    require(m >= 1, "m", m, "must be >= 1 (the number of canaries)")
+    require(0 <= r <= m, "r", r, f"must be in [0, m = {m}] (the number of guesses)")
+    require(0 <= v <= r, "v", v, f"must be in [0, r = {r}] (the number of correct guesses)")
+
+
+def _check_level(delta: float, alpha: float) -> None:
+    require(isinstance(delta, (int, float, np.floating)) and 0.0 <= float(delta) <= 1.0, "delta", delta,
+            "must be a number in [0, 1]")
+    require(isinstance(alpha, (int, float, np.floating)) and 0.0 < float(alpha) < 1.0, "alpha", alpha,
+            "must be a number in (0, 1)")
+
+
+def _gain(r: int, v: int, q: float) -> float:
+    """An upper bound, exact to ~1e-300, on ``max_{i=1..v} P[v−i ≤ Bin(r, q) ≤ v−1] / i``.
+
+    Only the window ``[lo, hi]`` of ±40 standard deviations around rq carries mass; the terms
+    whose range starts above ``hi`` are bounded by the mass above ``hi`` (for i ≥ 1), and those
+    that reach below ``lo`` by ``P[Bin ≤ v−1] / (v − lo)``.  Bounding from above keeps p(ε, δ)
+    conservative (a larger p can only lower ε_LB)."""
+    sd = math.sqrt(r * q * (1.0 - q)) + 1.0
+    lo = max(0, math.floor(r * q - 40.0 * sd))
+    hi = min(v - 1, math.ceil(r * q + 40.0 * sd))
+    above = float(stats.binom.sf(hi, r, q) - stats.binom.sf(v - 1, r, q)) if hi < v - 1 else 0.0
+    above = max(above, 0.0)
+    best = above  # every i whose range starts above hi: at most ``above`` / 1
+    if hi >= lo:
+        k = np.arange(hi, lo - 1, -1)
+        sums = above + np.cumsum(stats.binom.pmf(k, r, q))
+        best = max(best, float(np.max(sums / (v - k))))
+    if lo > 0:
+        best = max(best, float(stats.binom.cdf(v - 1, r, q)) / (v - lo if hi >= lo else 1))
+    return best
+
+
+def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -> np.ndarray:
+    """p(ε, δ) of Steinke et al. (Theorem 3.3), for each ε of ``epsilon``.
+
+    ``f(v−i) − f(v) = P[v−i ≤ Bin(r, q) ≤ v−1]`` is a cumulative sum of the binomial pmf below
+    v (see :func:`_gain` for the window that carries it).
+    """
+    check_counts(m, r, v)
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    require(bool(np.all(eps >= 0)) and not np.any(np.isnan(eps)), "epsilon", epsilon, "must be >= 0")
+    q = np.exp(-np.logaddexp(0.0, -eps))  # e^ε/(1+e^ε) without overflow
+    tail = stats.binom.sf(v - 1, r, q)  # P[Bin(r, q) ≥ v]
+    if v == 0 or delta == 0:
+        return np.minimum(tail, 1.0)
+    gain = np.array([_gain(r, v, float(qq)) for qq in q])
+    return np.minimum(tail + 2.0 * m * delta * gain, 1.0)
+
+
+def epsilon_lower(m: int, r: int, v: int, *, delta: float, alpha: float) -> float:
+    """ε_LB = inf{ε ≥ 0 : p(ε, δ) ≥ α} (see the module docstring); 0 when nothing is rejected.
+
+    A coarse scan brackets the first crossing (robust to a non-monotone p), then bisection
+    narrows it to 1e-9.
+    """
+    check_counts(m, r, v)
+    _check_level(delta, alpha)
+    if v == 0 or p_value(m, r, v, 0.0, delta)[0] >= alpha:
+        return 0.0
+    # p ≥ f(v), so p first reaches α no later than the tail does: scan [0, that point] only.
+    top = _EPS_MAX
+    if stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-_EPS_MAX))) >= alpha:
+        top = float(optimize.brentq(lambda e: stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-e))) - alpha,
+                                    0.0, _EPS_MAX, xtol=1e-12))
+    grid = np.linspace(0.0, top + 1e-9, 41)
+    ok = p_value(m, r, v, grid, delta) >= alpha
+    if not ok.any():
+        return _EPS_MAX
+    hi_idx = int(np.argmax(ok))
+    lo, hi = float(grid[hi_idx - 1]), float(grid[hi_idx])
+    while hi - lo > _TOL:
+        mid = 0.5 * (lo + hi)
+        if p_value(m, r, v, mid, delta)[0] < alpha:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def epsilon_ceiling(m: int, *, delta: float, alpha: float) -> float:
+    """The largest ε_LB any run of m canaries can give: every canary guessed, every guess right."""
+    return epsilon_lower(m, m, m, delta=delta, alpha=alpha)
+
+

@@ -1,0 +1,123 @@
+"""Validity of one-run bounds over 200 seeds each: null runs, randomized response, Gaussian
+canaries and correct curve claims.  The bounds are conservative, so the observed rates sit far
+below α = 0.05; each check has a twin where the mechanism leaks more than claimed (or the rule
+picks its threshold without correction) and the same test fires.
+
+Confidence: each rate is compared with α itself (a true rate of 0.05 would exceed it about half
+the time; the observed rates here are 0–1 %, see the report)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.onerun import Fixed, Grid, Split, gdp, gdp_mu, profile
+from audit.onerun.curves import gdp_delta
+from audit.onerun.fdp import rejects_claim
+from audit.onerun.fixtures import gaussian_scores, rr_scores
+from audit.onerun.planner import best_fixed_rule
+from audit.onerun.rules import counts
+from audit.onerun.steinke import epsilon_lower
+
+pytestmark = pytest.mark.slow
+SEEDS = 200
+ALPHA = 0.05
+M = 1000
+DELTA = 1e-5
+
+
+def _games(seeds: int, make_scores, m: int = M):
+    for seed in range(seeds):
+        rng = np.random.default_rng([seed, 11])
+        secret = rng.integers(0, 2, m)
+        yield make_scores(secret, rng), secret
+
+
+def _eps_lower(rule, scores, secret) -> float:
+    tests = rule.tests(scores, secret, ALPHA, lambda mm, r, v, a: epsilon_lower(mm, r, v, delta=DELTA, alpha=a))
+    return max(epsilon_lower(t.m, t.r, t.v, delta=DELTA, alpha=t.alpha) for t in tests)
+
+
+def _uncorrected_best(scores, secret) -> float:
+    """The shipped tools' rule: the best k after looking, at level α, no correction (invalid)."""
+    return max(epsilon_lower(M, 2 * k, counts(scores, secret, k, k), delta=DELTA, alpha=ALPHA)
+               for k in range(1, M // 2 + 1, 5))
+
+
+RULES = {"fixed": Fixed(50, 50), "grid": Grid.symmetric([5, 10, 20, 50, 100, 200, 500]), "split": Split(seed=1)}
+
+
+def _null(secret, rng):
+    return rng.standard_normal(secret.size)
+
+
+@pytest.mark.parametrize("name", list(RULES))
+def test_null_runs_never_give_a_positive_bound(name):
+    hits = sum(_eps_lower(RULES[name], s, b) > 0 for s, b in _games(SEEDS, _null))
+    assert hits / SEEDS <= ALPHA
+
+
+def test_twin_uncorrected_best_threshold_is_caught_on_null_runs():
+    hits = sum(_uncorrected_best(s, b) > 0 for s, b in _games(SEEDS, _null))
+    assert hits / SEEDS > ALPHA
+
+
+def _rate_above(eps_true: float, make_scores, rule) -> float:
+    return sum(_eps_lower(rule, s, b) > eps_true for s, b in _games(SEEDS, make_scores)) / SEEDS
+
+
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_randomized_response_bound_stays_below_the_true_epsilon(eps):
+    rule, _ = best_fixed_rule(M, delta=DELTA, epsilon=eps)
+    for r in (rule, Grid.symmetric([50, 200, 500])):
+        assert _rate_above(eps, lambda b, rng: rr_scores(b, eps, rng), r) <= ALPHA
+
+
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_twin_randomized_response_leaking_more_is_caught(eps):
+    leak = eps + 3.0
+    rule, _ = best_fixed_rule(M, delta=DELTA, epsilon=leak)
+    assert _rate_above(eps, lambda b, rng: rr_scores(b, leak, rng), rule) > 0.5
+
+
+@pytest.mark.parametrize("eps", [1.0, 4.0])
+def test_gaussian_bound_stays_below_the_calibrated_epsilon(eps):
+    mu = gdp_mu(eps, DELTA)
+    rule, _ = best_fixed_rule(M, delta=DELTA, mu=mu)
+    for r in (rule, Split(seed=2)):
+        assert _rate_above(eps, lambda b, rng: gaussian_scores(b, mu, rng), r) <= ALPHA
+
+
+@pytest.mark.parametrize(("eps", "mu_leak"), [(1.0, 2.5), (4.0, 6.0)])
+def test_twin_gaussian_leaking_more_is_caught(eps, mu_leak):
+    rule, _ = best_fixed_rule(M, delta=DELTA, mu=mu_leak)
+    assert _rate_above(eps, lambda b, rng: gaussian_scores(b, mu_leak, rng), rule) > 0.5
+
+
+def _curve_rejection_rate(claim, mu_true: float, rule: Fixed) -> float:
+    hits = 0
+    for scores, secret in _games(SEEDS, lambda b, rng: gaussian_scores(b, mu_true, rng)):
+        v = counts(scores, secret, rule.k_plus, rule.k_minus)
+        hits += rejects_claim(claim, m=M, c_prime=rule.k_plus + rule.k_minus, c=v, tau=ALPHA)
+    return hits / SEEDS
+
+
+def _gdp_profile(mu: float):
+    grid = np.linspace(0.0, 12.0, 61)
+    return profile(grid, [gdp_delta(float(e), mu) for e in grid])
+
+
+@pytest.mark.parametrize("eps", [4.0, 8.0])
+def test_correct_curve_claims_are_rejected_at_most_alpha(eps):
+    mu = gdp_mu(eps, DELTA)
+    rule, _ = best_fixed_rule(M, delta=DELTA, mu=mu, objective="gdp-mu")
+    assert _curve_rejection_rate(gdp(mu), mu, rule) <= ALPHA
+    assert _curve_rejection_rate(_gdp_profile(mu), mu, rule) <= ALPHA
+
+
+@pytest.mark.parametrize("eps", [4.0, 8.0])
+def test_twin_curve_claims_stronger_than_the_mechanism_are_rejected(eps):
+    mu = gdp_mu(eps, DELTA)
+    rule, _ = best_fixed_rule(M, delta=DELTA, mu=mu, objective="gdp-mu")
+    assert _curve_rejection_rate(gdp(mu / 3), mu, rule) > 0.5
+    assert _curve_rejection_rate(_gdp_profile(mu / 3), mu, rule) > 0.5
