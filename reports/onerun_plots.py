@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from audit.onerun.rules import counts
-from audit.onerun.steinke import epsilon_lower
+from dpaudit.onerun.rules import counts
+from dpaudit.onerun.steinke import epsilon_lower
 
 __all__ = ["guesses_curve", "guesses_figure", "onerun_page", "scores_figure"]
 

@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from audit.onerun import Fixed, approx_dp, gdp, gdp_epsilon, gdp_mu, one_run_bound
-from audit.onerun.fdp import epsilon_lower_curve, largest_rejected_mu, rejects_claim
-from audit.onerun.fixtures import rr_scores
-from audit.onerun.steinke import epsilon_ceiling, epsilon_lower, p_value
-from dpcore import Guarantee, InputError
+from dpaudit.core import Guarantee, InputError
+from dpaudit.onerun import Fixed, approx_dp, gdp, gdp_epsilon, gdp_mu, one_run_bound
+from dpaudit.onerun.fdp import epsilon_lower_curve, largest_rejected_mu, rejects_claim
+from dpaudit.onerun.fixtures import rr_scores
+from dpaudit.onerun.steinke import epsilon_ceiling, epsilon_lower, p_value
 
 
 @pytest.mark.parametrize(("m", "r", "v", "delta", "alpha", "expected"), [
@@ -151,7 +151,7 @@ def test_bad_counts_name_the_field():
 def test_sampled_profile_is_a_lower_envelope_of_the_true_curve():
     """A profile sampled on a grid (here dp-accounting's PLD of one unsubsampled Gaussian, which
     is 1/σ-GDP) gives a curve at or below the true one: a weaker claim, the safe direction."""
-    from audit.onerun import subsampled_gaussian_profile
+    from dpaudit.onerun import subsampled_gaussian_profile
 
     sigma = 0.8
     claim = subsampled_gaussian_profile(sigma, 1.0, 1, np.linspace(0.0, 8.0, 33))

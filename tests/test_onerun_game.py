@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.onerun import CanaryGame, Fixed, Grid, Split, audit_one_run, one_run_bound, plan_canaries
-from audit.onerun.fixtures import GaussianCanaries, NullCanaries, coordinate_score
-from audit.onerun.game import secret_sha256
-from audit.onerun.planner import best_fixed_rule
-from dpcore import InputError
+from dpaudit.core import InputError
+from dpaudit.onerun import CanaryGame, Fixed, Grid, Split, audit_one_run, one_run_bound, plan_canaries
+from dpaudit.onerun.fixtures import GaussianCanaries, NullCanaries, coordinate_score
+from dpaudit.onerun.game import secret_sha256
+from dpaudit.onerun.planner import best_fixed_rule
 
 
 class Recorder:
@@ -105,7 +105,7 @@ def test_split_rule_bounds_only_on_the_held_out_part():
 
 
 def test_planner_reaches_its_target_and_says_when_it_cannot():
-    from audit.onerun import gdp_mu
+    from dpaudit.onerun import gdp_mu
     plan = plan_canaries(2.0, mu=gdp_mu(4.0, 1e-5))
     assert plan is not None
     _rule, value = best_fixed_rule(plan.m, delta=1e-5, mu=gdp_mu(4.0, 1e-5))
@@ -117,7 +117,7 @@ def test_planner_reaches_its_target_and_says_when_it_cannot():
 
 
 def test_a_claim_for_another_relation_is_not_applicable():
-    from dpcore import Guarantee
+    from dpaudit.core import Guarantee
     res = audit_one_run(GaussianCanaries(4.0, 100), coordinate_score, m=100, rule=Fixed(20, 20),
                         claims=[Guarantee(epsilon=0.1, delta=1e-5, relation="swap", claim_id="x/swap"),
                                 Guarantee(epsilon=0.1, delta=1e-5, claim_id="x/ar")])

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from audit.onerun import Fixed, one_run_bound
+from dpaudit.onerun import Fixed, one_run_bound
 
 pytest.importorskip("matplotlib")
 
@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib")
 def test_page_draws_from_result_and_json(tmp_path):
     import matplotlib
     matplotlib.use("Agg")
-    from reports.onerun_plots import guesses_curve, onerun_page
+    from dpaudit.reports.onerun_plots import guesses_curve, onerun_page
 
     secret = np.random.default_rng(0).integers(0, 2, 400)
     scores = 2.0 * secret + np.random.default_rng(1).standard_normal(400)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.onerun import gdp, gdp_epsilon, gdp_mu, one_run_bound
-from audit.onerun.fixtures import gaussian_scores
-from audit.onerun.planner import best_fixed_rule
+from dpaudit.onerun import gdp, gdp_epsilon, gdp_mu, one_run_bound
+from dpaudit.onerun.fixtures import gaussian_scores
+from dpaudit.onerun.planner import best_fixed_rule
 
 pytestmark = pytest.mark.slow
 SEEDS = 100

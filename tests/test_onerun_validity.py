@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audit.onerun import Fixed, Grid, Split, gdp, gdp_mu, profile
-from audit.onerun.curves import gdp_delta
-from audit.onerun.fdp import rejects_claim
-from audit.onerun.fixtures import gaussian_scores, rr_scores
-from audit.onerun.planner import best_fixed_rule
-from audit.onerun.rules import counts
-from audit.onerun.steinke import epsilon_lower
+from dpaudit.onerun import Fixed, Grid, Split, gdp, gdp_mu, profile
+from dpaudit.onerun.curves import gdp_delta
+from dpaudit.onerun.fdp import rejects_claim
+from dpaudit.onerun.fixtures import gaussian_scores, rr_scores
+from dpaudit.onerun.planner import best_fixed_rule
+from dpaudit.onerun.rules import counts
+from dpaudit.onerun.steinke import epsilon_lower
 
 pytestmark = pytest.mark.slow
 SEEDS = 200

@@ -14,13 +14,13 @@ Run*, ICML 2025 (the test of a claimed trade-off curve).  Modules:
 
 from __future__ import annotations
 
-from audit.onerun.api import audit_one_run
-from audit.onerun.bound import one_run_bound
-from audit.onerun.curves import CurveClaim, approx_dp, gdp, gdp_epsilon, gdp_mu, profile, subsampled_gaussian_profile
-from audit.onerun.game import CanaryGame, GameRecord
-from audit.onerun.planner import Plan, plan_canaries
-from audit.onerun.result import MU_LABEL, OneRunResult
-from audit.onerun.rules import Fixed, Grid, Split
+from dpaudit.onerun.api import audit_one_run
+from dpaudit.onerun.bound import one_run_bound
+from dpaudit.onerun.curves import CurveClaim, approx_dp, gdp, gdp_epsilon, gdp_mu, profile, subsampled_gaussian_profile
+from dpaudit.onerun.game import CanaryGame, GameRecord
+from dpaudit.onerun.planner import Plan, plan_canaries
+from dpaudit.onerun.result import MU_LABEL, OneRunResult
+from dpaudit.onerun.rules import Fixed, Grid, Split
 
 __all__ = ["MU_LABEL", "CanaryGame", "CurveClaim", "Fixed", "GameRecord", "Grid", "OneRunResult", "Plan", "Split",
            "approx_dp", "audit_one_run", "gdp", "gdp_epsilon", "gdp_mu", "one_run_bound", "plan_canaries", "profile",

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from audit.onerun.bound import Claims, bound_record, one_run_bound
-from audit.onerun.game import CanaryGame
-from audit.onerun.result import OneRunResult
-from audit.onerun.rules import Fixed, Grid, Split
-from dpcore import Relation, require
+from dpaudit.core import Relation, require
+from dpaudit.onerun.bound import Claims, bound_record, one_run_bound
+from dpaudit.onerun.game import CanaryGame
+from dpaudit.onerun.result import OneRunResult
+from dpaudit.onerun.rules import Fixed, Grid, Split
 
 __all__ = ["audit_one_run", "one_run_bound"]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
-from audit.onerun.fdp import largest_rejected_mu
-from audit.onerun.steinke import epsilon_lower
+from dpaudit.onerun.fdp import largest_rejected_mu
+from dpaudit.onerun.steinke import epsilon_lower
 
 __all__ = ["bench"]
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from audit.onerun.curves import CurveClaim
-from audit.onerun.fdp import largest_rejected_mu, rejects_claim
-from audit.onerun.game import GameRecord, secret_sha256
-from audit.onerun.result import OneRunClaimCheck, OneRunResult
-from audit.onerun.rules import Fixed, Grid, Split, Test, default_rule
-from audit.onerun.steinke import epsilon_lower
-from dpcore import Guarantee, InputError, require
+from dpaudit.core import Guarantee, InputError, require
+from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
+from dpaudit.onerun.game import GameRecord, secret_sha256
+from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
+from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule
+from dpaudit.onerun.steinke import epsilon_lower
 
 __all__ = ["bound_record", "one_run_bound"]
 
@@ -92,7 +92,7 @@ def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas:
         rej = any(rejects_claim(claim, m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
         return OneRunClaimCheck(claim=claim, rejected=rej)
     if not isinstance(claim, Guarantee):
-        raise InputError(f"claims = {claim!r} is invalid: each claim must be a dpcore.Guarantee or a CurveClaim")
+        raise InputError(f"claims = {claim!r} is invalid: each claim must be a dpaudit.core.Guarantee or a CurveClaim")
     if not claim.applicable or (relation is not None and claim.relation != relation):
         # A claim stated for another neighbour relation says nothing about this game's canaries.
         return OneRunClaimCheck(claim=claim, rejected=None)

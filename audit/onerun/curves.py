@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from dpcore import ClaimStatus, require
+from dpaudit.core import ClaimStatus, require
 
 __all__ = [
     "CurveClaim",

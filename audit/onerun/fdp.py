@@ -16,7 +16,7 @@ at which the test stops rejecting, so a true μ₀ ≥ that value was rejected (
 That μ is a statement about **GDP claims only**.  It is never an (ε, δ) lower bound: reading it
 through μ-GDP's profile assumes the mechanism's curve is Gaussian, which a (2, 0)-DP randomized
 response is not (there it would read as ε ≈ 3.4 while the true ε is 2).  The (ε, δ) lower bound
-of the run is :func:`audit.onerun.steinke.epsilon_lower`, or :func:`epsilon_lower_curve` below.
+of the run is :func:`dpaudit.onerun.steinke.epsilon_lower`, or :func:`epsilon_lower_curve` below.
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from audit.onerun.curves import CurveClaim, approx_dp_tradeoff, gdp_binv
-from audit.onerun.steinke import check_counts
-from dpcore import require
+from dpaudit.core import require
+from dpaudit.onerun.curves import CurveClaim, approx_dp_tradeoff, gdp_binv
+from dpaudit.onerun.steinke import check_counts
 
 __all__ = ["epsilon_lower_curve", "largest_rejected_mu", "rejects", "rejects_claim"]
 

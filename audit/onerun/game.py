@@ -26,7 +26,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpcore import InputError, Relation, require
+from dpaudit.core import InputError, Relation, require
 
 __all__ = ["CanaryGame", "GameRecord", "Runnable", "Scorer", "play", "secret_sha256"]
 

@@ -5,7 +5,7 @@ The plan assumes a model of the scores — isolated Gaussian canaries at separat
 *expected* counts of a symmetric rule k₊ = k₋ = k.  For the Gaussian model, the k highest of m
 scores lie above the threshold t solving ``(m/2)(Φ̄(t − μ) + Φ̄(t)) = k`` and are right with
 probability ``Φ̄(t − μ)/(Φ̄(t − μ) + Φ̄(t))`` (by symmetry, so are the k lowest).  The fraction
-k/m is chosen here, before any game is played, so the resulting :class:`~audit.onerun.rules.Fixed`
+k/m is chosen here, before any game is played, so the resulting :class:`~dpaudit.onerun.rules.Fixed`
 rule is fixed in advance.  Expected counts approximate the median run; the realised bound
 scatters around it.
 """
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from audit.onerun.fdp import largest_rejected_mu
-from audit.onerun.rules import Fixed
-from audit.onerun.steinke import epsilon_ceiling, epsilon_lower
-from dpcore import require
+from dpaudit.core import require
+from dpaudit.onerun.fdp import largest_rejected_mu
+from dpaudit.onerun.rules import Fixed
+from dpaudit.onerun.steinke import epsilon_ceiling, epsilon_lower
 
 __all__ = ["Plan", "best_fixed_rule", "expected_counts", "plan_canaries"]
 

@@ -1,8 +1,8 @@
 """The record of a one-run audit: counts, rule, level, bounds and one verdict per claim.
 
-Verdict words are the project's own: the per-claim verdict is a :class:`dpcore.Verdict`
+Verdict words are the project's own: the per-claim verdict is a :class:`dpaudit.core.Verdict`
 (``pass`` / ``violation`` / ``not-applicable``) and the combined finding is
-:func:`audit.results.finding` of it (a one-run audit has no white-box witness).
+:func:`dpaudit.engine.results.finding` of it (a one-run audit has no white-box witness).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from audit.files import write_atomic
-from audit.onerun.curves import CurveClaim
-from audit.onerun.rules import Test
-from audit.results import finding, jsonable
-from dpcore import Guarantee, Verdict
+from dpaudit.core import Guarantee, Verdict
+from dpaudit.engine.files import write_atomic
+from dpaudit.engine.results import finding, jsonable
+from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.rules import Test
 
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult"]
 
@@ -27,7 +27,7 @@ MU_LABEL = "valid against GDP-family claims only; not an (epsilon, delta) lower 
 
 @dataclass(frozen=True)
 class OneRunClaimCheck:
-    """One claim against the run: an (ε, δ) :class:`dpcore.Guarantee` (Steinke's bound at the
+    """One claim against the run: an (ε, δ) :class:`dpaudit.core.Guarantee` (Steinke's bound at the
     claim's δ) or a :class:`CurveClaim` (the f-DP recursion at the rule's levels)."""
 
     claim: Guarantee | CurveClaim

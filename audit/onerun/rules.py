@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcore import require
+from dpaudit.core import require
 
 __all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule"]
 

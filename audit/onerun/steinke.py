@@ -26,7 +26,7 @@ import math
 import numpy as np
 from scipy import optimize, stats
 
-from dpcore import require
+from dpaudit.core import require
 
 __all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "p_value"]
 
