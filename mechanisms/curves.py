@@ -128,7 +128,7 @@ def chi_delta_array(epsilons: np.ndarray, mu: float, k: int = 1, epsilon_j: floa
     # and every row is computed exactly as in one piece.
     for lo in range(0, len(c), _CHI_ROWS):
         integrand = np.maximum(-np.expm1(c[lo:lo + _CHI_ROWS] - mu * rho[None, :]), 0.0) * pdf[None, :]
-        out[lo:lo + _CHI_ROWS] = np.trapezoid(integrand, rho, axis=1)
+        out[lo:lo + _CHI_ROWS] = integrate.trapezoid(integrand, rho, axis=1)
     return np.minimum(1.0, out)
 
 
