@@ -1,4 +1,4 @@
-"""Algorithm 2 of the alignment paper: the private covariance Σ̃_D = Σ_D + G (spec B.2).
+"""Algorithm 2 of the alignment paper: the private covariance Σ̃_D = Σ_D + G.
 
 G has i.i.d. N(0, σ²) entries (not symmetrised), so the release is a Gaussian mechanism on
 vec Σ_D with ℓ2 (Frobenius) sensitivity Δ from the record model's table, and its exact
@@ -8,7 +8,7 @@ curve is δ_Gauss(ε; Δ/σ) (Balle & Wang 2018, Thm 8).  Two calibrations:
   trajectory variants as printed).  Claim (ε/2, δ/2): ``align/alg2-printed`` (Lemma A.7,
   VIOLATED: the Dwork–Roth condition needs 2 log(1.25/δ), and swap doubles the variance
   needed), ``align/kwise`` (Lemma B.5) and ``align/trajectory`` (Lemma C.5).
-* ``tight`` — σ = Δ/μ* with δ_Gauss(ε/2; μ*) = δ/2 for the chosen relation (spec B.2 "Fix").
+* ``tight`` — σ = Δ/μ* with δ_Gauss(ε/2; μ*) = δ/2 for the chosen relation (the fix of Lemma A.7).
 
 Both carry ``align/alg2-tight`` (kind ``tight``): the exact ε(δ/2) of the worst pair for the
 mechanism's σ.  On a given pair with |D| = |D′| the loss is exactly δ_Gauss(ε; ‖Σ_D − Σ_D′‖_F/σ),
@@ -32,7 +32,7 @@ PAPER = "alignment paper"
 CLAIMS = {"pairwise": ("align/alg2-printed", "Lemma A.7 / Algorithm 2"),
           "kwise": ("align/kwise-cov", "Lemma B.5 (Algorithm 2 on K-wise rankings, covariance half of Thm 4.3)"),
           "trajectory": ("align/trajectory-cov", "Lemma C.5 (Algorithm 2 on trajectories, covariance half of Thm 5.1)")}
-CORRECTED = "align/alg2-corrected"  # sigma calibrated on the exact curve (spec B.2 fix), any record type
+CORRECTED = "align/alg2-corrected"  # sigma calibrated on the exact curve (Lemma A.7 fixed), any record type
 RELATIONS = ("zero-out", "swap")
 
 
@@ -89,11 +89,12 @@ class PrivateCovariance:
         else:
             covered = relation == self.relation or (relation == "zero-out" and self.relation == "swap")
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
-                                 source=f"spec B.2 fix: sigma on the exact curve for {self.relation}; "
+                                 source=f"dpaudit's fix of Lemma A.7: sigma on the exact curve for {self.relation}; "
                                         f"{self.model.describe()}",
                                  claim_id=CORRECTED, kind="corrected") if covered else
                        Guarantee.not_applicable(f"calibrated for {self.relation}, not {relation}", relation=relation,
-                                                claim_id=CORRECTED, kind="corrected", source="spec B.2 fix"))
+                                                claim_id=CORRECTED, kind="corrected",
+                                                source="dpaudit's fix of Lemma A.7"))
         out.append(Guarantee(epsilon=gauss_epsilon(self.delta / 2, mu), delta=self.delta / 2, relation=relation,
                              source=f"Balle & Wang (2018), Thm 8: exact curve of the worst {relation} pair, "
                                     f"mu = {mu:.4g}",

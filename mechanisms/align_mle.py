@@ -1,25 +1,27 @@
 """Algorithm 1 of the alignment paper: private MLE by objective and output perturbation.
 
-In sum form (spec B.1.3) the perturbed objective is
+In sum form the perturbed objective is
 
     J_D(θ) = Σ_i ℓ_i(θ) + (λ_R/2)‖θ‖² + ⟨b, θ⟩,   b ~ N(0, σ_b² I),
 
-minimised over ℝ^d (the spec's recommendation: the change-of-variables proof needs an
+minimised over ℝ^d (the change-of-variables proof of the χ-bound below needs an
 unconstrained minimiser), and the output is θ̃ = θ̂ + w, w ~ N(0, ν² I).  Two calibrations:
 
-* ``paper`` — Algorithm 1 as printed (spec B.1.1): λ_R = 2nα = 4Cγ√(d log(1/δ) log(1/η_f))/ε
+* ``paper`` — Algorithm 1 as printed: λ_R = 2nα = 4Cγ√(d log(1/δ) log(1/η_f))/ε
   with γ = 1/(2 + e^{2LB} + e^{−2LB}) and the unspecified constant C a parameter;
   σ_b² = 40 L² log(1/δ)/ε² (L scaled by L_g/2L for K-wise and trajectory records, the
   unspecified adjustment of Lemmas B.6 and C.6); ν = r₀√(40 log(1/δ))/ε, i.e. the paper's ν with β_opt = α r₀²
   so that the solver accuracy r₀ does not depend on n.  Claim ``align/alg1-printed``:
   (ε/2, δ/2)-DP (Lemma A.10), UNVERIFIED.
-* ``instantiated`` — spec B.1.4 for the target (ε_A, δ_A) = (ε/2, δ/2): ε_J = ε_A/4,
+* ``instantiated`` — dpaudit's provably private instantiation for the target (ε_A, δ_A) = (ε/2, δ/2): ε_J = ε_A/4,
   ε_G = ε_A/2, ε_out = ε_A/8; λ_R = β_s/(e^{ε_J} − 1) (rank one) or τ/ε_J; σ_b the smallest
   value whose χ-bound at ε_J + ε_G is ≤ δ_obj; ν the smallest with δ_Gauss(ε_out; r₀/ν) ≤ δ_out.
   Claim ``align/alg1-instantiated``, VALID.
 
-Both also carry ``align/alg1-chi`` (kind ``corrected``): what B.1.3's χ-bound certifies for the
-mechanism's actual constants.  The solver is damped Newton on all noise draws at once
+Both also carry ``align/alg1-chi`` (kind ``corrected``): what the χ-bound certifies for the
+mechanism's actual constants: with b_{D′}(θ) − b_D(θ) in a k-dimensional subspace of norm ≤ D_g,
+μ = D_g/σ_b and ε_J the log-determinant ratio, δ(ε) ≤ E_{ρ~χ_k}[(1 − e^{ε − ε_J − μ²/2 − μρ})_+].
+The solver is damped Newton on all noise draws at once
 (arrays of shape (T, d), no loop over trials); ``solver="exact"`` stops at ‖∇J‖ ≤ 1e-9(1 + λ_R),
 ``solver="approximate"`` at ‖∇J‖ ≤ λ_R r₀, which guarantees ‖θ̂ − θ*‖ ≤ r₀ by strong convexity.
 """
@@ -109,7 +111,7 @@ class PrivateMLE:
     solver: str = "exact"          # exact | approximate
     output_noise: bool = True
     relation: str = "add-remove"   # the relation the instantiated calibration targets
-    lambda_r: float | None = None  # override λ_R (e.g. the spec's d = 1 fixture uses the d = 10 value)
+    lambda_r: float | None = None  # override λ_R (e.g. the d = 1 fixture uses the d = 10 value)
     name: ClassVar[str] = "align-mle"
 
     def __post_init__(self) -> None:
@@ -136,7 +138,8 @@ class PrivateMLE:
         return 1.0 / (2 + math.exp(x) + math.exp(-x))
 
     def _split(self) -> dict[str, float]:
-        """Spec B.1.4's budget split for (ε_A, δ_A) = (ε/2, δ/2)."""
+        """The instantiation's budget split for (ε_A, δ_A) = (ε/2, δ/2); δ_obj and δ_out make
+        the objective and output parts compose to exactly (ε_A, δ_A)."""
         ea, da = self.epsilon / 2, self.delta / 2
         eo = ea / 8
         return {"eps_j": ea / 4, "eps_g": ea / 2, "eps_out": eo, "delta_obj": da / (2 * math.exp(eo)),
@@ -154,7 +157,7 @@ class PrivateMLE:
         return m.curvature / math.expm1(eps_j) if m.rank_one else m.curvature / eps_j
 
     def difference(self, relation: str) -> tuple[float, int]:
-        """(D_g, k): norm bound and dimension of b_{D′} − b_D (spec B.1.3)."""
+        """(D_g, k): norm bound and dimension of b_{D′} − b_D: (L_g, k0) for add/remove, (2L_g, 2k0) for swap."""
         lg, k0 = self.model.lipschitz, self.model.rank
         return (2 * lg, 2 * k0) if relation == "swap" else (lg, k0)
 
@@ -216,7 +219,7 @@ class PrivateMLE:
     # --- claims -------------------------------------------------------------------------
 
     def chi_epsilon(self, d: int, relation: str, delta: float) -> float:
-        """The ε that B.1.3 certifies at ``delta`` for these constants and ``relation``.
+        """The ε that the χ-bound certifies at ``delta`` for these constants and ``relation``.
 
         Exact solver: the χ-bound (output noise is post-processing).  Approximate solver: the
         weak-triangle chain (ε₁ + 2ε₂, e^{ε₂}δ₁ + (1 + e^{ε₁+ε₂})δ₂), δ₂ = δ_Gauss(ε₂; r₀/ν),
@@ -250,21 +253,21 @@ class PrivateMLE:
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"{PAPER}, Lemma A.10 / Algorithm 1 as printed (C = {self.C:g}); {kind}",
                                  claim_id="align/alg1-printed",
-                                 note="UNVERIFIED (spec B.1.3): the cited theorems' constants could not be checked"))
+                                 note="UNVERIFIED: the constants of the theorems it cites could not be checked"))
         elif self.calibration != "paper":
             target = "add-remove" if self.relation == "zero-out" else self.relation
             on = "add-remove" if relation == "zero-out" else relation
             if on == target or (on == "add-remove" and target == "swap"):
                 out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
-                                     source=f"spec B.1.4 instantiation for {self.relation}; {kind}",
+                                     source=f"dpaudit's instantiation of Algorithm 1 for {self.relation}; {kind}",
                                      claim_id="align/alg1-instantiated", kind="corrected"))
             else:
                 out.append(Guarantee.not_applicable(f"calibrated for {self.relation}, not {relation}",
                                                      relation=relation, claim_id="align/alg1-instantiated",
-                                                     kind="corrected", source="spec B.1.4"))
+                                                     kind="corrected", source="dpaudit's instantiation of Algorithm 1"))
         eps = self.chi_epsilon(d, relation, self.delta / 2)
         out.append(Guarantee(epsilon=eps, delta=self.delta / 2, relation=relation,
-                             source=f"spec B.1.3 chi-bound for these constants ({self.solver} solver)",
+                             source=f"chi-bound of objective perturbation for these constants ({self.solver} solver)",
                              claim_id="align/alg1-chi", kind="corrected") if math.isfinite(eps) else
                    Guarantee.not_applicable("an approximate solver without output noise has no bound",
                                             relation=relation, claim_id="align/alg1-chi", kind="corrected"))
@@ -273,7 +276,7 @@ class PrivateMLE:
     # --- exact curve (d = 1, exact minimiser) --------------------------------------------
 
     def exact_epsilon(self, d, d_prime, delta: float) -> float | None:
-        """The exact ε(δ) of θ* by change of variables (spec B.1.3), for d = 1 without output noise."""
+        """The exact ε(δ) of θ* by change of variables, for d = 1 without output noise."""
         if self.model.dimension(d) != 1 or self.output_noise or self.solver != "exact":
             return None
         return objective_curve_1d(self, d, d_prime).epsilon(delta)

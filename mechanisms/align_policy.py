@@ -3,8 +3,8 @@
 * :class:`PrivateAlignment` releases (θ̃, vec Σ̃) from Algorithms 1 and 2 run independently
   on the same records.  Claim: (ε, δ) by basic composition of two (ε/2, δ/2) halves —
   Theorem 4.1 (``align/thm41``), 4.3 (``align/kwise``) and 5.1 (``align/trajectory``), all
-  UNVERIFIED (spec B.3: Lemma A.7 is false, composition has slack).  Beside it
-  ``align/thm41-composed`` (kind ``corrected``): spec B.3's tight check, the χ-bound of
+  UNVERIFIED (Lemma A.7 is false, composition has slack).  Beside it
+  ``align/thm41-composed`` (kind ``corrected``): a tight check, the χ-bound of
   Algorithm 1 (exact solver) composed with Algorithm 2's exact curve,
   δ(ε) ≤ min_{ε₁+ε₂=ε} δ_χ(ε₁) + δ_Gauss(ε₂; μ₂).
 * :class:`PessimisticPolicy` is Algorithm 3 for one state (ρ a point mass) and finitely many
@@ -57,7 +57,7 @@ class PrivateAlignment:
         return np.hstack([self.mle.sample(data, size, rng), self.covariance.sample(data, size, rng)])
 
     def composed_epsilon(self, data, relation: str, delta: float) -> float:
-        """Spec B.3's composition of the χ-bound (exact solver) and the exact Gaussian curve."""
+        """The composition of the χ-bound (exact solver) and the exact Gaussian curve."""
         if self.mle.solver != "exact":
             return math.inf
         mu1, k, ej = self.mle.objective_part(self.mle.model.dimension(data), relation)
@@ -73,9 +73,9 @@ class PrivateAlignment:
         return [Guarantee(epsilon=e, delta=dl, relation=relation,
                           source=f"{PAPER}, {theorem}: (eps/2, delta/2) + (eps/2, delta/2) by composition; "
                                  f"{self.mle.model.describe()}", claim_id=cid,
-                          note="UNVERIFIED (spec B.3): Lemma A.7 is false, composition has slack"),
+                          note="UNVERIFIED: Lemma A.7 is false, composition has slack"),
                 Guarantee(epsilon=composed, delta=dl, relation=relation,
-                          source="spec B.3: chi-bound of Algorithm 1 composed with the exact curve "
+                          source="chi-bound of Algorithm 1 composed with the exact curve "
                                  "of Algorithm 2", claim_id="align/thm41-composed", kind="corrected")
                 if math.isfinite(composed) else
                 Guarantee.not_applicable("needs the exact solver", relation=relation,

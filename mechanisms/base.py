@@ -43,7 +43,7 @@ class Mechanism(Protocol):
 class HasOutputDistribution(Protocol):
     """White box for finite outputs: ``output_distribution(data)`` is the probability vector of
     outputs ``0..k-1`` on ``data``.  The engine then computes the exact ε(δ) of the pair,
-    δ(ε) = max Σ (p − e^ε q)_+ over both directions (spec §0)."""
+    δ(ε) = max Σ (p − e^ε q)_+ over both directions."""
 
     def output_distribution(self, data: Any) -> np.ndarray: ...
 
@@ -73,7 +73,8 @@ class HasPairGuarantees(Protocol):
 
 @runtime_checkable
 class HasEpsilonSupPi0(Protocol):
-    """KL mechanisms: the supremum of the pair's pure loss over reference policies π0 (spec §0)."""
+    """KL mechanisms: the supremum of the pair's pure loss over reference policies π0,
+    (max_a Δu − min_a Δu)/η for Δu = u(·; D′) − u(·; D), approached as π0 concentrates on argmin Δu."""
 
     def epsilon_sup_pi0(self, d: Any, d_prime: Any) -> float: ...
 

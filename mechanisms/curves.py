@@ -7,7 +7,9 @@ The Gaussian mechanism with ℓ2 sensitivity Δ and noise σ is (ε, δ)-DP iff
 
 It is decreasing in ε; :func:`gauss_epsilon` inverts it.
 
-Objective perturbation with an exact minimiser over ℝ^d (spec B.1.3, proved there): with
+Objective perturbation with an exact minimiser over ℝ^d (by change of variables the density of θ* is
+φ_σ(b_D(θ)) |det ∇b_D(θ)| with b_D(θ) = −Σ∇ℓ_i(θ) − λθ, the determinants of D and D′ within a
+factor e^{ε_J}): with
 per-record gradient differences of norm ≤ D_g in a k-dimensional subspace, noise
 b ~ N(0, σ²I), μ = D_g/σ and a Jacobian term ε_J,
 
@@ -71,7 +73,7 @@ def classical_gauss_sigma(epsilon: float, delta: float, sensitivity: float) -> f
 
 
 def chi_delta(epsilon: float, mu: float, k: int = 1, epsilon_j: float = 0.0) -> float:
-    """The χ-bound of spec B.1.3 on δ(ε) for objective perturbation."""
+    """The χ-bound on δ(ε) for objective perturbation (see the module docstring)."""
     require(mu > 0 and math.isfinite(mu), "mu", mu, "must be a finite number > 0")
     require(isinstance(k, int) and k >= 1, "k", k, "must be an integer >= 1")
     require(epsilon_j >= 0, "epsilon_j", epsilon_j, "must be >= 0")
@@ -104,7 +106,7 @@ def chi_epsilon(delta: float, mu: float, k: int = 1, epsilon_j: float = 0.0) -> 
 
 
 def objective_sigma(epsilon: float, delta: float, sensitivity: float, k: int = 1, epsilon_j: float = 0.0) -> float:
-    """The smallest objective-noise σ with χ-bound δ(ε) ≤ ``delta`` (spec B.1.4, "objective noise")."""
+    """The smallest objective-noise σ with χ-bound δ(ε) ≤ ``delta`` (the instantiation's objective noise)."""
     require(epsilon > epsilon_j >= 0, "(epsilon, epsilon_j)", (epsilon, epsilon_j), "need epsilon > epsilon_j >= 0")
     require(0 < delta < 1, "delta", delta, "must be in (0, 1)")
     check = lambda log_s: chi_delta(epsilon, sensitivity / math.exp(log_s), k, epsilon_j) - delta
@@ -128,7 +130,7 @@ def chi_delta_array(epsilons: np.ndarray, mu: float, k: int = 1, epsilon_j: floa
     # and every row is computed exactly as in one piece.
     for lo in range(0, len(c), _CHI_ROWS):
         integrand = np.maximum(-np.expm1(c[lo:lo + _CHI_ROWS] - mu * rho[None, :]), 0.0) * pdf[None, :]
-        out[lo:lo + _CHI_ROWS] = np.trapezoid(integrand, rho, axis=1)
+        out[lo:lo + _CHI_ROWS] = integrate.trapezoid(integrand, rho, axis=1)
     return np.minimum(1.0, out)
 
 

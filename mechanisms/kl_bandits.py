@@ -2,15 +2,17 @@
 
     π̃(a; D) ∝ π0(a) exp(u(a; D)/η),   u(a; D) = r̄(a; D) − β0 / √N(a; D),      (eq. 8)
 
-with u = −∞ (probability 0) for arms with no data and π̃ = π0 on an empty log (spec A.2.1).
+with u = −∞ (probability 0) for arms with no data and π̃ = π0 on an empty log (a convention: the
+paper leaves it undefined).
 The mechanism outputs one action.  Its claims, all evaluated on the base dataset D:
 
 * ``kl-mab/thm1-pure``  Theorem 1, eq. (9): ε0(D) = (4R/(N_min−1) + β0/(N_min−1)^{3/2})/η,
-  when N_min = min_a N(a; D) > 1 (VALID, ≥ 2× slack; spec A.2.2);
-* ``kl-mab/thm1-swap``  Proposition 1 part 1 on eq. (9): 2ε0(D) under swap (VALID, A.2.3);
-* ``kl-mab/thm1-approx`` Theorem 1's approximate part for a user N0, as printed (VIOLATED, A.2.4);
-* ``kl-mab/cor1``        Corollary 1 for a user k, as printed (VIOLATED, A.2.4);
-* ``kl-mab/thm1-approx-corrected`` the corrected statement of A.2.4 (VALID).
+  when N_min = min_a N(a; D) > 1 (VALID, ≥ 2× slack: ε⋆(D)/ε0(D) < 1/2, see :meth:`epsilon_star`);
+* ``kl-mab/thm1-swap``  Proposition 1 part 1 on eq. (9): 2ε0(D) under swap (VALID: group privacy of size 2);
+* ``kl-mab/thm1-approx`` Theorem 1's approximate part for a user N0, as printed (VIOLATED: eq. (12) uses one
+  maximiser in numerator and denominator);
+* ``kl-mab/cor1``        Corollary 1 for a user k, as printed (VIOLATED, and its δ lacks 1/η);
+* ``kl-mab/thm1-approx-corrected`` dpaudit's corrected approximate statement (VALID).
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ class KLBandit(KLPolicy):
     def utility(self, data: Dataset) -> np.ndarray:
         """u(a; D) = r̄(a; D) − β0 N(a; D)^{-1/2}; −∞ for arms with no data.
 
-        An empty log has u ≡ 0, i.e. π̃ = π0 (the convention of spec A.2.1).
+        An empty log has u ≡ 0, i.e. π̃ = π0 (a convention: the paper leaves the empty log undefined).
         """
         n, s = self.counts(data)
         if len(data) == 0:
@@ -102,7 +104,9 @@ class KLBandit(KLPolicy):
         return (4 * self.reward_range / (n_min - 1) + self.beta0 / (n_min - 1) ** 1.5) / self.eta
 
     def epsilon_star(self, data: Dataset) -> float | None:
-        """Exact supremum of the pair loss over neighbours, rewards and π0 (spec A.2.2)."""
+        """Exact supremum of the pair loss over neighbours, rewards and π0:
+        ε⋆(D) = (R/N_min + β0(1/√(N_min − 1) − 1/√N_min))/η, attained by removing the reward-R
+        point of the least-covered arm with rewards {R, 0, …, 0}, π0 on another arm."""
         n_min = float(self.counts(data)[0].min())
         if n_min <= 1:
             return None
@@ -142,7 +146,7 @@ class KLBandit(KLPolicy):
                          note="printed delta >= 1 (vacuous)" if log_delta >= 0 else "")
 
     def _corollary1(self, n: np.ndarray) -> Guarantee:
-        """Corollary 1 as printed (its δ lacks 1/η on 4kR/N_max: spec A.2.4)."""
+        """Corollary 1 as printed (its δ lacks 1/η on 4kR/N_max: Theorem 1 gives 4kR/(η N_max))."""
         k, R, b, eta = self.k, self.reward_range, self.beta0, self.eta
         source = f"KL paper, Corollary 1 as printed (k = {k:g})"
         n_max = float(n.max())
@@ -155,11 +159,15 @@ class KLBandit(KLPolicy):
                          claim_id="kl-mab/cor1")
 
     def _approx_corrected(self, data: Dataset, n: np.ndarray) -> Guarantee:
-        """Spec A.2.4, corrected statement, for N0 ≥ 1:
+        """dpaudit's corrected approximate statement of Theorem 1, for N0 ≥ 1:
 
         ε_c = (R/(N0+1) + β0(N0^{-1/2} − (N0+1)^{-1/2}))/η,
         δ_c = max_{b: N(b;D) ≤ N0} w_b / (w_b + Σ_{a≠b} π0(a) e^{u(a;D)/η}),
         w_b = π0(b) exp((R − β0/√(N(b;D)+1))/η).
+
+        A neighbour changes one arm b: if N(b; D) ≥ N0 + 1 the pair loss is at most |Δu_b|/η ≤ ε_c;
+        otherwise δ_pair(ε) ≤ |π̃(b; D) − π̃(b; D′)|, and both are at most the ratio above, since
+        b's weight under D or any neighbour is at most w_b and the other weights do not change.
         """
         n0, R, b0, eta = float(self.n0), self.reward_range, self.beta0, self.eta
         eps = (R / (n0 + 1) + b0 * (1 / math.sqrt(n0) - 1 / math.sqrt(n0 + 1))) / eta
@@ -170,7 +178,7 @@ class KLBandit(KLPolicy):
             rest = logsumexp(np.delete(logits, arm))
             delta = max(delta, float(expit(log_w - rest)) if np.isfinite(rest) else 1.0)
         return Guarantee(epsilon=eps, delta=min(delta, 1.0), relation="add-remove",
-                         source=f"spec A.2.4, corrected approximate statement (N0 = {n0:g})",
+                         source=f"dpaudit's corrected approximate statement of Theorem 1 (N0 = {n0:g})",
                          claim_id="kl-mab/thm1-approx-corrected", kind="corrected")
 
 

@@ -1,4 +1,4 @@
-"""The KL paper's §4.4 extensions (spec A.5): repeated sampling and inexact policies.
+"""The KL paper's §4.4 extensions: repeated sampling and inexact policies.
 
 Both wrap a KL-policy mechanism (anything with ``output_distribution`` and claims).
 """
@@ -50,7 +50,8 @@ class RepeatedSampling:
     The output is the multiset of actions, encoded as the index of its count vector among
     all compositions of T into |A| parts (the counts are sufficient: the privacy loss of the
     sequence depends only on them).  Its exact distribution is multinomial, so the T-fold
-    ε(δ) is computed exactly (spec A.5), not bounded.  Claims:
+    ε(δ) is computed exactly, δ_T(ε) = E_{a~p^T}[(1 − e^{ε − Σ_t L(a_t)})_+] with
+    L = log p/q, over both directions, not bounded.  Claims:
 
     * ``kl/repeated-T``  basic composition, T·ε0 of the base's pure claim (VALID);
     * ``kl/repeated-T-advanced``  advanced composition (√(2T log(1/δ′)) ε0 + T ε0 (e^{ε0} − 1), Tδ + δ′);
@@ -133,7 +134,8 @@ class InexactPolicy:
 
     * ``kl/inexact``  the paper's (ε + 2ε̂, δ) (VALID for δ = 0; for δ > 0 the printed δ is wrong,
       so the claim is stated outside its premise δ = 0, with its value kept);
-    * ``kl/inexact-corrected``  (ε + 2ε̂, e^{ε̂} δ) (spec A.5).
+    * ``kl/inexact-corrected``  (ε + 2ε̂, e^{ε̂} δ): P̂(S) ≤ e^{ε̂}P̃(S) ≤ e^{ε̂}(e^ε Q̃(S) + δ)
+      ≤ e^{ε+2ε̂} Q̂(S) + e^{ε̂} δ.
     """
 
     base: KLPolicy
@@ -199,5 +201,5 @@ class InexactPolicy:
             printed = Guarantee(epsilon=eps, delta=0.0, relation=relation, source=src, claim_id="kl/inexact", note=note)
         return [printed,
                 Guarantee(epsilon=eps, delta=min(1.0, math.exp(gap) * base.delta), relation=relation,
-                          source=src + ", corrected delta (spec A.5)", claim_id="kl/inexact-corrected",
+                          source=src + ", with delta corrected to e^eps_hat delta", claim_id="kl/inexact-corrected",
                           kind="corrected", note=note)]

@@ -8,11 +8,15 @@ At a fixed query context whose actions have features φ_a (rows of ``features``,
 Claims, evaluated on D (λ_min = λ_min(Σ_D), n = |D|):
 
 * ``kl-linear/thm2-pure``  Theorem 2: ε0 = (2(1 + √(nd/(λ_min−1))) R/√(λ_min−1) + β0/(λ_min−1))/(η√λ_min),
-  when λ_min > 1 (VALID, asymptotically tight: spec A.3.2);
-* ``kl-linear/thm2-approx`` its approximate part for a user λ0 (VIOLATED: spec A.3.3);
+  when λ_min > 1 (VALID, asymptotically tight: on n = 0 → 1, d = 1, β0 = 0 the
+  exact loss over the bound tends to 1 as λ grows, 0.985 at λ = 100);
+* ``kl-linear/thm2-approx`` its approximate part for a user λ0 (VIOLATED: eq. (24) has the flaw
+  of eq. (12); with d = 1, λ = 1, 99 points φ = 1 of which ten have reward 1, removing one
+  gives exact δ 0.50 against a claimed 0.106 at λ0 = 1.6e5);
 * ``kl-linear/cor2-pure``  Corollary 2 for a user k1, when λ_min ≥ 1 + n/(k1 d) (VALID);
 * ``kl-linear/cor2-approx`` its approximate part for a user c ∈ (0, 1), as printed:
-  (cε0, |A| e^{cε0} exp((β0/η)√(d/n)(1 − √(c k1))))  (VIOLATED: spec A.3.3).
+  (cε0, |A| e^{cε0} exp((β0/η)√(d/n)(1 − √(c k1))))  (VIOLATED: ε = cε0 needs λ0^{-1/2} = c√(k1 d/n), not
+  √(c k1 d/n), and it inherits the approximate part of Theorem 2).
 """
 
 from __future__ import annotations

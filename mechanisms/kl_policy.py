@@ -1,10 +1,10 @@
-"""The policy shared by every KL-paper mechanism (spec A.1):
+"""The policy shared by every KL-paper mechanism (KL paper, Lemma 1):
 
     π̃(a; D) ∝ π0(a) exp(u(a; D)/η),
 
 computed in log space; actions with u = −∞ get probability 0.  Subclasses define
 ``utility(data)``; this mixin supplies the policy, sampling and the supremum of the pair
-loss over the reference policy (spec §0):
+loss over the reference policy:
 
     ε_pair ≤ (max_a Δu − min_a Δu)/η,   Δu = u(·; D′) − u(·; D),
 
@@ -75,7 +75,7 @@ class KLPolicy:
         return counts_categorical(self.output_distribution(data), size, rng)
 
     def epsilon_sup_pi0(self, data, data_prime) -> float:
-        """sup over reference policies π0 of the pure loss of (D, D′) on this action set (spec §0)."""
+        """sup over reference policies π0 of the pure loss of (D, D′) on this action set: (max_a Δu − min_a Δu)/η."""
         u, v = self.utility(data), self.utility(data_prime)
         finite_u, finite_v = np.isfinite(u), np.isfinite(v)
         if np.any(finite_u != finite_v):

@@ -1,7 +1,8 @@
-"""KL-regularized RLHF with the Bradley–Terry MLE (KL paper, §4.3, eq. (11); spec A.4).
+"""KL-regularized RLHF with the Bradley–Terry MLE (KL paper, §4.3, eq. (11)).
 
 Records are comparisons (z_i, y_i) with z_i = φ(x_i, a¹_i) − φ(x_i, a²_i), ‖z_i‖ ≤ 2, and
-y_i = 1 iff a¹ ≻ a².  With the standard logistic s (the paper's σ is a typo: spec A.4.1),
+y_i = 1 iff a¹ ≻ a².  With the standard logistic s (the paper's σ(x) = 1/(1 + e^x) is a typo: its
+likelihood in §4.3 and gradient in Appendix D use s),
 
     θ_MLE(D) = argmax_θ Σ_i [y_i log s(θᵀz_i) + (1 − y_i) log s(−θᵀz_i)]   (over ℝ^d, by Newton),
     Σ_D = λI + Σ_i z_i z_iᵀ,   u(a) = θ_MLEᵀ φ_a − β0 ‖φ_a‖_{Σ_D⁻¹},   π̃ ∝ π0 exp(u/η).
@@ -22,10 +23,10 @@ the intermediate D ∪ {z′} of the group-privacy chain — unless given;
 * ``kl-rlhf/thm4-addremove-approx`` its approximate part for a user λ0 > λ: √λ_min → √λ0 in the
   leading factor, δ = |A| e^ε exp((β0/η)(min_a ‖φ_a‖_{Σ_D⁻¹} − λ0^{−1/2}))            (VIOLATED)
 * ``kl-rlhf/prop1-swap``  swap neighbours, Proposition 1 part 1 on Theorem 4: 2ε0       (VIOLATED)
-* ``kl-rlhf/prop1-swap-corrected``  swap, Proposition 1 part 1 on the corrected A.4.3
+* ``kl-rlhf/prop1-swap-corrected``  swap, Proposition 1 part 1 on the corrected
   add/remove bound: 2ε_add/rm (the chain D → D ∪ {z′} → D′)                           (VALID)
-* ``kl-rlhf/thm3-label-corrected`` A.4.3: (2/(η γ_B)) min(1, 2/√m)/√m                 (VALID, tight)
-* ``kl-rlhf/thm4-addremove-corrected`` A.4.3:
+* ``kl-rlhf/thm3-label-corrected`` dpaudit's: (2/(η γ_B)) min(1, 2/√m)/√m       (VALID, tight)
+* ``kl-rlhf/thm4-addremove-corrected`` dpaudit's:
   (2(1 + e^{2B}) min(1, 2/√m)/√m + β0/√λ_min ((1 − p_D)^{−1/2} − 1))/η,
   p_D = min(4/λ_min, 4/(4 + λ))                                                       (VALID, tight)
 """
@@ -54,7 +55,7 @@ def separation(z: np.ndarray, y: np.ndarray) -> str | None:
     """Why no unique MLE exists, or None.
 
     The MLE exists and is unique iff Σ z zᵀ ≻ 0 and no θ ≠ 0 has (2y_i − 1)θᵀz_i ≥ 0 for
-    all i (spec A.4.1).  Given full rank, such a θ makes Σ_i (2y_i − 1)θᵀz_i > 0, so an LP
+    all i (no complete or quasi-complete separation).  Given full rank, such a θ makes Σ_i (2y_i − 1)θᵀz_i > 0, so an LP
     over the box ‖θ‖_∞ ≤ 1 decides it.
     """
     if len(z) == 0:
@@ -103,7 +104,8 @@ class KLRLHF(FeaturePolicy):
 
     ``features`` are the query context's action features φ_a (‖φ_a‖ ≤ 1).  ``bound_b`` is
     the B of Theorems 3–4; None takes the smallest admissible value for the audited pair,
-    max(‖θ_MLE(D)‖, ‖θ_MLE(D′)‖) (spec A.4.1).  ``lambda0`` (> λ) states the approximate parts
+    max(‖θ_MLE(D)‖, ‖θ_MLE(D′)‖) (the proofs need both MLEs in the ball ‖θ‖ ≤ B).  ``lambda0`` (> λ)
+    states the approximate parts
     of Theorem 3 (label flips) and Theorem 4 (add/remove); ``k1`` (> 0) states Corollary 3.
     """
 
@@ -177,7 +179,7 @@ class KLRLHF(FeaturePolicy):
 
         Swap claims (Proposition 1 part 1: group privacy over the chain D → D ∪ {z′} → D′) take B
         over the chain's three datasets and are evaluated on D and on D′, keeping the smaller ε
-        (each covers the pair: spec §0)."""
+        (the relation is symmetric, so each covers the pair)."""
         try:
             b = self.bound_b if self.bound_b is not None else self.smallest_b(data, data_prime)
             if relation == "swap" and self.bound_b is None:
@@ -213,17 +215,19 @@ class KLRLHF(FeaturePolicy):
             if self.k1 is not None:
                 out.append(("kl-rlhf/cor3-label", "printed",
                             f"KL paper, Corollary 3 (label DP, pure, k1 = {self.k1:g})"))
-            return [*out, ("kl-rlhf/thm3-label-corrected", "corrected", "spec A.4.3, corrected label bound")]
+            return [*out, ("kl-rlhf/thm3-label-corrected", "corrected",
+                           "dpaudit's corrected label bound (Theorem 3 repaired)")]
         if relation == "add-remove":
             out = [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)")]
             if self.lambda0 is not None:
                 out.append(("kl-rlhf/thm4-addremove-approx", "printed",
                             f"KL paper, Theorem 4, approximate part (lambda0 = {self.lambda0:g})"))
-            return [*out, ("kl-rlhf/thm4-addremove-corrected", "corrected", "spec A.4.3, corrected add/remove bound")]
+            return [*out, ("kl-rlhf/thm4-addremove-corrected", "corrected",
+                           "dpaudit's corrected add/remove bound (Theorem 4 repaired)")]
         if relation == "swap":
             return [("kl-rlhf/prop1-swap", "printed", "KL paper, Proposition 1 part 1 applied to Theorem 4 (2 eps0)"),
                     ("kl-rlhf/prop1-swap-corrected", "corrected",
-                     "Proposition 1 part 1 applied to spec A.4.3's corrected add/remove bound (2 eps_add/rm)")]
+                     "KL paper, Proposition 1 part 1 applied to dpaudit's corrected add/remove bound (2 eps_add/rm)")]
         return []
 
     def _not_applicable(self, relation: str, why: str, only: str | None = None) -> list[Guarantee]:

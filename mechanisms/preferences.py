@@ -1,4 +1,4 @@
-"""Preference records of the alignment paper and their losses (spec B.0, B.1.3 table, B.2).
+"""Preference records of the alignment paper and their losses, per-record constants and sensitivities.
 
 Three record types, each a small frozen dataclass that validates its columns and gives the
 summed negative log-likelihood's gradient and Hessian for *many parameter vectors at once*
@@ -8,14 +8,16 @@ summed negative log-likelihood's gradient and Hessian for *many parameter vector
   ``y`` ∈ {0, 1}; ℓ_i(θ) = −log s((2y_i − 1) θᵀx_i) (eq. 5); L_g = 2L, β_s = L², rank 1.
 * :class:`PlackettLuce` — K-wise rankings, column ``phi`` (n, K, d) with rows in preference
   order (best first), ‖φ‖ ≤ L; ℓ_i(θ) = Σ_{j<K} [log Σ_{k≥j} e^{θᵀφ_k} − θᵀφ_j];
-  gradient Σ_j (E_{p_j}φ − φ_j), Hessian Σ_j Cov_{p_j}(φ) of rank ≤ K − 1 (erratum B.4.10);
+  gradient Σ_j (E_{p_j}φ − φ_j), Hessian Σ_j Cov_{p_j}(φ) of rank ≤ K − 1 (the paper's Claims B.1–B.2 have
+  the wrong form);
   L_g = 2(K − 1)L, τ ≤ (K − 1)L².
 * :class:`Trajectory` — trajectory comparisons, column ``steps`` (n, H, d) of per-step
   differences d_h (‖d_h‖ ≤ 2L) and ``y``; Bradley–Terry on x = Σ_h d_h; L_g = 2HL,
   β_s = H²L², rank 1.
 
 Each also gives the covariance Σ_D released by Algorithm 2, the paper's σ² for it and its
-Frobenius sensitivity under zero-out and swap (spec B.2 table).  Zeroing a record's features
+Frobenius sensitivity under zero-out and swap (pairwise 4L²/n and 4√2L²/n, K-wise the same,
+trajectory 4HL²/n and 4√2HL²/n).  Zeroing a record's features
 (:meth:`neighbors.Dataset.zero_out`) removes its contribution to both the loss (up to a
 constant) and Σ_D while keeping n: the zero-out relation.
 """
@@ -173,7 +175,8 @@ class Trajectory(_BinaryComparison):
         return (self.H * self.L) ** 2
 
     def covariance(self, data) -> np.ndarray:
-        """Σ_D = (1/n) Σ_i Σ_h d_h d_hᵀ (§5; not the loss's Fisher matrix, erratum B.4.12)."""
+        """Σ_D = (1/n) Σ_i Σ_h d_h d_hᵀ (§5; not the loss's Fisher matrix, which is built from x xᵀ with
+        x = Σ_h d_h)."""
         steps = self.features(data)
         flat = steps.reshape(-1, steps.shape[2])
         return flat.T @ flat / max(len(steps), 1)

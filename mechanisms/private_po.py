@@ -1,4 +1,4 @@
-"""Private policy optimisation (the PO slides; spec part C) under user-level neighbours.
+"""Private policy optimisation (the PO slides) under user-level neighbours.
 
 Environment: prompts x from a finite set, responses y from a finite set, a log-linear
 policy π_θ(y|x) ∝ exp(θᵀφ(x, y)) with ‖φ‖ ≤ Φ, so ‖∇_θ log π_θ‖ ≤ G = 2Φ, and a
@@ -8,15 +8,15 @@ reference policy μ(y|x).  Users are prompts with their rewards r(x, ·) ∈ [�
   for t = 1..T a batch of m users, y_i ~ μ(·|x_i), y′_i ~ π_θt(·|x_i),
   Â_i = r(x_i, y_i) − r(x_i, y′_i), ĝ = (1/m) Σ ∇log π_θt(y_i|x_i) Â_i,
   θ_{t+1} = θ_t + η(ĝ + N(0, σ²I)),  σ² = 16 log(1.25/δ) R²G²/(m²ε²).
-  The reward convention is explicit (spec C.2): ``advantage`` clips Â to [−R, R]
+  The reward convention is explicit (the slides' "reward range R" admits both): ``advantage`` clips Â to [−R, R]
   (sensitivity 2GR/m: the claim holds), ``reward`` takes rewards in [−R, R] as they come
   (sensitivity 4GR/m: the printed claim is false).  One pass: each user in one round;
   ``schedule="repeat"`` reuses the same users every round (then rounds compose).
   Runs are simulated together: arrays of (runs, m) and (runs, d), no loop over runs.
 * :class:`DPNPG` — PrivLS by the exponential mechanism over a finite W (slides' Algorithm 5):
   P(w) ∝ exp(−ε L(w)/(8R²)), L(w) = Σ_i (wᵀ∇log π(y_i|x_i) − Â_i)²; ε-DP when
-  sup |wᵀ∇log π| ≤ R, i.e. ‖w‖ ≤ R/G (spec C.3), which is checked and enforced.
-* :class:`DPREBEL` — the instantiation proposed in spec C.4: the exponential mechanism over
+  sup |wᵀ∇log π| ≤ R, i.e. ‖w‖ ≤ R/G (a condition the slides leave unstated), which is checked and enforced.
+* :class:`DPREBEL` — dpaudit's instantiation (the slides give no privacy parameters): the exponential mechanism over
   a finite Θ, P(θ) ∝ exp(−ε F(θ)/(2c)), F = Σ_i min(c, residual_i(θ)²) with the REBEL residual.
 
 DP-NPG and DP-REBEL act on one round's batch with its sampled responses (columns
@@ -250,7 +250,7 @@ class DPPG:
             broken.append(f"each user in exactly one round (one pass); here the same users take part in all "
                           f"{self.T} rounds")
         if self.convention == "reward":
-            # Theorem 1's sensitivity 2GR/m needs |Â| <= R; rewards in [-R, R] give |Â| <= 2R (spec C.2).
+            # Theorem 1's sensitivity 2GR/m needs |Â| <= R; rewards in [-R, R] give |Â| <= 2R.
             broken.append("|Â| <= R (advantage clipped); here rewards lie in [-R, R], so |Â| reaches 2R")
         if broken:
             return [Guarantee.outside_premise("; ".join(broken), epsilon=self.epsilon, delta=self.delta,
@@ -304,7 +304,8 @@ class DPNPG(CandidateExponentialMechanism):
         check_positive("reward_bound (R)", self.reward_bound)
         limit = self.reward_bound / self.env.G
         if self.enforce_condition and np.linalg.norm(w, axis=1).max() > limit * (1 + 1e-12):
-            raise InputError(f"candidates have norm up to {np.linalg.norm(w, axis=1).max():.4g}: spec C.3 needs "
+            raise InputError(f"candidates have norm up to {np.linalg.norm(w, axis=1).max():.4g}: the exponential "
+                             f"mechanism needs "
                              f"sup |w . grad log pi| <= R, i.e. ||w|| <= R/G = {limit:.4g}")
 
     @property
@@ -325,7 +326,7 @@ class DPNPG(CandidateExponentialMechanism):
         w = np.asarray(self.candidates)
         limit = self.reward_bound / self.env.G
         if np.linalg.norm(w, axis=1).max() > limit * (1 + 1e-12):
-            # The privacy argument needs every per-record loss term in [0, 4R^2] (spec C.3).
+            # The privacy argument needs every per-record loss term in [0, 4R^2].
             premise = (f"sup |w . grad log pi| <= R, i.e. ||w|| <= R/G = {limit:.4g}; here candidates reach "
                        f"||w|| = {np.linalg.norm(w, axis=1).max():.4g}")
             return Guarantee.outside_premise(premise, epsilon=self.epsilon, relation=relation, source=source,
@@ -335,7 +336,8 @@ class DPNPG(CandidateExponentialMechanism):
 
 @dataclass(frozen=True)
 class DPREBEL(CandidateExponentialMechanism):
-    """The exponential mechanism over a finite Θ on the clipped REBEL regression loss (spec C.4)."""
+    """The exponential mechanism over a finite Θ on the clipped REBEL regression loss: ε-DP with c bounding one
+    record's clipped squared residual, since one user changes F by at most c."""
 
     env: PolicyEnv
     candidates: tuple
@@ -367,5 +369,5 @@ class DPREBEL(CandidateExponentialMechanism):
 
     def _claim(self, relation: str) -> Guarantee:
         return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
-                         source="spec C.4, DP-REBEL as the exponential mechanism over a finite "
+                         source="dpaudit's DP-REBEL: the exponential mechanism over a finite "
                                 "Theta with the clipped REBEL residual", claim_id="po/dp-rebel")

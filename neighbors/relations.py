@@ -4,7 +4,7 @@
 * swap — D′ = D ∖ {z} ∪ {z′} (replace one record, |D′| = |D|);
 * label-flip — one record keeps its features and has y ↦ 1 − y (KL paper, Definition 3);
 * zero-out — one record's features are set to 0 and n is kept (the relation of the alignment
-  paper's Lemma A.7 proof, spec §0).
+  paper's Lemma A.7 proof).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 For feature-valued records (linear bandits, RLHF comparisons) the candidates are built from
 the data — ± the eigenvectors of Σ_D (smallest eigenvalue first), ± θ, random directions —
-and the best one is refined by a local search on the unit sphere (spec A.3.2, A.4.2).
+and the best one is refined by a local search on the unit sphere.
 """
 
 from __future__ import annotations

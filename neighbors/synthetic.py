@@ -97,7 +97,8 @@ def preference_records(kind: str, n: int, d: int, rng: np.random.Generator, *, L
 
 def extreme_record(kind: str, direction: np.ndarray, *, L: float = 1.0, K: int = 4, H: int = 3,
                    y: int = 1) -> dict:
-    """The record of spec B.2 whose covariance term has the largest Frobenius norm along ``direction``:
+    """The worst-case record for Algorithm 2 of the alignment paper, whose covariance term has the
+    largest Frobenius norm along ``direction``:
     x = 2L·v (pairwise), every step 2L·v (trajectory), (v, …, v, −v, …, −v)·L split in half (K-wise)."""
     v = np.asarray(direction, dtype=float)
     v = v / np.linalg.norm(v)

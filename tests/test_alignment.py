@@ -1,4 +1,4 @@
-"""The alignment paper's mechanisms (spec part B): curves, solvers, claims and audits.
+"""The alignment paper's mechanisms: curves, solvers, claims and audits.
 
 Statistical tests use fixed seeds; each bound holds at confidence 0.95 unless stated.
 """
@@ -43,7 +43,7 @@ def test_chi_bound_for_one_dimension_is_twice_the_gaussian_curve():
 def test_chi_bound_reproduces_the_sanity_check_of_b13():
     mu, ej = 2 / 23.5, math.log1p(1 / 8.55)
     got = [chi_delta(e, mu, 1, ej) for e in (0.05, 0.1, 0.2)]
-    assert got == pytest.approx([0.12, 0.078, 0.013], rel=0.05)  # the spec prints 2 digits
+    assert got == pytest.approx([0.12, 0.078, 0.013], rel=0.05)  # reference values known to 2 digits
     assert chi_epsilon(got[1], mu, 1, ej) == pytest.approx(0.1, abs=1e-8)
 
 
@@ -51,7 +51,7 @@ def test_chi_bound_reproduces_the_sanity_check_of_b13():
     (BradleyTerry(), "add-remove", 7.51, 34.4), (BradleyTerry(), "swap", 7.51, 74.6),
     (PlackettLuce(K=4), "add-remove", 24.0, 118.6), (PlackettLuce(K=4), "swap", 24.0, 267.7),
     (Trajectory(H=3), "add-remove", 67.6, 103.3), (Trajectory(H=3), "swap", 67.6, 223.9)])
-def test_instantiation_reproduces_the_b14_table(record, relation, lam, sigma_b):
+def test_instantiation_reproduces_its_table_of_constants(record, relation, lam, sigma_b):
     mech = PrivateMLE(record, 1.0, 1e-6, calibration="instantiated", relation=relation)
     assert mech.regulariser(3) == pytest.approx(lam, abs=0.05)
     assert mech.sigma_b == pytest.approx(sigma_b, abs=0.05)
@@ -149,7 +149,7 @@ def test_exact_one_dimensional_curve_reproduces_b13_and_the_audit_stays_under_it
     assert mech.sigma_b == pytest.approx(23.5, abs=0.01)
     curve = objective_curve_1d(mech, pair.d, pair.d_prime)
     exact = [curve.delta(e) for e in (0.05, 0.1, 0.2)]
-    assert exact == pytest.approx([1.3e-2, 5.1e-3, 3.0e-4], rel=0.02)  # the spec's 2 printed digits
+    assert exact == pytest.approx([1.3e-2, 5.1e-3, 3.0e-4], rel=0.02)  # reference values known to 2 digits
     mu, ej = 2 / mech.sigma_b, mech.jacobian_epsilon(1)
     assert all(chi_delta(e, mu, 1, ej) >= x
                for e, x in zip((0.05, 0.1, 0.2), exact, strict=True))  # the bound is an upper bound

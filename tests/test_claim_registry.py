@@ -1,6 +1,6 @@
 """The claim registry: every claim id dpaudit emits or expects is registered exactly once, cites a
 document the registry declares, is stated for the relations it is emitted under, and carries the
-status spec/claims.md gives it.
+status the project's claims table gives it.
 
 Emitted ids are enumerated without running an audit: for each scenario of the built-in families'
 full suite, the mechanism's analytic claims on the scenario's pair (``pair_guarantees`` when it has
@@ -17,7 +17,7 @@ from dpaudit.core import CLAIM_STATUSES, Claim, Document, InputError
 
 BUILTIN = tuple(f.name for f in catalog.BUILTIN)
 
-# spec/claims.md's table, copied here (the package must not read the shared spec): id -> its status.
+# The project's claims table (statuses fixed when each claim was specified): id -> its status.
 # The row of the K-wise and trajectory covariance lemmas says "H = 1 VIOLATED like Lemma A.7; K ≥ 3,
 # H ≥ 2 hold": Lemma C.5 is stated for every horizon, so H = 1 refutes it, while Lemma B.5 holds.
 CLAIMS_MD = {
@@ -138,7 +138,7 @@ def test_two_families_citing_one_document_key_differently_are_refused(monkeypatc
 
 @pytest.mark.parametrize("claim_id", sorted(CLAIMS_MD))
 def test_claims_md_status(registry, claim_id):
-    assert claim_id in registry, f"{claim_id} (spec/claims.md) is not registered"
+    assert claim_id in registry, f"{claim_id} (claims table) is not registered"
     allowed = REGISTRY_STATUS[CLAIMS_MD[claim_id]]
     assert registry[claim_id].status in allowed, (claim_id, registry[claim_id].status, allowed)
 

@@ -84,7 +84,7 @@ def test_default_suite_pins_the_policy_optimisation_fixtures(default_run):
     assert repeat["finding"] == "not-applicable" and "would refute it" in repeat["premise"]
     assert got[("po-meta-repeat", "po/dp-pg-tight")]["epsilon_claim"] > one_round["epsilon_claim"] * 2
     assert got[("po-dp-npg", "po/dp-npg")]["verdict"] == "pass"
-    unenforced = got[("po-dp-npg-unenforced", "po/dp-npg")]  # unbounded candidates: outside C.3's condition
+    unenforced = got[("po-dp-npg-unenforced", "po/dp-npg")]  # unbounded candidates: outside ||w|| <= R/G
     assert unenforced["verdict"] == "not-applicable" and "would refute it" in unenforced["premise"]
     assert got[("po-dp-rebel", "po/dp-rebel")]["verdict"] == "pass"
     for cid, scenario in (("po/dp-npg", "po-dp-npg"), ("po/dp-rebel", "po-dp-rebel")):
@@ -128,7 +128,7 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf):
 
 @pytest.mark.slow  # the KL family at 2e5 samples
 def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path, no_pdf):
-    """Row 1 of A.2.4 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
+    """Theorem 1 witness row 1 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
     assert main(["run", "--samples", "200000", "--family", "kl", "--out", str(tmp_path), "--quiet"]) == 1
     assert "MISSED expected violation" in (tmp_path / "summary.txt").read_text()
 

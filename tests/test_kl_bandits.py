@@ -1,4 +1,4 @@
-"""The KL-regularized bandit of eq. (8): its claims reproduce spec A.2, valid ones hold
+"""The KL-regularized bandit of eq. (8): its claims reproduce the reference computations, valid ones hold
 exactly on every neighbour, and the printed approximate ones are caught."""
 
 import math
@@ -14,7 +14,8 @@ from dpaudit.neighbors import Dataset, add_remove
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.neighbors.synthetic import bandit_candidates, bandit_log
 
-# spec A.2.4: (D, D', mechanism, claimed eps, claimed delta, exact delta, Cor. 1 delta)
+# Witnesses against Theorem 1's approximate part (two arms, uniform pi0, R = 1):
+# (D, D', mechanism, claimed eps, claimed delta, exact delta, Cor. 1 delta)
 ROW1 = bandit_log([[], [0.0] * 1_000_000])
 ROW2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
 ROW3 = bandit_log([[1.0], [0.067345] * 3000])
@@ -71,7 +72,7 @@ def test_eq9_and_its_exact_supremum():
 
 
 def test_theorem1_pure_holds_on_every_neighbour_of_random_logs():
-    """Spec A.2.2: max ε_pair/ε0 over random logs is about 0.33; it must stay below 1/2."""
+    """Eq. (9) has a factor-2 margin (ε⋆/ε0 < 1/2): max ε_pair/ε0 over random logs is about 0.33."""
     rng = np.random.default_rng(11)
     worst = 0.0
     for _ in range(150):
@@ -88,7 +89,7 @@ def test_theorem1_pure_holds_on_every_neighbour_of_random_logs():
 
 
 def test_corrected_statement_holds_with_zero_coverage_arms():
-    """Spec A.2.4: the corrected (ε_c, δ_c) is never exceeded, uncovered arms included."""
+    """The corrected (ε_c, δ_c) of Theorem 1 is never exceeded, uncovered arms included."""
     rng = np.random.default_rng(12)
     for _ in range(150):
         k = int(rng.integers(2, 4))
@@ -131,7 +132,8 @@ def test_malformed_logs_name_the_column(columns, field):
 
 
 def test_row2_is_an_exact_only_fixture_of_the_default_suite():
-    """Spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact δ 0.50.  From samples the event {b} bounds ε
+    """Witness row 2 (b = {1, 0}, c = 10^4 rewards 0.081736, remove (b, 1)): claimed (20.30, 2.5e-3),
+    exact δ 0.50.  From samples the event {b} bounds ε
     by about log(0.5 n/3), so refuting 20.30 needs n ≈ 2.4e9 per side: only the white box reaches it."""
     from dpaudit.catalog.kl import mab_scenarios
     sc = next(s for s in mab_scenarios() if s.name == "kl-mab-a24-row2")

@@ -85,8 +85,9 @@ def test_inexact_corrected_delta_differs_only_for_approximate_claims():
 
 
 def test_inexact_over_a_tight_approximate_claim_needs_the_corrected_delta():
-    """Spec A.5: for δ > 0 the printed (ε + 2ε̂, δ) is wrong, e^ε̂ δ is right.  Base claim: the corrected
-    A.2.4 statement, which holds and is tight on this pair (b empty in D, D′ adds (b, R): δ_c = π̃(b; D′))."""
+    """For δ > 0 the printed (ε + 2ε̂, δ) is wrong, e^ε̂ δ is right.  Base claim: the corrected
+    approximate statement of Theorem 1, which holds and is tight on this pair (b empty in D, D′ adds
+    (b, R): δ_c = π̃(b; D′))."""
     from dpaudit.catalog.kl import _inexact_delta
     sc = _inexact_delta()
     inexact, d, dp = sc.mechanism, sc.pair.d, sc.pair.d_prime

@@ -1,4 +1,4 @@
-"""The linear contextual bandit of eq. (10): spec A.3.2 (tight family) and A.3.3 (witnesses)."""
+"""The linear contextual bandit of eq. (10): Theorem 2's tight family and the witnesses against its approximate part."""
 
 import math
 
@@ -57,7 +57,7 @@ def test_a33_witness_breaks_the_approximate_part(lambda0, eps, delta):
 
 
 def test_theorem2_pure_holds_on_random_logs_with_feature_candidates():
-    """Spec A.3.2: max ε_sup/ε0 over random logs is about 0.77; it must stay below 1."""
+    """Theorem 2 pure part: max ε_sup/ε0 over random logs is about 0.77; it must stay below 1."""
     from dpaudit.neighbors import add_remove
     rng = np.random.default_rng(21)
     worst = 0.0

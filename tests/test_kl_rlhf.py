@@ -1,5 +1,5 @@
-"""RLHF with the Bradley–Terry MLE (eq. (11)): the MLE, separation, spec A.4.2 tables and the
-corrected A.4.3 bounds.  The printed Theorems 3 and 4 are caught; the corrected bounds pass."""
+"""RLHF with the Bradley–Terry MLE (eq. (11)): the MLE, separation, the canonical family's
+witnesses and dpaudit's corrected bounds.  The printed Theorems 3 and 4 are caught; the corrected bounds pass."""
 
 import math
 
@@ -58,7 +58,8 @@ def test_no_separation_on_mixed_labels():
     assert separation(np.array([[2.0], [2.0]]), np.array([1.0, 0.0])) is None
 
 
-# spec A.4.2 canonical table at η = 1: (pair builder, relation, B, ε_sup, printed, corrected)
+# The canonical family (d = 1, z = 2, k of n labelled 1) at η = 1:
+# (pair builder, relation, B, ε_sup, printed, corrected)
 TABLE = [
     (lambda: (canon(10, 5), canon(10, 5).flip(0)), "label-flip", 0.203, 0.405, 0.125, 0.417),
     (lambda: (canon(200, 100), canon(200, 100).flip(0)), "label-flip", 0.010, 0.0200, 0.0051, 0.0200),
@@ -146,7 +147,7 @@ def test_approximate_label_dp_is_caught(lambda0, eps, delta, exact_delta):
 
 
 def test_theorem4_approximate_part_reproduces_its_witness_and_is_caught():
-    """Registry witness of kl-rlhf/thm4-addremove-approx: the approximate fixture of spec A.4.2, remove a
+    """Registry witness of kl-rlhf/thm4-addremove-approx: the approximate fixture (d = 1, φ ∈ {1, 0}, z = 2), remove a
     label-1 comparison, B = 0.141, λ0 = 1e4: claimed (0.66, 1.2e-6), exact δ = 0.48."""
     from dpaudit.catalog.kl import _rlhf_approx_addremove
     sc = _rlhf_approx_addremove(1e4)
@@ -196,8 +197,8 @@ def test_corollary3_at_the_smallest_k1_is_theorem3_and_is_caught():
 
 @pytest.mark.parametrize("n,ratio,corrected_ratio", [(10, 3.24, 0.81), (40, 3.80, 0.95), (200, 3.96, 0.99)])
 def test_swap_claims_on_the_canonical_family(n, ratio, corrected_ratio):
-    """Spec A.4.2: a label flip is also a swap; ε_sup/(2ε0 of Theorem 4) = 3.24, 3.80, 3.96.  The corrected
-    swap bound (Proposition 1 on A.4.3's add/remove bound) holds with ratios 0.81, 0.95, 0.99."""
+    """A label flip is also a swap; ε_sup/(2ε0 of Theorem 4) = 3.24, 3.80, 3.96.  The corrected
+    swap bound (Proposition 1 on the corrected add/remove bound) holds with ratios 0.81, 0.95, 0.99."""
     d = canon(n, n // 2)
     dp = d.replace(0, {"z": [2.0], "label": 0})
     mech = KLRLHF(PM, ridge=1.0, beta0=0.01, eta=1.0)

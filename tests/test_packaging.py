@@ -38,7 +38,38 @@ def test_dependencies_have_lower_bounds_only_and_the_extras_are_split():
     dev = " ".join(extras["dev"])
     for name in ("dpaudit[test,dask]", "statsmodels", "dp-accounting", "ruff", "mypy"):
         assert name in dev
-    assert "'.[dev]'" in (ROOT / ".ci" / "run").read_text()
+    assert "'.[dev,docs]'" in (ROOT / ".ci" / "run").read_text()
+    assert [r.split(">=")[0] for r in extras["docs"]] == ["sphinx"]
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = tuple(int(p) for p in text.strip().split("."))
+    return parts + (0,) * (3 - len(parts))
+
+
+def floors() -> dict[str, tuple[int, ...]]:
+    """name -> lower bound of every direct dependency of `.[test]`: the package's own, `report`'s and `test`'s."""
+    extras = PROJECT["optional-dependencies"]
+    requirements = [*PROJECT["dependencies"], *extras["report"], *extras["test"]]
+    return {r.split(">=")[0]: _version(r.split(">=")[1]) for r in requirements if not r.startswith("dpaudit")}
+
+
+def pins(text: str) -> dict[str, tuple[int, ...]]:
+    lines = [line.split("#")[0].strip() for line in text.splitlines()]
+    return {line.split("==")[0]: _version(line.split("==")[1]) for line in lines if line}
+
+
+def test_the_oldest_versions_ci_runs_are_exactly_the_lower_bounds_of_the_test_install():
+    """.ci/oldest.txt pins every direct dependency of `.[test]` at its lower bound, so CI's fast tier on
+    those pins tests the bounds pyproject.toml states: a raised bound without a raised pin (or the
+    reverse), or a dependency without a pin, fails here."""
+    assert pins((ROOT / ".ci" / "oldest.txt").read_text()) == floors()
+
+
+def test_the_oldest_pins_check_catches_a_pin_above_its_bound():
+    text = (ROOT / ".ci" / "oldest.txt").read_text()
+    assert "scipy==1.12.0" in text
+    assert pins(text.replace("scipy==1.12.0", "scipy==1.13.0")) != floors()
 
 
 def test_every_package_is_typed_and_the_configs_are_package_data():

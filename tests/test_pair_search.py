@@ -98,7 +98,7 @@ def test_rlhf_record_search_without_the_white_box_refutes_thm3_label():
     assert not hasattr(box, "output_distribution")
     r = search_pair(box, space, samples=1_000_000, seed=0)
     assert r.exact is None  # no white box was used
-    witness = pure_epsilon(mech.output_distribution(base), mech.output_distribution(base.flip(0)))  # spec A.4.2
+    witness = pure_epsilon(mech.output_distribution(base), mech.output_distribution(base.flip(0)))  # canonical
     assert r.relation == "label-flip"
     assert {c.claim.claim_id: c.verdict for c in r.claims}["kl-rlhf/thm3-label"] == "violation"
     record = int(r.pair.split("record ")[1].split()[0])  # "flip label of record i (...)"

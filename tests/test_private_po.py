@@ -1,4 +1,4 @@
-"""Private policy optimisation (spec part C): DP-PG's two reward conventions against the exact
+"""Private policy optimisation (the PO slides): DP-PG's two reward conventions against the exact
 Gaussian curve, DP-NPG and DP-REBEL exactly, one pass vs repeated users, vectorised runs."""
 
 import math
@@ -88,7 +88,7 @@ def test_dp_npg_without_its_condition_is_outside_its_claim_and_caught():
     assert "the samples would refute it" in check.premise_note
     explicit = audit_mechanism(mech, d, dp, samples=400_000, seed=0, relation="user-level", epsilon=1.0)
     assert explicit.claims[0].finding == "refuted (empirical)"
-    with pytest.raises(InputError, match=r"C\.3"):
+    with pytest.raises(InputError, match=r"needs sup \|w \. grad log pi\| <= R, i\.e\. \|\|w\|\| <= R/G"):
         DPNPG(po.ENV, po.disc(6.0 / po.ENV.G, 5), epsilon=1.0)
 
 

@@ -1,4 +1,4 @@
-"""Worst-pair search in feature space (spec A.3.2, A.4.2)."""
+"""Worst-pair search in feature space (linear bandit and RLHF records)."""
 
 import numpy as np
 import pytest

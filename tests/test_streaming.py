@@ -156,7 +156,7 @@ def test_selection_is_capped_and_memory_stays_bounded_at_any_budget():
 
 
 def test_a_large_counted_budget_uses_the_capped_selection_and_refutes_row2():
-    """Spec A.2.4 row 2 from samples alone: 6e9 per side drawn as counts, sequential, in seconds."""
+    """Theorem 1 witness row 2 from samples alone: 6e9 per side drawn as counts, sequential, in seconds."""
     sc = next(s for s in catalog.suite("errata", ["kl"]) if s.name == "kl-mab-a24-row2")
     r = audit_mechanism(sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=round(1e6 * sc.samples_factor), seed=0,
                         expected=sc.expected, sequential=True)

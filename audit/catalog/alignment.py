@@ -1,8 +1,8 @@
-"""Fixtures for the alignment paper's mechanisms (spec part B) and their scenarios.
+"""Fixtures for the alignment paper's mechanisms and their scenarios.
 
-Worst pairs of spec B.2 and E.4: for Algorithm 2, a record whose covariance term has the
+Worst pairs: for Algorithm 2, a record whose covariance term has the
 largest Frobenius norm (‖x‖ = 2L) zeroed out, or replaced by the same record along an
-orthogonal direction (swap).  For Algorithm 1, spec B.1.3's sanity fixture (d = 1, 50
+orthogonal direction (swap).  For Algorithm 1, a sanity fixture for the χ-bound (d = 1, 50
 comparisons at x = 2 with 45 labelled 1, add (x = 2, y = 0)) and its d-dimensional analogue.
 """
 
@@ -49,7 +49,7 @@ def covariance_pair(kind: str, relation: str, n: int = 20, d: int = 2, seed: int
 
 
 def mle_pair_1d() -> Pair:
-    """Spec B.1.3's sanity fixture: 50 comparisons at x = 2, 45 labelled 1; D′ adds (x = 2, y = 0)."""
+    """The χ-bound's sanity fixture: 50 comparisons at x = 2, 45 labelled 1; D′ adds (x = 2, y = 0)."""
     d = preferences(np.full((50, 1), 2.0), [1] * 45 + [0] * 5)
     return Pair(d, d.add({"x": [2.0], "y": 0}), "add (x = 2, y = 0) to 50 comparisons at x = 2 (45 labelled 1)")
 
@@ -74,13 +74,13 @@ def mle(kind: str, calibration: str = "paper", relation: str = "add-remove", **o
 
 
 def scenarios() -> list[Scenario]:
-    """The default suite's fixtures for align/* (claims.md), with spec B.2's verdicts."""
+    """The default suite's fixtures for align/*, with Algorithm 2's exact verdicts."""
     tight = {"align/alg2-tight": "pass"}
     out = [
         Scenario("align-alg2-swap", covariance("pairwise"), covariance_pair("pairwise", "swap"),
                  {"align/alg2-printed": "violation", **tight}, samples_factor=10,
                  about="Algorithm 2 as printed, eps = 1, delta = 1e-6, swap x -> x' orthogonal, norm 2L: "
-                       "claim (0.5, 5e-7), tight eps 0.819 (spec B.2)"),
+                       "claim (0.5, 5e-7), tight eps 0.819 (Balle-Wang curve)"),
         Scenario("align-alg2-zero-out", covariance("pairwise"), covariance_pair("pairwise", "zero-out"),
                  {"align/alg2-printed": "exact-violation", **tight},
                  samples_factor=0.5,
@@ -88,32 +88,32 @@ def scenarios() -> list[Scenario]:
         Scenario("align-alg2-tight", covariance("pairwise", "tight"), covariance_pair("pairwise", "swap"),
                  {"align/alg2-corrected": "pass", **tight},
                  samples_factor=0.5,
-                 about="Algorithm 2 with sigma calibrated on the exact curve for swap (spec B.2 fix)"),
+                 about="Algorithm 2 with sigma calibrated on the exact curve for swap (Lemma A.7 fixed)"),
         Scenario("align-kwise-cov", covariance("kwise"), covariance_pair("kwise", "zero-out"),
                  {"align/kwise-cov": "pass", **tight},
                  samples_factor=0.5,
-                 about="K = 4 rankings, Lemma B.5's sigma (K^6): holds, over-noised (spec B.2 variants)"),
+                 about="K = 4 rankings, Lemma B.5's sigma (K^6): holds, over-noised"),
         Scenario("align-trajectory-cov", covariance("trajectory"), covariance_pair("trajectory", "zero-out"),
                  {"align/trajectory-cov": "pass", **tight},
                  samples_factor=0.5,
-                 about="H = 3 trajectories, Lemma C.5's sigma (H^4): holds, over-noised (spec B.2 variants)"),
+                 about="H = 3 trajectories, Lemma C.5's sigma (H^4): holds, over-noised"),
         Scenario("align-trajectory-h1-cov", covariance("trajectory", H=1),
                  covariance_pair("trajectory", "zero-out", H=1),
                  {"align/trajectory-cov": "exact-violation", **tight},
                  samples_factor=0.5,
-                 about="H = 1 trajectories: Lemma C.5 is violated like Lemma A.7 (spec B.2 variants)"),
+                 about="H = 1 trajectories: Lemma C.5 is violated like Lemma A.7"),
         Scenario("align-alg1-paper", mle("pairwise"), mle_pair("pairwise"),
                  {"align/alg1-printed": "pass", "align/alg1-chi": "pass"}, samples_factor=0.2,
                  about="Algorithm 1 as printed (C = 1), d = 2, remove a norm-2L record: UNVERIFIED, no counterexample"),
         Scenario("align-alg1-instantiated", mle("pairwise", "instantiated"), mle_pair("pairwise"),
                  {"align/alg1-instantiated": "pass", "align/alg1-chi": "pass"}, samples_factor=0.1,
-                 about="spec B.1.4 instantiation for add/remove, (eps/2, delta/2) = (0.5, 5e-7)"),
+                 about="dpaudit's instantiation of Algorithm 1 for add/remove, (eps/2, delta/2) = (0.5, 5e-7)"),
         Scenario("align-alg1-instantiated-swap", mle("pairwise", "instantiated", "swap"), mle_pair("pairwise", "swap"),
                  {"align/alg1-instantiated": "pass", "align/alg1-chi": "pass"}, samples_factor=0.1,
-                 about="spec B.1.4 instantiation for swap, orthogonal norm-2L records"),
+                 about="dpaudit's instantiation of Algorithm 1 for swap, orthogonal norm-2L records"),
         Scenario("align-alg1-exact-1d", mle("pairwise", lambda_r=8.55, output_noise=False), mle_pair_1d(),
                  {"align/alg1-chi": "pass"}, samples_factor=0.2,
-                 about="spec B.1.3 sanity fixture, d = 1, exact minimiser, lambda_R = 8.55 (the d = 10 value, so not "
+                 about="chi-bound sanity fixture, d = 1, exact minimiser, lambda_R = 8.55 (the d = 10 value, so not "
                        "Algorithm 1 as printed): the chi-bound against the exact curve by change of variables"),
     ]
     release = PrivateAlignment(mle("pairwise"), covariance("pairwise"))
@@ -137,8 +137,8 @@ ERRATA_FACTOR = 3200
 
 def errata() -> list[Scenario]:
     """``--suite errata``: Lemma A.7 (``align/alg2-printed``) under zero-out and Lemma C.5
-    (``align/trajectory-cov``) at H = 1, refuted from samples alone (spec B.2: tight ε(δ/2) = 0.566 vs
-    0.5); the white box's verdict is reported beside, not deciding."""
+    (``align/trajectory-cov``) at H = 1, refuted from samples alone (tight ε(δ/2) = 0.566 vs
+    0.5 at ε = 1, δ = 1e-6); the white box's verdict is reported beside, not deciding."""
     tight = {"align/alg2-tight": "pass"}
     return [
         Scenario("align-alg2-zero-out", covariance("pairwise"), covariance_pair("pairwise", "zero-out"),
@@ -157,10 +157,10 @@ def extended() -> list[Scenario]:
     out = [
         Scenario("align-kwise-mle", mle("kwise", "instantiated"), mle_pair("kwise", n=10),
                  {"align/alg1-instantiated": "pass", "align/alg1-chi": "pass"}, samples_factor=0.05,
-                 about="Algorithm 1 on K = 4 rankings, spec B.1.4 instantiation (lambda 24, sigma_b 118.6)"),
+                 about="Algorithm 1 on K = 4 rankings, dpaudit's instantiation (lambda 24, sigma_b 118.6)"),
         Scenario("align-trajectory-mle", mle("trajectory", "instantiated"), mle_pair("trajectory"),
                  {"align/alg1-instantiated": "pass", "align/alg1-chi": "pass"}, samples_factor=0.1,
-                 about="Algorithm 1 on H = 3 trajectories, spec B.1.4 instantiation (lambda 67.6, sigma_b 103.3)"),
+                 about="Algorithm 1 on H = 3 trajectories, dpaudit's instantiation (lambda 67.6, sigma_b 103.3)"),
         Scenario("align-alg2-swap-1e-10", covariance("pairwise", delta=1e-10), covariance_pair("pairwise", "swap"),
                  {"align/alg2-printed": "violation", "align/alg2-tight": "pass"}, samples_factor=100,
                  about="Algorithm 2 as printed, eps = 1, delta = 1e-10, swap: claim (0.5, 5e-11), tight eps 0.876"),
@@ -228,14 +228,15 @@ def _mle(model: str = "pairwise", K: int = 4, H: int = 3, **params: Any) -> Priv
     return PrivateMLE(record_model(model, K=K, H=H), **params)
 
 
-# --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
+# --- the claim registry: one entry per claim id this family's mechanisms emit ---
 
 DOCUMENTS = (
     Document(key="alignment paper",
              reference="Anonymous, AI alignment with provable protection of human judgements, "
                        "paper under double-blind review"),
-    Document(key="dpaudit spec",
-             reference="dpaudit specification of mechanisms and bounds (corrected statements proved there), 2026"),
+    Document(key="dpaudit",
+             reference="dpaudit's own corrected statements and reference curves: each registry entry states "
+                       "the bound and its proof (python -m dpaudit list NAME)"),
 )
 
 _PAPER_PREMISES = ("ε ≤ 1", "δ ≤ 1/n²")
@@ -249,24 +250,27 @@ CLAIMS = (
                     "α = 2Cγ√(d log(1/δ) log(1/η_f))/(εn): θ̃ is (ε/2, δ/2)-DP",
           relations=_MLE_RELATIONS, status="unverified",
           reason="The cited theorems' constants could not be checked and σ_b is calibrated to L, not the Lipschitz "
-                 "constant 2L. dpaudit's accounting (specification, §B.1.3) certifies it for an exact minimiser under "
+                 "constant 2L. dpaudit's χ-bound (align/alg1-chi) certifies it for an exact minimiser under "
                  "add/remove when C ≥ 1, but only δ ≈ 1.5e-4 for an approximate one and δ(0.5) ≤ 1.1e-3 under swap; "
                  "no counterexample is known (at d = 1, C = 0.9 fails only with n ≈ 1.8e6, outside δ ≤ 1/n²).",
           premises=(*_PAPER_PREMISES, "0 < β_opt < 1/n", "C, the constant of Lemma A.9 (its value is not given)")),
-    Claim(id="align/alg1-instantiated", document="dpaudit spec",
-          where="dpaudit specification, §B.1.4 (provably private instantiation)",
+    Claim(id="align/alg1-instantiated", document="dpaudit",
+          where="provably private instantiation of the alignment paper's Algorithm 1",
           statement="ε_J = ε_A/4, ε_G = ε_A/2, ε_out = ε_A/8; λ_R = β_s/(e^{ε_J} − 1) (or τ/ε_J); σ_b from the "
                     "χ-bound, ν from δ_Gauss; solve over ℝ^d to accuracy r0: (ε_A, δ_A) = (ε/2, δ/2)",
           relations=_MLE_RELATIONS, status="corrected",
-          reason="Proved in the dpaudit specification (objective perturbation by change of variables, the χ-bound, "
-                 "output noise by the weak triangle inequality); the split certifies exactly (ε_A, δ_A).",
+          reason="Proof: objective perturbation by change of variables (the χ-bound of align/alg1-chi) and "
+                 "output noise by the weak triangle inequality for hockey-stick divergences; the split certifies "
+                 "exactly (ε_A, δ_A).",
           premises=("unconstrained minimisation over ℝ^d, stopped at parameter accuracy r0",
                     "σ_b and ν calibrated for the audited relation (a swap calibration covers add/remove)")),
-    Claim(id="align/alg1-chi", document="dpaudit spec", where="dpaudit specification, §B.1.3 (χ-bound)",
+    Claim(id="align/alg1-chi", document="dpaudit", where="χ-bound of objective perturbation (Algorithm 1)",
           statement="exact minimiser: δ(ε) ≤ E_{ρ∼χ_k}[(1 − e^{ε − ε_J − μ²/2 − μρ})_+], μ = D_g/σ_b; "
                     "approximate minimiser: (ε1 + 2ε2, e^{ε2}δ1 + (1 + e^{ε1 + ε2})δ2), δ2 = δ_Gauss(ε2; r/ν)",
           relations=_MLE_RELATIONS, status="corrected",
-          reason="Proved in the dpaudit specification by change of variables; on the d = 1 fixture it bounds the "
+          reason="Proof: by change of variables b_D(θ) = −Σ∇ℓ_i(θ) − λ_Rθ, the loss is at most ε_J + μ²/2 + μρ "
+                 "with ρ ∼ χ_k; the approximate case adds output noise by the weak triangle inequality. On the d = 1 "
+                 "fixture it bounds the "
                  "exact curve (0.12 vs 1.3e-2 at ε = 0.05).",
           premises=("unconstrained minimisation over ℝ^d",
                     "per record ‖∇ℓ_i‖ ≤ L_g and a PSD Hessian of rank ≤ k0 (trace ≤ τ)")),
@@ -275,17 +279,17 @@ CLAIMS = (
           statement="Σ̃_D = Σ_D + G, G with i.i.d. N(0, σ²) entries, σ² = 64 log(1/δ)L⁴/(ε²n²): (ε/2, δ/2)-DP",
           relations=_COV_RELATIONS, status="refuted",
           reason="The Dwork–Roth condition needs 2 log(1.25/δ), and swap (the paper's \"differ in one item\") "
-                 "doubles the variance needed. Witness (dpaudit specification, §B.2): ε = 1, δ = 1e-6, a norm-2L "
+                 "doubles the variance needed. Witness: ε = 1, δ = 1e-6, a norm-2L "
                  "record zeroed out or swapped for an orthogonal one: exact ε(δ/2) = 0.566 (zero-out) and 0.819 "
                  "(swap) vs claimed 0.5.",
           premises=_PAPER_PREMISES),
-    Claim(id="align/alg2-tight", document="dpaudit spec",
-          where="dpaudit specification, §B.2 (tight curve; Balle & Wang 2018, Theorem 8)",
+    Claim(id="align/alg2-tight", document="dpaudit",
+          where="tight curve of Algorithm 2 (Balle & Wang 2018, Theorem 8)",
           statement="ε(δ/2) of δ_Gauss(ε; μ) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), μ = Δ_F/σ for the worst pair",
           relations=_COV_RELATIONS, status="reference",
           reason="Exact: the release is a Gaussian mechanism on vec Σ_D, (ε, δ)-DP if and only if "
                  "δ ≥ δ_Gauss(ε; Δ_F/σ), with the Frobenius sensitivity of the record type and relation."),
-    Claim(id="align/alg2-corrected", document="dpaudit spec", where="dpaudit specification, §B.2 (fix)",
+    Claim(id="align/alg2-corrected", document="dpaudit", where="corrected calibration of Algorithm 2 (Lemma A.7 fixed)",
           statement="σ = Δ_F/μ⋆ with δ_Gauss(ε/2; μ⋆) = δ/2 for the target relation: (ε/2, δ/2)-DP",
           relations=_COV_RELATIONS, status="corrected",
           reason="Exact by the Balle–Wang curve; a swap calibration also covers zero-out, and symmetrising G keeps "
@@ -296,12 +300,12 @@ CLAIMS = (
           relations=_COV_RELATIONS, status="proven",
           reason="Holds, over-noised, although its sensitivity 4K³L²/n is not the true 2KL²/((K − 1)n): σ is at "
                  "least 3 times the classical calibration for (ε/2, δ/2) for every K ≥ 2 (n ≥ 2), zero-out or swap "
-                 "(exact ε(δ/2) = 0.0042 and 0.0062 at K = 4, ε = 1, δ = 1e-6, vs 0.5; dpaudit specification, §B.2).",
+                 "(exact ε(δ/2) = 0.0042 and 0.0062 at K = 4, ε = 1, δ = 1e-6, vs 0.5).",
           premises=_PAPER_PREMISES),
     Claim(id="align/trajectory-cov", document="alignment paper", where="Lemma C.5 (Algorithm 2 on trajectories)",
           statement="σ² = 64 log(1/δ)H⁴L⁴/(ε²n²): the trajectory covariance is (ε/2, δ/2)-DP",
           relations=_COV_RELATIONS, status="refuted",
-          reason="At H = 1 it is Lemma A.7 and fails the same way (dpaudit specification, §B.2): ε = 1, δ = 1e-6, "
+          reason="At H = 1 it is Lemma A.7 and fails the same way: ε = 1, δ = 1e-6, "
                  "exact ε(δ/2) = 0.566 (zero-out) and 0.819 (swap) vs 0.5. For H ≥ 2 it holds, over-noised (H = 3: "
                  "0.176 and 0.254); its proof is copied from the K-wise case.",
           premises=_PAPER_PREMISES),
@@ -314,13 +318,13 @@ CLAIMS = (
                  "(ε = 1, δ = 1e-6, exact minimiser): it holds at d = 1; at d = 2 under swap δ_pair(1.0) = 1.03e-6 "
                  "> 1e-6 needs about 8.8e5 records, outside δ ≤ 1/n² (the best within it is 7.3e-7).",
           premises=(*_PAPER_PREMISES, "0 < β_opt < 1/n")),
-    Claim(id="align/thm41-composed", document="dpaudit spec",
-          where="dpaudit specification, §B.3 (tight check of the pair)",
+    Claim(id="align/thm41-composed", document="dpaudit",
+          where="tight check of the released pair (Theorem 4.1)",
           statement="ε_pair(δ) of Algorithm 1's χ-bound composed with Algorithm 2's exact Gaussian curve "
                     "(privacy-loss distributions composed; any record type)",
           relations=_COV_RELATIONS, status="corrected",
           reason="An upper bound: composition of the dominating privacy-loss distribution of the objective "
-                 "perturbation and the exact one of the covariance release (dpaudit specification, §B.3).",
+                 "perturbation and the exact one of the covariance release.",
           premises=("exact minimiser",)),
     Claim(id="align/kwise", document="alignment paper",
           where="Theorem 4.3 (K-wise rankings, basic composition)",

@@ -259,7 +259,7 @@ def tightness() -> list[TightnessCase]:
                           ceiling=gauss_ceiling)]
 
 
-# --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
+# --- the claim registry: one entry per claim id this family's mechanisms emit ---
 
 DOCUMENTS = (
     Document(key="Dwork & Roth (2014)",

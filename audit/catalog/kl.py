@@ -4,11 +4,11 @@ the linear bandit (eq. 10), RLHF with the Bradley–Terry MLE (eq. 11) and the �
 The default suite holds every ``kl-mab/*``, ``kl-linear/*``, ``kl-rlhf/*``, ``kl/repeated-T`` and
 ``kl/inexact`` fixture of the claims table: valid claims must pass on the worst pair that
 :func:`dpaudit.neighbors.search.worst_pair` finds, and the printed approximate statements of Theorems 1–4
-and Corollaries 1–3, and Proposition 1's swap claim for RLHF, must be caught on the witnesses of
-spec A.2.4, A.3.3 and A.4.2 (A.2.4 row 2 only by the white box at the default budget: from samples
+and Corollaries 1–3, and Proposition 1's swap claim for RLHF, must be caught on explicit witness pairs (the
+bandit's "row 2" only by the white box at the default budget: from samples
 it needs about 5e9 per side, which ``--suite errata`` spends, drawn as counts).  ``kl-inexact-delta``
 runs the §4.4 inexact policy over an approximate base claim that holds, where the printed δ is too
-small and only e^ε̂ δ holds (spec A.5).
+small and only e^ε̂ δ holds.
 """
 
 from __future__ import annotations
@@ -65,11 +65,13 @@ def _linear_a33(lambda0: float) -> Scenario:
     mech = KLLinearBandit(((1.0,), (0.0,)), ridge=1.0, beta0=1.0, eta=5e-4, lambda0=lambda0)
     return Scenario(f"kl-linear-a33-{lambda0:g}", mech, Pair(log, log.remove(0), "remove a reward-1 point (phi = 1)"),
                     {"kl-linear/thm2-pure": "pass", "kl-linear/thm2-approx": "violation"},
-                    about=f"spec A.3.3, lambda0 = {lambda0:g}: 99 points phi = 1, ten with reward 1; exact delta 0.50")
+                    about=f"Theorem 2 approximate part, lambda0 = {lambda0:g}: 99 points phi = 1, ten with reward 1; "
+                          "exact delta 0.50")
 
 
 def _rlhf_approx_mechanism(lambda0: float) -> tuple[KLRLHF, Dataset]:
-    """Spec A.4.2's approximate fixture: 100 comparisons z = 2, 57 labelled 1, π0 making π̃(a1; D) = 1/2."""
+    """The approximate label-DP fixture: d = 1, actions φ ∈ {1, 0}, 100 comparisons z = 2, 57 labelled 1,
+    π0 making π̃(a1; D) = 1/2."""
     log = comparisons(np.full((100, 1), 2.0), [1] * 57 + [0] * 43)
     probe = KLRLHF(((1.0,), (0.0,)), ridge=1.0, beta0=3.0, eta=2e-3)
     u = probe.utility(log) / probe.eta
@@ -83,7 +85,7 @@ def _rlhf_approx(lambda0: float) -> Scenario:
                                                                "label-flip"),
                     {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-approx": "violation",
                      "kl-rlhf/thm3-label-corrected": "pass"},
-                    about=f"spec A.4.2 approximate label DP, lambda0 = {lambda0:g}: exact delta about 0.5")
+                    about=f"Theorem 3 approximate label DP, lambda0 = {lambda0:g}: exact delta about 0.5")
 
 
 def _rlhf_approx_addremove(lambda0: float) -> Scenario:
@@ -92,7 +94,7 @@ def _rlhf_approx_addremove(lambda0: float) -> Scenario:
                     Pair(log, log.remove(0), "remove a label-1 comparison (100 -> 99, 57 -> 56 labelled 1)"),
                     {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-approx": "violation",
                      "kl-rlhf/thm4-addremove-corrected": "pass"},
-                    about=f"Theorem 4's approximate part on spec A.4.2's approximate fixture, lambda0 = {lambda0:g}: "
+                    about=f"Theorem 4's approximate part on the approximate label-DP fixture, lambda0 = {lambda0:g}: "
                           "claimed (0.66, 1.2e-6), exact delta 0.48")
 
 
@@ -112,7 +114,8 @@ def _linear_cor2_approx() -> Scenario:
 
 
 def _inexact_delta() -> Scenario:
-    """kl/inexact over an approximate base claim that holds and is tight: the corrected A.2.4 statement.
+    """kl/inexact over an approximate base claim that holds and is tight: the corrected approximate
+    statement of Theorem 1.
 
     Arm b is empty in D and D′ adds (b, R): its weight under D′ is exactly w_b, so δ_c = π̃(b; D′) is
     the pair's exact δ.  Two mirror-ascent steps flatten the policy, π̂(b; D′) > π̃(b; D′), so the
@@ -124,12 +127,13 @@ def _inexact_delta() -> Scenario:
                                                       base_claim="kl-mab/thm1-approx-corrected"),
                     Pair(log, log.add({"action": 0, "reward": 1.0}), "add (b, R): b empty, a = 5 zeros, c = 50 ones"),
                     {"kl/inexact": "not-applicable", "kl/inexact-corrected": "pass"},
-                    about="inexact policy over the corrected A.2.4 claim (1.59, 0.077): the printed delta is too small "
+                    about="inexact policy over the corrected Theorem 1 claim (1.59, 0.077): the printed delta is "
+                          "too small "
                           "(exact 0.108 > 0.077), e^eps_hat delta = 0.14 holds")
 
 
 def _canon10() -> Dataset:
-    """Spec A.4.2's canonical family at n = 10: comparisons z = 2, five labelled 1."""
+    """The canonical RLHF family at n = 10: d = 1, comparisons z = 2 (φ = ±1), five labelled 1."""
     return comparisons(np.full((10, 1), 2.0), [1] * 5 + [0] * 5)
 
 
@@ -139,7 +143,8 @@ def _rlhf_label() -> Scenario:
                     Pair(canon10, canon10.flip(0), "flip one label 1 -> 0 (k 5 -> 4)", "label-flip"),
                     {"kl-rlhf/thm3-label": "violation", "kl-rlhf/thm3-label-corrected": "pass",
                      "kl-rlhf/cor3-label": "violation"},
-                    about="spec A.4.2 canonical family, n = 10, k 5 -> 4, uniform pi0, eta = 0.1 (exact 3.38 vs 1.25); "
+                    about="canonical family (d = 1, z = 2), n = 10, k 5 -> 4, uniform pi0, eta = 0.1 "
+                          "(exact 3.38 vs 1.25); "
                           "Corollary 3 at the smallest admissible k1 = n/(d(lambda_min - lambda)) = 1/4 equals "
                           "Theorem 3")
 
@@ -150,12 +155,12 @@ def _rlhf_swap() -> Scenario:
                     Pair(canon10, canon10.replace(0, {"z": [2.0], "label": 0}),
                          "replace (z = 2, y = 1) by (z = 2, y = 0): k 5 -> 4", "swap"),
                     {"kl-rlhf/prop1-swap": "violation", "kl-rlhf/prop1-swap-corrected": "pass"},
-                    about="spec A.4.2: a label flip is also a swap; Proposition 1 on Theorem 4 gives 2 eps0 = 1.25 "
+                    about="a label flip is also a swap; Proposition 1 on Theorem 4 gives 2 eps0 = 1.25 "
                           "(exact 3.38; eps_sup/2eps0 = 3.24 at n = 10)")
 
 
 def kl_paper_scenarios() -> list[Scenario]:
-    """The fixtures of claims.md for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
+    """The fixtures for kl-linear/*, kl-rlhf/*, kl/repeated-T and kl/inexact."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
     mab_pair = _kl_search(kl, "add-remove")
     empty = linear_log([], [], d=1)
@@ -169,7 +174,7 @@ def kl_paper_scenarios() -> list[Scenario]:
         Scenario("kl-linear-tight", tight,
                  Pair(empty, empty.add({"phi": [1.0], "reward": 1.0}), "add (phi = 1, r = R) to the empty log"),
                  {"kl-linear/thm2-pure": "pass"},
-                 about="spec A.3.2 tight family: n = 0 -> 1, lambda = 100, beta0 = 0 (exact/claim about 0.98)"),
+                 about="Theorem 2 tight family: n = 0 -> 1, lambda = 100, beta0 = 0 (exact/claim about 0.98)"),
         Scenario("kl-linear-random", lin_mech, lin_pair, {"kl-linear/thm2-pure": "pass", "kl-linear/cor2-pure": "pass"},
                  about="random linear log (d = 2, n = 30), worst add/remove pair by feature search"),
         _linear_a33(1.6e5), _linear_a33(4e4), _linear_a33(1e4), _linear_cor2_approx(),
@@ -180,7 +185,7 @@ def kl_paper_scenarios() -> list[Scenario]:
         Scenario("kl-rlhf-addremove", KLRLHF(plus_minus, ridge=1.0, beta0=0.01, eta=0.1, pi0=(1e-3, 1 - 1e-3)),
                  Pair(canon11, canon11.remove(10), "D = n = 10, k = 5 plus (z = 2, y = 0); D' removes it"),
                  {"kl-rlhf/thm4-addremove": "violation", "kl-rlhf/thm4-addremove-corrected": "pass"},
-                 about="spec A.4.2 canonical family, add (z = 2, y = 0), eta = 0.1"),
+                 about="canonical family (d = 1, z = 2), add (z = 2, y = 0), eta = 0.1"),
         _rlhf_swap(),
         _rlhf_approx(1e4), _rlhf_approx(2500), _rlhf_approx(625), _rlhf_approx_addremove(1e4),
         Scenario("kl-repeated-T", RepeatedSampling(kl, 10), mab_pair,
@@ -194,7 +199,8 @@ def kl_paper_scenarios() -> list[Scenario]:
 
 
 def _a24_row2() -> tuple[KLBandit, Pair]:
-    """Spec A.2.4 row 2: b = {1, 0}, c has 1e4 rewards 0.081736; remove (b, 1).  Claimed (20.30, 2.5e-3)."""
+    """Witness row 2 against Theorem 1's approximate part: b = {1, 0}, c has 1e4 rewards 0.081736;
+    remove (b, 1).  Claimed (20.30, 2.5e-3)."""
     row2 = bandit_log([[1.0, 0.0], [0.081736] * 10_000])
     return (KLBandit(2, eta=0.002, beta0=0.6, n0=100, k=100),
             Pair(row2, row2.remove(0), "remove (b, 1): b = {1, 0}, c has 1e4 rewards 0.081736"))
@@ -204,7 +210,7 @@ def errata() -> list[Scenario]:
     """``--suite errata``: one witness per refuted printed claim of the KL paper, each with the budget its
     refutation from samples needs (run sequentially, so it stops once certified).
 
-    A.2.4 row 2 (``kl-mab/thm1-approx``, ``kl-mab/cor1``): P[b] = 1/2 under D and about 1e-147 under D′,
+    Witness row 2 (``kl-mab/thm1-approx``, ``kl-mab/cor1``): P[b] = 1/2 under D and about 1e-147 under D′,
     so the event {b} certifies at most log((1/2 − δ)·n / log(2/α)) ≈ log(0.4975 n / 3.69) at 95 %
     (k = 0 under D′); refuting 20.30 needs n ≈ 4.8e9 per side in one look, ≈ 5.8e9 at the last look
     of the sequential rule (α/2): the bandit hands back draws as counts, so 6e9 per side cost seconds.
@@ -213,14 +219,16 @@ def errata() -> list[Scenario]:
                     {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "violation", "kl-mab/cor1": "violation",
                      "kl-mab/thm1-approx-corrected": "pass"},
                     samples_factor=6000,
-                    about="spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuted from 6e9 samples "
+                    about="Theorem 1 witness row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuted from 6e9 "
+                          "samples "
                           "per side, drawn as counts")
     return [row2, _linear_a33(1.6e5), _linear_cor2_approx(), _rlhf_label(), _rlhf_approx(1e4),
             _rlhf_approx_addremove(1e4), _rlhf_swap()]
 
 
 def mab_scenarios() -> list[Scenario]:
-    """The KL bandit's fixtures: worst add/remove and swap pairs, and the A.2.4 witnesses."""
+    """The KL bandit's fixtures: worst add/remove and swap pairs, and the witnesses against Theorem 1's
+    approximate part."""
     kl = KLBandit(3, eta=0.25, beta0=0.5, reward_range=1.0, pi0=(0.02, 0.49, 0.49))
     row3 = bandit_log([[1.0], [0.067345] * 3000])
     row1 = bandit_log([[], [0.0] * 1_000_000])
@@ -233,18 +241,18 @@ def mab_scenarios() -> list[Scenario]:
                  Pair(row3, row3.remove(0), "remove (b, 1): b = {1}, c has 3000 rewards 0.067345"),
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
-                 about="spec A.2.4 row 3: claimed (4.03, 3.4e-4), exact delta 0.50"),
+                 about="Theorem 1 witness row 3: claimed (4.03, 3.4e-4), exact delta 0.50"),
         Scenario("kl-mab-a24-row2", *_a24_row2(),
                  {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "exact-violation",
                   "kl-mab/cor1": "exact-violation", "kl-mab/thm1-approx-corrected": "pass"},
                  samples_factor=0.1,
-                 about="spec A.2.4 row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuting it from samples "
+                 about="Theorem 1 witness row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuting it from samples "
                        "needs about 2.4e9 per side, so the white box catches it"),
         Scenario("kl-mab-a24-row1", KLBandit(2, eta=0.003, beta0=0.7, n0=100, k=10_000),
                  Pair(row1, row1.add({"action": 0, "reward": 1.0}), "add (b, 1): b empty, c has 1e6 rewards 0"),
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
-                 samples_factor=5, about="spec A.2.4 row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
+                 samples_factor=5, about="Theorem 1 witness row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
     ]
 
 
@@ -294,14 +302,15 @@ def bench() -> list[BenchCase]:
     ]
 
 
-# --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
+# --- the claim registry: one entry per claim id this family's mechanisms emit ---
 
 DOCUMENTS = (
     Document(key="KL paper",
              reference="Y. Zhang, L. Shi, K. Panaganti, J. Ziani and A. Wierman, KL-regularization Itself is "
                        "Differentially Private in Bandits and RLHF, arXiv preprint arXiv:2505.18407, 2025"),
-    Document(key="dpaudit spec",
-             reference="dpaudit specification of mechanisms and bounds (corrected statements proved there), 2026"),
+    Document(key="dpaudit",
+             reference="dpaudit's own corrected statements and reference curves: each registry entry states "
+                       "the bound and its proof (python -m dpaudit list NAME)"),
 )
 
 _MAB = ("rewards in [0, R]",)
@@ -313,7 +322,7 @@ CLAIMS = (
     Claim(id="kl-mab/thm1-pure", document="KL paper", where="Theorem 1, eq. (9)",
           statement="ε0(D) = (4R/(N_min − 1) + β0/(N_min − 1)^{3/2})/η, N_min = min_a N(a; D)",
           relations=("add-remove",), status="proven",
-          reason="Re-proved in the dpaudit specification (§A.2.2): the exact supremum over neighbours, rewards and "
+          reason="Re-proved by dpaudit: the exact supremum over neighbours, rewards and "
                  "π0, ε⋆(D) = (R/N_min + β0(1/√(N_min − 1) − 1/√N_min))/η, is below ε0(D)/2; the largest ratio "
                  "over 4000 random logs is 0.331.",
           premises=("min_a N(a; D) > 1", *_MAB)),
@@ -321,15 +330,15 @@ CLAIMS = (
           where="Proposition 1 (first part) applied to Theorem 1, eq. (9)",
           statement="swap neighbours: 2ε0(D), ε0 of eq. (9)",
           relations=("swap",), status="proven",
-          reason="A swap changes at most two arms, each utility by at most η ε⋆(D) (§A.2.2 of the dpaudit "
-                 "specification), so the pair loss is at most 2ε⋆(D) < ε0(D); the largest ratio found is 0.289.",
+          reason="A swap changes at most two arms, each utility by at most η ε⋆(D) (the exact supremum "
+                 "of kl-mab/thm1-pure), so the pair loss is at most 2ε⋆(D) < ε0(D); the largest ratio found is 0.289.",
           premises=("min_a N(a; D) > 1", *_MAB)),
     Claim(id="kl-mab/thm1-approx", document="KL paper", where="Theorem 1 (approximate part), eq. (12)",
           statement="for any N0 > 0: ε = (4R/N0 + β0/N0^{3/2})/η, "
                     "δ = |A| e^ε exp((β0/η)(1/√(max_a N(a; D)) − 1/√N0))",
           relations=("add-remove",), status="refuted",
           reason="Eq. (12) ignores a poorly covered arm with a high empirical reward or a large π0. Witness "
-                 "(dpaudit specification, §A.2.4, row 3): arms b = {1} and c = 3000 rewards 0.067345, remove (b, 1), "
+                 "(row 3): arms b = {1} and c = 3000 rewards 0.067345, remove (b, 1), "
                  "β0 = 0.95, η = 0.001, N0 = 1000: claimed (4.03, 3.4e-4), exact δ(4.03) = 0.50.",
           premises=("N0 > 0", *_MAB)),
     Claim(id="kl-mab/cor1", document="KL paper", where="Corollary 1 (N0 = max_a N(a; D)/k)",
@@ -337,17 +346,18 @@ CLAIMS = (
                     "δ = |A| exp(4kR/N_max − (β0/η)((√k − 1)/√N_max − k^{3/2}/N_max^{3/2})) as printed",
           relations=("add-remove",), status="refuted",
           reason="Theorem 1's approximate part at N0 = N_max/k, and its printed δ also lacks 1/η on 4kR/N_max. "
-                 "Witnesses (dpaudit specification, §A.2.4): row 3 (k = 3) claims (4.03, 6.3e-6), exact δ = 0.50; "
+                 "Witnesses: row 3 (k = 3) claims (4.03, 6.3e-6), exact δ = 0.50; "
                  "row 1 (k = 10⁴) claims (13.57, 2.4e-10), exact δ = 1.00.",
           premises=("k > 0", *_MAB)),
-    Claim(id="kl-mab/thm1-approx-corrected", document="dpaudit spec",
-          where="dpaudit specification, §A.2.4 (corrected approximate statement)",
+    Claim(id="kl-mab/thm1-approx-corrected", document="dpaudit",
+          where="corrected approximate statement of the KL paper's Theorem 1",
           statement="for N0 ≥ 1: ε_c = (R/(N0 + 1) + β0(1/√N0 − 1/√(N0 + 1)))/η, δ_c = max over arms b with "
                     "N(b; D) ≤ N0 of w_b/(w_b + Σ_{a≠b} π0(a)e^{u(a;D)/η}), w_b = π0(b)e^{(R − β0/√(N(b;D) + 1))/η}",
           relations=("add-remove",), status="corrected",
-          reason="Proved in the dpaudit specification (a neighbour changes one arm: a covered arm moves by at most "
-                 "ε_c, a poorly covered arm's probability is at most the ratio); no exceedance in 34,276 random "
-                 "pairs. Vacuous on its fixtures: without coverage δ_c ≈ 1 (1.0 and 0.50 on the §A.2.4 rows) whenever "
+          reason="Proof: a neighbour changes one arm b; if N(b; D) ≥ N0 + 1 the loss is at most |Δu_b|/η ≤ ε_c, "
+                 "otherwise δ_pair(ε) ≤ |π̃(b; D) − π̃(b; D′)| and both are at most the ratio (b's weight is at "
+                 "most w_b, the others do not change); no exceedance in 34,276 random "
+                 "pairs. Vacuous on its fixtures: without coverage δ_c ≈ 1 (1.0 and 0.50 on the witness rows) whenever "
                  "R ≳ β0(1 − N_max^{-1/2}); it says something only when every arm has more than N0 records (δ_c = 0).",
           premises=("N0 ≥ 1", *_MAB), vacuous=True),
     # --- linear contextual bandit, eq. (10) ---
@@ -357,26 +367,26 @@ CLAIMS = (
           relations=("add-remove",), status="proven",
           reason="Holds (the proof's last display drops Lemma 1's factor 2; the statement keeps it): the largest "
                  "ε_sup/ε0 on random logs is 0.765, and on the n ≤ 1, large-λ family the ratio tends to 1 (0.985 at "
-                 "λ = 100), so it is asymptotically tight (dpaudit specification, §A.3.2).",
+                 "λ = 100), so it is asymptotically tight.",
           premises=("λ_min(Σ_D) > 1", "‖φ‖ ≤ 1", "rewards in [0, R]")),
     Claim(id="kl-linear/thm2-approx", document="KL paper", where="Theorem 2 (approximate part), eq. (24)",
           statement="for any λ0 > 0: ε = (the bracket of ε0)/(η√λ0), "
                     "δ = |A| e^ε exp((β0/η)(min_a ‖φ(x, a)‖_{Σ_D^{-1}} − 1/√λ0))",
           relations=("add-remove",), status="refuted",
-          reason="Eq. (24) has the flaw of eq. (12). Witness (dpaudit specification, §A.3.3): d = 1, λ = 1, 99 "
+          reason="Eq. (24) has the flaw of eq. (12). Witness: d = 1, λ = 1, 99 "
                  "points φ = 1 of which ten have reward 1, actions φ ∈ {1, 0}, uniform π0, β0 = 1, η = 5e-4, remove "
                  "a reward-1 point: at λ0 = 1.6e5 claimed (2.06, 0.106), exact δ = 0.50.",
           premises=("λ0 > 0", "λ_min(Σ_D) > 1", "‖φ‖ ≤ 1", "rewards in [0, R]")),
     Claim(id="kl-linear/cor2-pure", document="KL paper", where="Corollary 2 (pure part)",
           statement="ε0 = (k1 d/(nη))(2R(1 + √k1·d) + β0√(k1 d/n))",
           relations=("add-remove",), status="proven",
-          reason="Follows from Theorem 2's pure part under the coverage assumption (dpaudit specification, §A.3.3).",
+          reason="Follows from Theorem 2's pure part under the coverage assumption.",
           premises=("λ_min(Σ_D) ≥ 1 + n/(k1 d)", "k1 > 0", "n ≥ 1", "‖φ‖ ≤ 1", "rewards in [0, R]")),
     Claim(id="kl-linear/cor2-approx", document="KL paper", where="Corollary 2 (approximate part)",
           statement="for c ∈ (0, 1): ε = cε0, δ = |A| e^ε exp((β0/η)√(d/n)(1 − √(c k1)))",
           relations=("add-remove",), status="refuted",
           reason="Does not follow from Theorem 2 (ε = cε0 needs λ0^{-1/2} = c√(k1 d/n), not √(c k1 d/n)) and "
-                 "inherits its refuted approximate part (dpaudit specification, §A.3.3). Witness (dpaudit's exact "
+                 "inherits its refuted approximate part. Witness (dpaudit's exact "
                  "pair loss): d = 2, λ = 1, 1000 reward-0 points on e1 and two reward-1 points on e2, actions "
                  "{e2, 0}, β0 = 100, η = 1, π0 with π̃(e2; D) = 1/2, remove an e2 point, k1 = 250.5 (smallest "
                  "admissible), c = 0.05: claimed (3.40, 7.1e-4), exact δ(3.40) = 0.50.",
@@ -386,7 +396,7 @@ CLAIMS = (
           statement="ε0′ = (2 + 2e^{2B})/(η(λ_min − λ)), λ_min = λ_min(Σ_D)",
           relations=("label-flip",), status="refuted",
           reason="Loses two factors of 2 (eq. (30) ignores ‖z‖ ≤ 2; Lemma 1's attained factor 2 is omitted). "
-                 "Witness (dpaudit specification, §A.4.2): d = 1, n = 10 comparisons with z = 2, labels k = 5 → 4, "
+                 "Witness: d = 1, n = 10 comparisons with z = 2, labels k = 5 → 4, "
                  "actions ±1, λ = 1, uniform π0, η = 0.1, B = 0.203: exact ε 3.38 vs claimed 1.25 "
                  "(ε_sup/ε0′ = 3.24; 3.96 at n = 200).",
           premises=("λ_min(Σ_D) > λ", *_RLHF)),
@@ -394,7 +404,7 @@ CLAIMS = (
           statement="for λ0 > λ: ε′ = (2 + 2e^{2B})√λ_min/(η√λ0(λ_min − λ)), "
                     "δ′ = |A| e^{ε′} exp((β0/η)(min_a ‖φ(x, a)‖_{Σ_D^{-1}} − 1/√λ0))",
           relations=("label-flip",), status="refuted",
-          reason="Witness (dpaudit specification, §A.4.2): d = 1, actions φ ∈ {1, 0}, 100 comparisons with z = 2 "
+          reason="Witness: d = 1, actions φ ∈ {1, 0}, 100 comparisons with z = 2 "
                  "of which 57 are labelled 1, β0 = 3, η = 2e-3, π0 with π̃(a1; D) = 1/2, flip one label: at "
                  "λ0 = 10⁴ claimed (1.16, 2e-6), exact δ = 0.4999.",
           premises=("λ0 > λ", "λ_min(Σ_D) > λ", *_RLHF)),
@@ -402,22 +412,22 @@ CLAIMS = (
           statement="ε0′ = (2 + 2e^{2B}) k1 d/(nη)",
           relations=("label-flip",), status="refuted",
           reason="Theorem 3 under a coverage assumption; at the smallest admissible k1 it equals Theorem 3's ε0′ and "
-                 "fails with it. Witness: the canonical family of the dpaudit specification, §A.4.2 (d = 1, n = 10, "
+                 "fails with it. Witness: the canonical family (d = 1, z = 2, n = 10, "
                  "k 5 → 4, λ_min − λ = 40, k1 = 1/4, B = 0.203): ε_sup 0.405 vs claimed 0.125 at η = 1 (×3.24).",
           premises=("λ_min(Σ_D) ≥ λ + n/(k1 d)", "k1 > 0", *_RLHF)),
-    Claim(id="kl-rlhf/thm3-label-corrected", document="dpaudit spec",
-          where="dpaudit specification, §A.4.3 (corrected label bound)",
+    Claim(id="kl-rlhf/thm3-label-corrected", document="dpaudit",
+          where="corrected label bound of the KL paper's Theorem 3",
           statement="ε′_label(D) = (2/(η γ_B))·min(1, 2/√m)/√m, γ_B = 1/(2 + e^{2B} + e^{−2B}), "
                     "m = λ_min(Σ_D) − λ",
           relations=("label-flip",), status="corrected",
-          reason="Proved in the dpaudit specification (θ_D′ − θ_D = ±H̄⁻¹z_i with H̄ ⪰ γ_B M_D, leverage "
-                 "‖z‖_{M⁻¹} ≤ min(1, 2/√m), and ε ≤ (max Δu − min Δu)/η); never exceeded, tight on the canonical "
+          reason="Proof: θ_D′ − θ_D = ±H̄⁻¹z_i with H̄ ⪰ γ_B M_D (M_D = Σ z_i z_iᵀ), leverage "
+                 "‖z‖_{M⁻¹} ≤ min(1, 2/√m), and ε ≤ (max Δu − min Δu)/η; never exceeded, tight on the canonical "
                  "family (ratio 0.97 at n = 10, 0.9999 at n = 200).",
           premises=("λ_min(Σ_D) > λ", *_RLHF)),
     Claim(id="kl-rlhf/thm4-addremove", document="KL paper", where="Theorem 4 (pure add/remove DP)",
           statement="ε0 = ((1 + e^{2B})√λ_min/(λ_min − λ) + 2β0/(λ_min − 1))/(η√λ_min)",
           relations=("add-remove",), status="refuted",
-          reason="Omits Lemma 1's attained factor 2 and ‖z‖ ≤ 2. Witness (dpaudit specification, §A.4.2): the "
+          reason="Omits Lemma 1's attained factor 2 and ‖z‖ ≤ 2. Witness: the "
                  "canonical family, n = 10, k = 5, add (z = 2, y = 0), λ = 1, β0 = 0.01, B = 0.091: ε_sup 0.182 vs "
                  "claimed 0.050 at η = 1 (×3.64; up to ×3.985 in random search).",
           premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
@@ -426,17 +436,18 @@ CLAIMS = (
                     "δ = |A| e^ε exp((β0/η)(min_a ‖φ(x, a)‖_{Σ_D^{-1}} − 1/√λ0))",
           relations=("add-remove",), status="refuted",
           reason="Inherits the flaws of the pure part and of eq. (24). Witness (dpaudit's exact pair loss on the "
-                 "approximate fixture of the dpaudit specification, §A.4.2): d = 1, actions φ ∈ {1, 0}, 100 "
+                 "approximate fixture): d = 1, actions φ ∈ {1, 0}, 100 "
                  "comparisons with z = 2 of which 57 are labelled 1, β0 = 3, η = 2e-3, π0 with π̃(a1; D) = 1/2, "
                  "remove a label-1 comparison, B = 0.141: at λ0 = 10⁴ claimed (0.66, 1.2e-6), exact δ = 0.48.",
           premises=("λ0 > λ", "λ_min(Σ_D) > max(1, λ)", *_RLHF)),
-    Claim(id="kl-rlhf/thm4-addremove-corrected", document="dpaudit spec",
-          where="dpaudit specification, §A.4.3 (corrected add/remove bound)",
+    Claim(id="kl-rlhf/thm4-addremove-corrected", document="dpaudit",
+          where="corrected add/remove bound of the KL paper's Theorem 4",
           statement="ε_add/rm(D) = (1/η)[2(1 + e^{2B})·min(1, 2/√m)/√m + (β0/√λ_min(Σ_D))(1/√(1 − p_D) − 1)], "
                     "p_D = min(4/λ_min(Σ_D), 4/(4 + λ)), m = λ_min(Σ_D) − λ",
           relations=("add-remove",), status="corrected",
-          reason="Proved in the dpaudit specification (θ_L − θ_S = −(s(θ_Sᵀz_w) − y_w)H̄_L⁻¹z_w with "
-                 "s(2B)/γ_B = 1 + e^{2B}, leverage and Sherman–Morrison); never exceeded, tight on the canonical "
+          reason="Proof: θ_L − θ_S = −(s(θ_Sᵀz_w) − y_w)H̄_L⁻¹z_w for L = S ∪ {w}, with "
+                 "s(2B)/γ_B = 1 + e^{2B}, the leverage bound and Sherman–Morrison for the bonus; never exceeded, "
+                 "tight on the canonical "
                  "family (ratio 0.91 at n = 10, 0.9999 at n = 200).",
           premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
     Claim(id="kl-rlhf/prop1-swap", document="KL paper",
@@ -444,18 +455,18 @@ CLAIMS = (
           statement="swap neighbours: 2ε0(D), ε0 of Theorem 4",
           relations=("swap",), status="refuted",
           reason="Proposition 1's first part (group privacy) is valid, but Theorem 4's ε0 is too small by up to 4, "
-                 "so its double is too. Witness (dpaudit specification, §A.4.2): a label flip is also a swap; on the "
+                 "so its double is too. Witness: a label flip is also a swap; on the "
                  "canonical family (k = n/2 → n/2 − 1) the exact ε_sup exceeds 2ε0 by ×3.24, ×3.80 and ×3.96 at "
                  "n = 10, 40 and 200.",
           premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
-    Claim(id="kl-rlhf/prop1-swap-corrected", document="dpaudit spec",
-          where="Proposition 1 (first part) applied to the dpaudit specification's corrected add/remove bound (§A.4.3)",
+    Claim(id="kl-rlhf/prop1-swap-corrected", document="dpaudit",
+          where="Proposition 1 (first part) applied to the corrected add/remove bound of the KL paper's Theorem 4",
           statement="swap neighbours: 2ε_add/rm(D), ε_add/rm of kl-rlhf/thm4-addremove-corrected, with B ≥ ‖θ_MLE‖ "
                     "on D, D′ and D ∪ {z′}; the smaller of its values on D and on D′",
           relations=("swap",), status="corrected",
           reason="Group privacy over the chain D → L = D ∪ {z′} → D′: the first step is an addition to D, covered by "
                  "ε_add/rm(D); the second a removal from L, covered by ε_add/rm(L) ≤ ε_add/rm(D) since M_L ⪰ M_D "
-                 "(dpaudit specification, §A.1 Proposition 1 part 1 and §A.4.3). On the canonical family "
+                 "(KL paper, Proposition 1 part 1: group privacy of size 2). On the canonical family "
                  "(label flip k = n/2 → n/2 − 1 as a swap) ε_sup/(2ε_add/rm) = 0.81, 0.95 and 0.99 at n = 10, 40 "
                  "and 200; never exceeded on random small swap pairs (dpaudit's exact pair loss).",
           premises=("λ_min(Σ_D) > max(1, λ)", *_RLHF)),
@@ -464,25 +475,25 @@ CLAIMS = (
           statement="T actions drawn from π̃(·; D): T·ε0, ε0 the base mechanism's pure claim",
           relations=_KL_BASE, status="proven",
           reason="Basic composition (Dwork & Roth 2014, Theorem 3.16); the exact loss of T draws is T·ε_pair "
-                 "(dpaudit specification, §A.5), so it is attained wherever the base claim is.",
+                 "(the privacy loss of T independent draws adds up), so it is attained wherever the base claim is.",
           premises=("the base pure claim holds for the pair", "T independent draws from one policy")),
     Claim(id="kl/repeated-T-advanced", document="KL paper", where="§4.4 (repeated sampling, advanced composition)",
           statement="(√(2T log(1/δ′))·ε + Tε(e^ε − 1), Tδ + δ′) for any δ′ > 0",
           relations=_KL_BASE, status="proven",
-          reason="Advanced composition (Dwork & Roth 2014, Theorem 3.20). The paper prints \"kδ\" where Tδ is meant "
-                 "(dpaudit specification, §A.5); dpaudit applies it to pure base claims (δ = 0), where both agree.",
+          reason="Advanced composition (Dwork & Roth 2014, Theorem 3.20). The paper prints \"kδ\" where Tδ is meant; "
+                 "dpaudit applies it to pure base claims (δ = 0), where both agree.",
           premises=("δ′ > 0", "the base claim holds for the pair", "T independent draws from one policy")),
     Claim(id="kl/inexact", document="KL paper", where="§4.4 (inexact policy optimisation)",
           statement="(ε + 2ε̂, δ) when D∞(π̂‖π̃) ≤ ε̂ and D∞(π̃‖π̂) ≤ ε̂ on both datasets",
           relations=_KL_BASE, status="proven",
           reason="Holds for pure base claims by the triangle inequality for D∞. For δ > 0 the printed δ is wrong: "
-                 "the second parameter must be e^{ε̂}δ (kl/inexact-corrected; dpaudit specification, §A.5).",
+                 "the second parameter must be e^{ε̂}δ (kl/inexact-corrected).",
           premises=("δ = 0", "D∞ gap ≤ ε̂ in both orders on D and D′", "the base claim holds for the pair")),
-    Claim(id="kl/inexact-corrected", document="dpaudit spec",
-          where="dpaudit specification, §A.5 (inexact policy optimisation)",
+    Claim(id="kl/inexact-corrected", document="dpaudit",
+          where="corrected δ of the KL paper's §4.4 (inexact policy optimisation)",
           statement="(ε + 2ε̂, e^{ε̂}δ) when D∞(π̂‖π̃) ≤ ε̂ and D∞(π̃‖π̂) ≤ ε̂ on both datasets",
           relations=_KL_BASE, status="corrected",
-          reason="Proved in the dpaudit specification: P̂(S) ≤ e^{ε̂}P̃(S) ≤ e^{ε̂}(e^ε Q̃(S) + δ) "
+          reason="Proof: P̂(S) ≤ e^{ε̂}P̃(S) ≤ e^{ε̂}(e^ε Q̃(S) + δ) "
                  "≤ e^{ε + 2ε̂}Q̂(S) + e^{ε̂}δ.",
           premises=("D∞ gap ≤ ε̂ in both orders on D and D′", "the base claim holds for the pair")),
 )

@@ -1,7 +1,7 @@
 """Private policy optimisation (the PO slides): DP-PG with both reward conventions, the one-pass
 meta-algorithm under user-level neighbours, DP-NPG (PrivLS exponential mechanism) and DP-REBEL.
 
-The worst user-level pair of DP-PG (spec E.4): a gradient of norm G with Â = ±R.  Prompt 0
+The worst user-level pair of DP-PG: a gradient of norm G with Â = ±R.  Prompt 0
 has features ±e1, the reference μ always answers response 0 and θ_1 = (−20, 0) makes
 π_θ(1|x0) ≈ 1, so y = 0, y′ = 1 and ∇log π(0|x0) = 2e1 (norm G = 2) surely; the other
 users have constant rewards (Â = 0).  Replacing the extreme user's rewards (R, −R) by
@@ -90,7 +90,7 @@ def dppg(convention: str, epsilon: float = 4.0, T: int = 1, schedule: str = "one
 
 
 def scenarios() -> list[Scenario]:
-    """The fixtures of claims.md for po/* (spec part C), with the tight Gaussian curve beside DP-PG's claims."""
+    """The fixtures for po/*, with the tight Gaussian curve beside DP-PG's claims."""
     out = []
     # Rewards in [-R, R] break Theorem 1's premise |Â| <= R (a misuse demonstration: at 10^7 samples
     # per side the record says the samples would refute the claim); the valid convention passes.
@@ -98,7 +98,7 @@ def scenarios() -> list[Scenario]:
                                        ("po-dp-pg-advantage", "advantage", "pass", 2)):
         mech, pair = dppg(conv), population(2, 1, 0)
         out.append(Scenario(name, mech, pair, {"po/dp-pg": expect, "po/dp-pg-tight": "pass"}, samples_factor=factor,
-                            about=f"DP-PG, claimed (4, 1e-5), {conv} convention (spec C.2)",
+                            about=f"DP-PG, claimed (4, 1e-5), {conv} convention",
                             claims=tight_claims(mech, pair.d)))
     mech, pair = dppg("advantage", T=5, output="transcript"), population(2, 5, 2)
     out.append(Scenario("po-meta-one-pass", mech, pair,
@@ -128,7 +128,7 @@ def extended() -> list[Scenario]:
     the record shows the samples would refute it (tight ε 1.098)."""
     mech, pair = dppg("reward", epsilon=1.0), population(2, 1, 0)
     return [Scenario("po-dp-pg-reward-eps1", mech, pair, {"po/dp-pg": "not-applicable", "po/dp-pg-tight": "pass"},
-                     samples_factor=100, about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098 (spec C.2)",
+                     samples_factor=100, about="DP-PG, claimed (1, 1e-5), rewards in [-R, R]: tight 1.098",
                      claims=tight_claims(mech, pair.d))]
 
 
@@ -151,7 +151,7 @@ _ENV_HELP = {"env": "the policy environment as a table: features[x, y] (prompts 
              "m": "users per round", "T": "rounds", "reward_bound": "R_max, the bound on rewards or advantages",
              "learning_rate": "the policy-gradient step size",
              "candidates": "the finite candidate set the exponential mechanism chooses from",
-             "enforce_condition": "refuse candidates with ||w|| > R/G (spec C.3's condition for the claim)",
+             "enforce_condition": "refuse candidates with ||w|| > R/G (the claim needs sup |w . grad log pi| <= R)",
              "clip": "c, the clip of the squared REBEL residual", "rebel_eta": "η of the REBEL regression"}
 
 
@@ -163,14 +163,15 @@ def _with_env(cls: type):
     return build
 
 
-# --- the claim registry (spec/claims.md): one entry per claim id this family's mechanisms emit ---
+# --- the claim registry: one entry per claim id this family's mechanisms emit ---
 
 DOCUMENTS = (
     Document(key="PO slides",
              reference="Private policy optimization, slides (title, authors and date not given on the slides): a "
                        "meta-algorithm for differentially private policy optimization, DP-PG, DP-NPG and DP-REBEL"),
-    Document(key="dpaudit spec",
-             reference="dpaudit specification of mechanisms and bounds (corrected statements proved there), 2026"),
+    Document(key="dpaudit",
+             reference="dpaudit's own corrected statements and reference curves: each registry entry states "
+                       "the bound and its proof (python -m dpaudit list NAME)"),
 )
 
 _ONE_PASS = "each user contributes one record in exactly one round (one pass)"
@@ -180,11 +181,12 @@ CLAIMS = (
           statement="σ² = 16 log(1.25/δ)R_max²G²/(m²ε²): (ε, δ)-DP in PO",
           relations=("user-level",), status="proven",
           reason="Holds with about a factor 2 in ε to spare when |Â| ≤ R_max (swap sensitivity 2GR_max/m), also "
-                 "for ε ≥ 1 by the exact curve (dpaudit specification, §C.2). With rewards in [−R_max, R_max] "
+                 "for ε ≥ 1 by the exact curve (po/dp-pg-tight: 0.514 at ε = 1, 2.37 at ε = 4, δ = 1e-5). "
+                 "With rewards in [−R_max, R_max] "
                  "(|Â| ≤ 2R_max) it fails: exact ε(1e-5) = 1.098 at claimed ε = 1, 5.24 at ε = 4.",
           premises=("|Â| ≤ R (advantage clipped)", "‖∇_θ log π_θ‖ ≤ G", _ONE_PASS)),
-    Claim(id="po/dp-pg-tight", document="dpaudit spec",
-          where="dpaudit specification, §C.2 (tight curve; Balle & Wang 2018, Theorem 8)",
+    Claim(id="po/dp-pg-tight", document="dpaudit",
+          where="tight curve of DP-PG (Balle & Wang 2018, Theorem 8)",
           statement="ε(δ) of δ_Gauss(ε; μ), μ = Δ₂/σ (μ√T when the same users take part in all T rounds)",
           relations=("user-level",), status="reference",
           reason="Exact: the changed user moves one round's Gaussian step by Δ₂ (2GR/m with |Â| ≤ R, 4GR/m with "
@@ -192,7 +194,7 @@ CLAIMS = (
     Claim(id="po/meta", document="PO slides", where="Proposition 1 (meta-algorithm, Algorithm 1)",
           statement="PrivUpdate (ε, δ)-DP for replace-one on each round's batch: the T-round run is (ε, δ)-DP in PO",
           relations=("user-level",), status="proven",
-          reason="Adaptive parallel composition over disjoint batches (dpaudit specification, §C.1). With users "
+          reason="Adaptive parallel composition over disjoint batches. With users "
                  "repeating across rounds the claim does not apply: compose over their participations.",
           premises=(_ONE_PASS, "PrivUpdate is (ε, δ)-DP for replace-one on its batch")),
     Claim(id="po/dp-npg", document="PO slides",
@@ -200,11 +202,11 @@ CLAIMS = (
           statement="P(w) ∝ exp(−ε L(w)/(8R_max²)) over a finite W: ε-DP in PO",
           relations=("user-level",), status="proven",
           reason="The exponential mechanism with per-record terms in [0, 4R_max²], i.e. the KL-policy family with "
-                 "u = −L, η = 8R_max²/ε and uniform π0, so ε_pair ≤ ε (dpaudit specification, §C.3); without the "
+                 "u = −L, η = 8R_max²/ε and uniform π0, so ε_pair ≤ (max Δu − min Δu)/η ≤ ε; without the "
                  "condition on w the per-record range is unbounded and the claim fails.",
           premises=("sup_{w,x,y} |wᵀ∇log π(y|x)| ≤ R_max (e.g. ‖w‖ ≤ R_max/G)", "|Â| ≤ R_max", "W finite")),
-    Claim(id="po/dp-rebel", document="dpaudit spec",
-          where="dpaudit specification, §C.4 (instantiation of the slides' DP-REBEL)",
+    Claim(id="po/dp-rebel", document="dpaudit",
+          where="instantiation of the slides' DP-REBEL",
           statement="P(θ) ∝ exp(−ε F_t(θ)/(2c)) over a finite Θ, F_t the REBEL regression loss with squared "
                     "residuals clipped at c: ε-DP in PO",
           relations=("user-level",), status="corrected",

@@ -59,7 +59,11 @@ def check_probability_vector(field: str, value: Any, size: int) -> np.ndarray:
 
 
 class Relation(StrEnum):
-    """Neighbour relations (spec §0); all are symmetric."""
+    """Neighbour relations, all symmetric: add-remove (D′ = D ∪ {z} or D ∖ {z}), swap (one record
+    replaced, |D′| = |D|), label-flip (one record's label y ↦ 1 − y; KL paper, Definition 3),
+    zero-out (one record's contribution replaced by 0, n kept: the relation of the alignment
+    paper's proof of Lemma A.7) and user-level (one user's prompt and reward differ; the PO
+    slides, "DP in PO")."""
 
     ADD_REMOVE = "add-remove"
     SWAP = "swap"
@@ -85,11 +89,12 @@ class Verdict(StrEnum):
 
 
 class ClaimStatus(StrEnum):
-    """What is known of a claim (the registry's status, spec/claims.md).
+    """What is known of a claim (the registry's status).
 
     ``proven``: proved (or re-proved) and never exceeded; ``refuted``: an explicit pair breaks it;
     ``unverified``: the source's argument does not establish it and no counterexample is known;
-    ``corrected``: a repaired statement proved in the spec; ``reference``: an exact or analytic
+    ``corrected``: a repaired statement, proved (its registry entry gives the argument);
+    ``reference``: an exact or analytic
     curve (or bound) held beside the claims, not a claim of the source.
     """
 

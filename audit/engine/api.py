@@ -110,8 +110,9 @@ def _shortcut_claim(epsilon: float | None, delta: float | None, relation: str,
 
 
 def _stricter(on_d: Guarantee, on_d_prime: Guarantee) -> Guarantee:
-    """The stricter of one claim evaluated on D and on D′ (spec §0: a per-dataset claim on D′ covers
-    the pair too, so the strictest test is the minimum).  With different δs, D′'s point is taken
+    """The stricter of one claim evaluated on D and on D′ (the relations are symmetric, so a
+    per-dataset claim on D′ covers the pair too, and the strictest test is the minimum).  With
+    different δs, D′'s point is taken
     only when it dominates (ε′ ≤ ε and δ′ ≤ δ)."""
     if on_d.applicable != on_d_prime.applicable:
         chosen = on_d if on_d.applicable else on_d_prime
@@ -216,7 +217,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         :class:`~dpaudit.mechanisms.base.HasPairGuarantees`, else ``mechanism.guarantees(d, relation)``
         (:class:`~dpaudit.mechanisms.base.HasGuarantees`) evaluated on ``d`` and on ``d_prime``, keeping
         the stricter of the two (the data-dependent bounds are per dataset and each covers the
-        pair: spec §0), else none.  Several applicable claims with
+        pair, the relations being symmetric), else none.  Several applicable claims with
         one ``claim_id`` form a curve of (ε, δ) points: each point is tested at confidence
         1 − (1 − ``confidence``)/K, so a violation anywhere on the curve is certified at
         ``confidence`` (Bonferroni).

@@ -1,4 +1,4 @@
-"""ε lower bounds from samples (DESIGN.md, "Statistics").
+"""ε lower bounds from samples: one event, chosen on the selection split and bounded on the estimation split.
 
 For an event S with counts k1/n1 under the favoured side and k2/n2 under the other, at
 confidence 1 − α,

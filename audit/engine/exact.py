@@ -1,6 +1,6 @@
 """Exact privacy loss of a pair of finite output distributions (white box).
 
-For p = P[M(D) = ·] and q = P[M(D′) = ·] on a finite set (spec §0):
+For p = P[M(D) = ·] and q = P[M(D′) = ·] on a finite set:
 
 * ε(0) = max_a |log p(a)/q(a)|, infinite when the supports differ;
 * δ(ε) = max(Σ_a (p(a) − e^ε q(a))_+, Σ_a (q(a) − e^ε p(a))_+);

@@ -1,0 +1,39 @@
+"""Sphinx configuration of dpaudit's documentation (``python -m sphinx -W -b html docs OUT``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# The checkout first, so the reference documents the code beside these pages (the repository's
+# `dpaudit` entry is the package).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import dpaudit
+
+project = "dpaudit"
+author = "dpaudit maintainers"
+copyright = "dpaudit maintainers; Apache-2.0"
+release = dpaudit.__version__
+version = release
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.napoleon",
+    "sphinx.ext.mathjax",
+]
+
+# Docstrings describe behaviour; signatures carry the types, so they are not repeated in prose.
+autodoc_typehints = "signature"
+autodoc_member_order = "bysource"
+autodoc_default_options = {"members": True, "undoc-members": False, "show-inheritance": False}
+autodoc_preserve_defaults = True
+napoleon_google_docstring = True
+napoleon_numpy_docstring = False
+
+# Every page is reachable from the table of contents; nothing is fetched from the network.
+exclude_patterns = ["_build"]
+html_theme = "alabaster"
+html_theme_options = {"description": "Empirical differential-privacy auditing", "fixed_sidebar": True}
+html_title = f"dpaudit {release}"
+html_static_path: list[str] = []
