@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import os
+import sys
 import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -33,7 +34,8 @@ from typing import Any
 import numpy as np
 
 from audit import __version__
-from audit.files import LOCK_NAME, FolderLock, read_text_nofollow, write_atomic
+from audit.blame import is_user_file
+from audit.files import LOCK_NAME, FolderLock, read_regular, write_atomic
 from dpcore import InputError
 from neighbors import Dataset
 
@@ -43,7 +45,8 @@ ERROR_LOG = "error.log"
 # Everything a run writes in its folder: what --overwrite removes (and nothing else).
 OUTPUTS = (RUN_FILE, "config.resolved.json", CHECKPOINT_FILE, "results.json", "summary.txt", "report.pdf", ERROR_LOG)
 RUN_KIND = "dpaudit run"
-RUN_SCHEMA = 3  # 3: run.json carries the identity and its fingerprint
+RUN_SCHEMA = 4  # 3: run.json carries the identity and its fingerprint; 4: with the mechanism's code
+_BUILT_IN = ("audit", "dpaudit", "dpcore", "mechanisms", "neighbors", "reports")
 
 _MAX_DEPTH = 12
 _MAX_NODES = 200_000
@@ -55,6 +58,7 @@ class _Describer:
 
     def __init__(self) -> None:
         self.nodes = 0
+        self.modules: set[str] = set()  # where the code of the functions and classes met is
 
     def __call__(self, value: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -65,6 +69,7 @@ class _Describer:
         if isinstance(value, np.generic):
             return self(value.item(), depth)
         kind = f"{type(value).__module__}.{type(value).__qualname__}"
+        self.modules.update(c.__module__ for c in type(value).__mro__)
         if depth > _MAX_DEPTH or self.nodes > _MAX_NODES:
             return {"type": kind}
         if isinstance(value, Dataset):
@@ -84,10 +89,12 @@ class _Describer:
         if isinstance(value, types.ModuleType):
             return {"module": value.__name__}
         if isinstance(value, type):
+            self.modules.add(value.__module__)
             return {"class": f"{value.__module__}.{value.__qualname__}"}
         if isinstance(value, types.MethodType):
             return {"method": value.__func__.__qualname__, "self": self(value.__self__, depth + 1)}
         if isinstance(value, types.FunctionType):
+            self.modules.add(str(value.__module__))
             cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
             return {"function": f"{value.__module__}.{value.__qualname__}",
                     "code": hashlib.sha256(value.__code__.co_code).hexdigest(),
@@ -118,10 +125,41 @@ def describe(value: Any) -> Any:
 
 
 def _mechanism(mechanism: Any) -> dict[str, Any]:
-    name = getattr(mechanism, "name", None)
+    try:
+        name = getattr(mechanism, "name", None)
+    except Exception:  # a raising name property: refused by audit.api before anything is drawn
+        name = None
+    describer = _Describer()
+    state = describer(mechanism)
     return {"name": name if isinstance(name, str) else None,
             "type": f"{type(mechanism).__module__}.{type(mechanism).__qualname__}",
-            "state": describe(mechanism)}
+            "state": state, "code": code_identity(describer.modules)}
+
+
+def code_identity(modules: set[str]) -> dict[str, str]:
+    """What the mechanism's code is: for each module of a plugin (a user's file) that defines its
+    class, a base class or a function it holds, the SHA-256 of the module's file — a constant
+    edited from ``EPS = 3`` to ``EPS = 1`` or a ``sample`` body changed gives another hash, so a
+    resume across the edit is refused; the built-in mechanisms are dpaudit's code, named by its
+    version."""
+    out = {}
+    for name in sorted(modules):
+        module = sys.modules.get(name)
+        if name == "builtins" or module is None:
+            continue
+        top = name.split(".")[0]
+        if top in _BUILT_IN:
+            out["dpaudit"] = __version__
+            continue
+        filename = getattr(module, "__file__", None)
+        if not filename or not is_user_file(filename):
+            continue  # the standard library or an installed package: the environment's, not the plugin's
+        try:
+            digest = hashlib.sha256(Path(filename).read_bytes()).hexdigest()
+        except OSError:
+            digest = "unreadable"
+        out[name] = f"sha256:{digest} ({filename})"
+    return out
 
 
 def identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], samples: Sequence[int]) -> dict[str, Any]:
@@ -209,11 +247,19 @@ class RunFolder:
             raise folder._problem("exists and is not a folder") from None
         except (OSError, ValueError) as exc:
             raise folder._problem(f"cannot create the folder ({_reason(exc)})") from None
+        if folder.path.resolve() == Path(folder.path.resolve().anchor):
+            raise folder._problem("is the root of the file system: give a folder for the run's files")
         folder._lock()
         if folder.holds_run() and not overwrite:
             folder.lock.release()
             raise folder._problem("already holds a run (run.json, checkpoint.jsonl or results.json): continue it "
                                   "with --resume, or start again with --overwrite, or choose another --out")
+        others = [] if folder.holds_run() else [p.name for p in folder.path.iterdir() if p.name != LOCK_NAME]
+        if others and not overwrite:  # a run's files would land among someone else's
+            folder.lock.release()
+            shown = ", ".join(sorted(others)[:3]) + (" ..." if len(others) > 3 else "")
+            raise folder._problem(f"is not empty ({shown}) and holds no run: choose a new or empty folder, or "
+                                  "write into it anyway with --overwrite (only the run's own files are replaced)")
         return folder
 
     @classmethod
@@ -250,8 +296,9 @@ class RunFolder:
     def read_run(self) -> dict[str, Any]:
         """``run.json``, checked for the fields a resume needs."""
         try:
-            saved = json.loads(read_text_nofollow(self.path / RUN_FILE))
-        except (OSError, ValueError, RecursionError) as exc:
+            raw = read_regular(self.path / RUN_FILE, RUN_FILE, follow=False)
+            saved = json.loads(raw.decode("utf-8", errors="replace"))
+        except (OSError, ValueError, RecursionError, InputError) as exc:
             raise self._problem(f"no resumable run there ({RUN_FILE}: {_reason(exc)})") from None
         if not isinstance(saved, dict) or saved.get("kind") != RUN_KIND or saved.get("schema") != RUN_SCHEMA:
             raise self._problem(f"{RUN_FILE} is not a run record of this dpaudit (kind {RUN_KIND!r}, schema "

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, NoReturn
 
+from audit.files import read_regular
 from audit.results import FINDINGS, NO_CLAIM, OK_OUTCOMES, SCHEMA_VERSION, finding, outcome, run_as_expected
 from dpcore import CLAIM_STATUSES, EXPECTATIONS, RELATIONS, VERDICTS, InputError
 
@@ -119,10 +120,7 @@ def _strict_json(path: Path) -> Any:
             out[key] = value
         return out
 
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    raw = read_regular(path, "results file")
     try:
         text = raw.decode("utf-8-sig")
         return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique)

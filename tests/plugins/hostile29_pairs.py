@@ -1,0 +1,3 @@
+"""Pairs a user might point ``--pair`` at that are not pairs."""
+
+none_pair = (None, None)
