@@ -87,7 +87,7 @@ def _path(text: str) -> Path:
     NUL byte, or too long to name a file (:func:`audit.files.path_problem`)."""
     problem = path_problem(text)
     if problem:
-        raise argparse.ArgumentTypeError(f"{text[:200]!r} {problem}")
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}{'...' if len(text) > 80 else ''} {problem}")
     return Path(text)
 
 
@@ -487,6 +487,11 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             raise UsageError(f"--resume {folder.path}: {given} would change the run ({'; '.join(changed)}): a "
                              "folder holds one run; resume it unchanged (only --jobs, --backend, --scheduler and "
                              "--quiet may differ), or start a new run with another --out")
+        code = sorted({c.split(".mechanism.code.", 1)[1].split(":", 1)[0] for c in changed if ".mechanism.code." in c})
+        if code:  # named first: a run whose code changed mid-way would mix two mechanisms' counts
+            raise UsageError(f"--resume {folder.path}: the mechanism's code changed since the run started (module "
+                             f"{', '.join(code)}: its file's SHA-256 is not the one {rundir.RUN_FILE} recorded); "
+                             "refusing to mix counts of two versions of the code; start a new run (--overwrite)")
         if changed:
             raise UsageError(f"--resume {folder.path}: the run is no longer the one {rundir.RUN_FILE} recorded "
                              f"({'; '.join(changed)}): its config or data files, the mechanism's code, dpaudit, or "
