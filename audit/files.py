@@ -124,12 +124,13 @@ def append_line(path: str | os.PathLike, line: str) -> None:
         os.close(fd)
 
 
-def read_regular(path: str | os.PathLike, what: str, limit: int = MAX_INPUT_BYTES, follow: bool = True) -> bytes:
+def read_regular(path: str | os.PathLike, what: str, limit: int | None = None, follow: bool = True) -> bytes:
     """The bytes of the regular file at ``path``, at most ``limit`` of them; anything else (a
     symbolic link unless ``follow``, a FIFO, a device such as ``/dev/zero``, a folder, a larger file) is an
     :class:`InputError` naming ``what`` and the path.  Opened non-blocking, so a FIFO with no
-    writer is refused at once instead of hanging."""
+    writer is refused at once instead of hanging.  ``limit`` defaults to :data:`MAX_INPUT_BYTES`."""
     path = Path(path)
+    limit = MAX_INPUT_BYTES if limit is None else limit
     problem = path_problem(str(path))
     if problem:
         raise InputError(f"{what} {path!s:.200} {problem}")
@@ -212,8 +213,12 @@ def check_output(path: str | os.PathLike, flag: str, folder: bool) -> None:
 
 def read_text_nofollow(path: str | os.PathLike) -> str:
     """The UTF-8 text at ``path`` (undecodable bytes replaced), refusing a symbolic link."""
-    fd = _open_nofollow(Path(path), os.O_RDONLY)
+    fd = _open_nofollow(Path(path), os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device (endless zeros) or a FIFO (no end): refused
+            raise InputError(f"{path} is not a regular file (a device, FIFO or socket): dpaudit reads only "
+                             "regular files")
+        os.set_blocking(fd, True)
         return fh.read().decode("utf-8", errors="replace")
 
 

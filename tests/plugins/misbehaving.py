@@ -109,3 +109,16 @@ junk_guarantee_items = JunkGuaranteeItems()
 string_exact = StringExact()
 counts_exit = CountsExit()
 mutates = Mutates()
+
+
+class MutatesList(_Plain):
+    """Appends to a list dataset (which cannot be made read-only): caught by the content check."""
+
+    name = "mutates-list"
+
+    def sample(self, data, size, rng):
+        data.append(1.0)
+        return _laplace(data, size, rng)
+
+
+mutates_list = MutatesList()
