@@ -340,7 +340,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     elif "exact_epsilon" in caps:
         curve = {dl: _exact_value(mechanism, _ask(mechanism, "exact_epsilon", d, d_prime, dl), "exact_epsilon")
                  for dl in level_deltas}
-        white = None if any(v is None for v in curve.values()) else curve
+        known = {dl: v for dl, v in curve.items() if v is not None}
+        white = known if len(known) == len(curve) else None
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id), context.registry.get(c.claim_id))

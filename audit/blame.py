@@ -21,7 +21,7 @@ import mechanisms
 import neighbors
 import reports
 
-_OURS = tuple(str(Path(m.__file__).resolve().parent) for m in (audit, dpcore, mechanisms, neighbors, reports))
+_OURS = tuple(str(Path(str(m.__file__)).resolve().parent) for m in (audit, dpcore, mechanisms, neighbors, reports))
 _SYSTEM = tuple({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
                  if (p := sysconfig.get_paths().get(key))})
 

@@ -89,12 +89,25 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        _sync_folder(path.parent)
     except OSError as exc:  # name the file: "File too large" alone does not say which one
         Path(tmp).unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync the folder, so the rename itself survives a crash (the file's data was synced before)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):  # file systems that cannot sync a folder
+            raise
+    finally:
+        os.close(fd)
 
 
 def _open_nofollow(path: Path, flags: int, mode: int = 0o666) -> int:

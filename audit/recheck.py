@@ -13,7 +13,7 @@ with ``epsilon_exact`` above the claim.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NoReturn
 
 from audit.bounds import clopper_pearson, epsilon_from_bounds
 from dpcore import InputError
@@ -55,7 +55,7 @@ def check_record(rec: dict[str, Any], where: str, source: Any) -> None:
 
 def _check(rec: dict[str, Any], where: str, source: Any) -> None:
 
-    def fail(field: str, value: Any, why: str) -> None:
+    def fail(field: str, value: Any, why: str) -> NoReturn:
         raise InputError(f"{source}: {where}.{field} = {value!r} contradicts the record's own numbers: {why}")
 
     event = rec.get("event")
