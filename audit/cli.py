@@ -803,6 +803,7 @@ def _dispatch(argv: list[str], session: _Session) -> int:
     if args.command == "summary":
         return _summary(args)
     build_parser().print_help()
+    print("error: no command given: choose one of run, list, sweep, report, summary, bench, plan", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -37,7 +37,10 @@ from audit.results import outcome
 
 PAIR = "tests.plugins.user_mechanisms:pair"
 PLUGINS = {"tests.plugins.user_mechanisms:correct": 1.0, "tests.plugins.user_mechanisms:leaky": 2.0}
-TRUE_EPSILON = {"user-noisy-count": 1.0, "user-noisy-count-leaky": 2.0}
+TRUE_EPSILON = {"user-noisy-count": 1.0, "user-noisy-count-leaky": 2.0,
+                # tests.plugins.misbehaving: a Laplace count of scale 1 (true epsilon 1) with a faulty extra,
+                # or data-independent draws (true epsilon 0)
+                "junk-guarantees": 1.0, "junk-guarantee-items": 1.0, "string-exact": 1.0, "counts-exit": 0.0}
 BUILT_INS = {"randomized-response": "bit", "laplace": "value"}
 SEED = 20261124
 
