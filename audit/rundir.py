@@ -254,7 +254,8 @@ class RunFolder:
             folder.lock.release()
             raise folder._problem("already holds a run (run.json, checkpoint.jsonl or results.json): continue it "
                                   "with --resume, or start again with --overwrite, or choose another --out")
-        others = [] if folder.holds_run() else [p.name for p in folder.path.iterdir() if p.name != LOCK_NAME]
+        others = [] if folder.holds_run() else [p.name for p in folder.path.iterdir()
+                                                 if p.name != LOCK_NAME and p.name not in OUTPUTS]
         if others and not overwrite:  # a run's files would land among someone else's
             folder.lock.release()
             shown = ", ".join(sorted(others)[:3]) + (" ..." if len(others) > 3 else "")

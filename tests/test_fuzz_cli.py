@@ -385,7 +385,7 @@ def _fuzz(tmp_path, monkeypatch, bases, invocations, files, reports):
 
 
 def test_fuzz_cli_fast(tmp_path, monkeypatch, bases):
-    _fuzz(tmp_path, monkeypatch, bases, invocations=60, files=30, reports=1)
+    _fuzz(tmp_path, monkeypatch, bases, invocations=120, files=30, reports=1)
 
 
 @pytest.mark.slow  # 2,000 invocations and 300 results files in process (a few minutes)

@@ -285,6 +285,10 @@ def test_a_non_empty_folder_holding_no_run_is_refused_unless_overwrite(tmp_path)
     assert sorted(p.name for p in folder.iterdir()) == [".lock", "thesis.tex"]
     assert in_process("run", *CORRECT, "--samples", "1000", "--quiet", "--out", folder, "--overwrite").returncode == 0
     assert (folder / "thesis.tex").read_text() == "precious" and (folder / "results.json").is_file()
+    failed = tmp_path / "failed-before"  # only a run's own error.log (a start that failed): not someone else's
+    failed.mkdir()
+    (failed / "error.log").write_text("Traceback ...")
+    assert in_process("run", *CORRECT, "--samples", "1000", "--quiet", "--out", failed).returncode == 0
 
 
 def test_pytest_dp_samples_beyond_the_maximum_is_a_usage_error():
