@@ -11,17 +11,23 @@ line — "internal error … please report it" stays for tracebacks that lie in 
 
 from __future__ import annotations
 
+import importlib.util
 import sysconfig
 from pathlib import Path
 from types import TracebackType
 
-import audit
-import dpcore
-import mechanisms
-import neighbors
-import reports
 
-_OURS = tuple(str(Path(str(m.__file__)).resolve().parent) for m in (audit, dpcore, mechanisms, neighbors, reports))
+def _package_folders(*names: str) -> tuple[str, ...]:
+    """Where dpaudit's packages are, found without importing them (the engine imports no report code)."""
+    found = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+            found.append(str(Path(folder).resolve()))
+    return tuple(found)
+
+
+_OURS = _package_folders("audit", "dpcore", "mechanisms", "neighbors", "reports")
 _SYSTEM = tuple({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
                  if (p := sysconfig.get_paths().get(key))})
 

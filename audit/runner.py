@@ -187,8 +187,14 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
                  kind: OutputKind | None = None) -> np.ndarray:
     # Finite outputs handed back as counts (audit.streaming): no outputs drawn, same law.
-    counted = count_from_counts(mechanism, read_only(data), size, _rng(seed, key, ESTIMATION, side, chunk), events,
-                                kind, _where(mechanism, ESTIMATION, side, chunk), MechanismError, conform)
+    where = _where(mechanism, ESTIMATION, side, chunk)
+    try:
+        counted = count_from_counts(mechanism, read_only(data), size, _rng(seed, key, ESTIMATION, side, chunk), events,
+                                    kind, where, MechanismError, conform)
+    except KeyboardInterrupt:
+        if USER_INTERRUPT.is_set():
+            raise
+        raise MechanismError(f"{where} sample_counts raised KeyboardInterrupt") from None
     if counted is not None:
         return counted
     return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)

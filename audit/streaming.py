@@ -114,10 +114,9 @@ def count_from_counts(mechanism: Any, data: Any, size: int, rng: np.random.Gener
         raw = mechanism.sample_counts(data, size, rng)
     except InputError:
         raise
+    except KeyboardInterrupt:  # the user's Ctrl-C or the mechanism's own: the runner tells them apart
+        raise
     except BaseException as exc:  # a user's mechanism may raise anything, sys.exit included: report it, do not crash
-        from audit.runner import USER_INTERRUPT  # (runner imports this module)
-        if isinstance(exc, KeyboardInterrupt) and USER_INTERRUPT.is_set():
-            raise
         what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}"
         raise error(f"{where} sample_counts {what}: {exc}") from None
     counts = _checked_counts(raw, size, f"{where} sample_counts", error)
