@@ -51,8 +51,9 @@ def test_a_killed_run_resumes_to_exactly_the_uninterrupted_numbers(tmp_path):
     killed.rename(moved)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    done = subprocess.run([sys.executable, "-m", "audit", "run", "--resume", str(moved)], cwd=elsewhere, env=ENV,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "audit", "run", "--resume", str(moved),
+                           "--allow-plugin", "tests.plugins"], cwd=elsewhere, env=ENV, capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert not killed.exists() and not (elsewhere / "results.json").exists()
     killed, checkpoint = moved, moved / "checkpoint.jsonl"
@@ -75,7 +76,7 @@ def test_a_torn_or_edited_checkpoint_line_is_recounted(tmp_path):
     edited = json.loads(lines[0])
     edited["counts"] = [10**9] * len(edited["counts"])  # impossible counts
     (out / "checkpoint.jsonl").write_text("\n".join([json.dumps(edited), *lines[1:-1], lines[-1][:7]]) + "\n")
-    assert main(["run", "--resume", str(out)]) == 0
+    assert main(["run", "--resume", str(out), "--allow-plugin", "tests.plugins"]) == 0
     assert records(out) == first
 
 

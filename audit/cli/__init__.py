@@ -43,8 +43,9 @@ from dpaudit.core import RELATIONS, Guarantee, InputError
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
+from dpaudit.engine.blame import user_frame
 from dpaudit.engine.execution import Checkpoint, EnvironmentFailure, Execution, check_scheduler_address, connect_dask
-from dpaudit.engine.files import write_atomic
+from dpaudit.engine.files import check_output, path_problem, write_atomic
 from dpaudit.engine.results import SCHEMA_VERSION, dumps, envelope, run_as_expected
 from dpaudit.neighbors import Dataset, Pair
 from dpaudit.reports.text import errata_note, summary_table
@@ -81,6 +82,15 @@ def _integer(text: str) -> int:
     return int(number)
 
 
+def _path(text: str) -> Path:
+    """A path as given: refused when empty (``Path('')`` would be the current folder), holding a
+    NUL byte, or too long to name a file (:func:`dpaudit.engine.files.path_problem`)."""
+    problem = path_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}{'...' if len(text) > 80 else ''} {problem}")
+    return Path(text)
+
+
 def _int_at_least(minimum: int):
     def parse(text: str) -> int:
         value = _integer(text)
@@ -115,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench,plan}",
                                 parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
-    run.add_argument("config", nargs="?", type=Path, help="a TOML config describing the scenarios (see configs/)")
+    run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
     run.add_argument("--suite", default=None, choices=SUITES, help="built-in suite (default: default)")
     run.add_argument("--family", action="append", default=[], metavar="NAME",
                      help="only this family's scenarios of the suite (repeatable; see `list`)")
@@ -130,10 +140,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where chunks run: local processes or a Dask cluster (default: local)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "
                      "(default with --backend dask: a local cluster of --jobs workers)")
-    run.add_argument("--resume", type=Path, metavar="DIR",
+    run.add_argument("--resume", type=_path, metavar="DIR",
                      help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
                           "--backend, --scheduler and --quiet may change")
-    run.add_argument("--out", type=Path, help="write DIR/results.json and DIR/summary.txt")
+    run.add_argument("--out", type=_path, help="write DIR/results.json and DIR/summary.txt")
     run.add_argument("--overwrite", action="store_true",
                      help="with --out: replace the run DIR already holds (start clean; never mixed)")
     run.add_argument("--allow-plugin", action="append", default=[], metavar="pkg.module",
@@ -142,8 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="a parameter of a built-in mechanism (repeatable); VALUE is JSON or text")
     run.add_argument("--pair", metavar="pkg.module:attr", help="a neighbors.Pair or (D, D') tuple to audit")
-    run.add_argument("--data", type=Path, help="D as an .npz file of named columns")
-    run.add_argument("--data-prime", type=Path, help="D' as an .npz file of named columns")
+    run.add_argument("--data", type=_path, help="D as an .npz file of named columns")
+    run.add_argument("--data-prime", type=_path, help="D' as an .npz file of named columns")
     run.add_argument("--relation", default=None, choices=RELATIONS,
                      help="neighbour relation of the pair (default: add-remove)")
     run.add_argument("--search", metavar="SPACE",
@@ -162,9 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
-    rp.add_argument("results", type=Path, nargs="+",
+    rp.add_argument("results", type=_path, nargs="+",
                     help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
-    rp.add_argument("-o", "--output", type=Path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
+    rp.add_argument("-o", "--output", type=_path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
     pl = sub.add_parser("plan", help="samples per side a built-in scenario needs to refute its claims (or reach "
                                      "--epsilon), from a pilot run, with the expected wall time")
     pl.add_argument("scenario", help="a scenario of a built-in suite (see `list`), e.g. align-alg2-zero-out")
@@ -182,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="plan a run without the sequential rule (the errata suite's scenarios use it)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
-    bn.add_argument("--out", type=Path, default=None, metavar="FILE",
+    bn.add_argument("--out", type=_path, default=None, metavar="FILE",
                     help="also write the measurements as JSON to FILE (default: print only)")
     bn.add_argument("--seeds", type=_int_at_least(1), default=1,
                     help="seeds per view for eps_lower / ceiling (median and minimum; default 1)")
@@ -190,7 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--quick", action="store_true",
                     help="tightness rows at --samples too and no extra benchmarks: a smoke run")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
-    sm.add_argument("results", type=Path, help="a results.json written by run --out, or that folder")
+    sm.add_argument("results", type=_path, help="a results.json written by run --out, or that folder")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
     sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")
@@ -199,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
     sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound")
     sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
-    sw.add_argument("--out", type=Path, help="write DIR/sweep.json")
+    sw.add_argument("--out", type=_path, help="write DIR/sweep.json")
     return parser
 
 
@@ -228,6 +238,9 @@ def _load_attr(spec: str, flag: str) -> Any:
             module = getattr(module, part)
     except AttributeError:
         raise UsageError(f"{flag} {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    except (Exception, SystemExit) as exc:  # a module's __getattr__ or a property may do anything
+        raise UsageError(f"{flag} {spec!r}: looking up {attr!r} in {module_name!r} raised {type(exc).__name__}: "
+                         f"{exc}") from None
     return module
 
 
@@ -260,12 +273,16 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
         mechanism = _load_attr(args.mechanism, "--mechanism")
         if not callable(getattr(mechanism, "sample", None)):
             raise UsageError(f"--mechanism {args.mechanism!r} has no sample(data, size, rng) method")
-        name = getattr(mechanism, "name", None)
+        try:
+            name = getattr(mechanism, "name", None)
+        except Exception as exc:  # a property of the user's class
+            raise UsageError(f"--mechanism {args.mechanism!r}: reading its name raised {type(exc).__name__}: "
+                             f"{exc}") from None
         if name is not None and (not isinstance(name, str) or not name):
             raise UsageError(f"--mechanism {args.mechanism!r}: its name is {name!r} ({type(name).__name__}): "
                              "a mechanism's name must be a non-empty string")
     relation = args.relation or "add-remove"
-    name = getattr(mechanism, "name", args.mechanism)
+    name = getattr(mechanism, "name", None) or args.mechanism
     if args.search is not None:
         if args.pair or args.data_prime:
             raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
@@ -291,6 +308,8 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
 
 def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | None:
     if args.epsilon is None:
+        if args.delta is not None:
+            raise UsageError(f"--delta {args.delta} goes with --epsilon: give the claim's epsilon too")
         return None
     if not (math.isfinite(args.epsilon) and args.epsilon >= 0):
         raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
@@ -311,9 +330,9 @@ def _plan(args: argparse.Namespace) -> Plan:
         check_scheduler_address(args.scheduler)
     if args.config:
         if (args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family
-                or args.search is not None):
+                or args.search is not None or args.delta is not None):
             raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, "
-                             "--epsilon, --family, --search")
+                             "--epsilon, --delta, --family, --search")
         plan = config.load(args.config, args.allow_plugin)
     elif args.mechanism:
         if args.family:
@@ -321,8 +340,9 @@ def _plan(args: argparse.Namespace) -> Plan:
         sc, space = _user_scenario(args)
         plan = Plan(RunSettings(), [sc], [_claims(args, sc)], searches=[] if space is None else [space])
     else:
-        if args.pair or args.data or args.param or args.epsilon is not None or args.search is not None:
-            raise UsageError("--pair, --data, --param, --epsilon and --search need --mechanism")
+        if (args.pair or args.data or args.param or args.epsilon is not None or args.delta is not None
+                or args.search is not None):
+            raise UsageError("--pair, --data, --param, --epsilon, --delta and --search need --mechanism")
         scenarios = catalog.suite(args.suite or "default", args.family)
         plan = Plan(RunSettings(sequential=(args.suite or "default") in catalog.SEQUENTIAL_SUITES), scenarios,
                     [sc.claims for sc in scenarios])
@@ -399,7 +419,14 @@ def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path)
     for name in RUNTIME_OPTIONS:
         if getattr(args, name) is not None:
             setattr(resumed, name, getattr(args, name))
-    resumed.allow_plugin = list(dict.fromkeys([*resumed.allow_plugin, *args.allow_plugin]))
+    # A folder may come from someone else: its run.json is data, so a plugin it names is imported
+    # only when this command line allows it (as a config's plugins are), never before.
+    resumed.allow_plugin = list(args.allow_plugin)
+    for flag, spec in (("--mechanism", resumed.mechanism), ("--pair", resumed.pair)):
+        module = spec.partition(":")[0] if spec and ":" in spec else None
+        if module is not None and not config.allows(module, resumed.allow_plugin):
+            raise UsageError(f"--resume {folder}: its {rundir.RUN_FILE} runs {flag} {spec}; to import the plugin "
+                             f"module {module!r}, allow it on the command line: --allow-plugin {module}")
     resumed.quiet = args.quiet
     resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
     resumed.started_in = saved.get("cwd")
@@ -460,6 +487,11 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             raise UsageError(f"--resume {folder.path}: {given} would change the run ({'; '.join(changed)}): a "
                              "folder holds one run; resume it unchanged (only --jobs, --backend, --scheduler and "
                              "--quiet may differ), or start a new run with another --out")
+        code = sorted({c.split(".mechanism.code.", 1)[1].split(":", 1)[0] for c in changed if ".mechanism.code." in c})
+        if code:  # named first: a run whose code changed mid-way would mix two mechanisms' counts
+            raise UsageError(f"--resume {folder.path}: the mechanism's code changed since the run started (module "
+                             f"{', '.join(code)}: its file's SHA-256 is not the one {rundir.RUN_FILE} recorded); "
+                             "refusing to mix counts of two versions of the code; start a new run (--overwrite)")
         if changed:
             raise UsageError(f"--resume {folder.path}: the run is no longer the one {rundir.RUN_FILE} recorded "
                              f"({'; '.join(changed)}): its config or data files, the mechanism's code, dpaudit, or "
@@ -655,6 +687,8 @@ def _list_configs() -> str:
 
 
 def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    if args.out:  # before the sweep runs: an unwritable --out is the user's to fix, found at once
+        check_output(args.out, "sweep --out", folder=True)
     records = sweep(args.family, args.n, samples=args.samples, seed=args.seed, confidence=args.confidence,
                     n_jobs=args.jobs)
     rows = [("n", "claim", "kind", "eps_claim", "eps_exact", "eps_lower", "verdict")]
@@ -688,6 +722,7 @@ def _report(args: argparse.Namespace) -> int:
     target = Path(args.output)
     if not target.parent.is_dir():
         raise UsageError(f"report -o {target}: the folder {target.parent} does not exist")
+    check_output(target, "report -o", folder=False)
     try:
         reports.write_pdf(payload, target, sweeps)
     except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
@@ -751,6 +786,8 @@ def _dispatch(argv: list[str], session: _Session) -> int:
     if args.command == "plan":
         return _plan_budget(args)
     if args.command == "bench":
+        if args.out:
+            check_output(args.out, "bench --out", folder=False)
         report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick)
         sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))
         if args.out:
@@ -760,6 +797,7 @@ def _dispatch(argv: list[str], session: _Session) -> int:
     if args.command == "summary":
         return _summary(args)
     build_parser().print_help()
+    print("error: no command given: choose one of run, list, sweep, report, summary, bench, plan", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -809,6 +847,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
     except BaseException as exc:  # a bug of ours: one line and a log, never a traceback on the terminal
         log = _log_failure(session)
+        where = user_frame(exc)
+        if where is not None:  # raised through the user's code (dpaudit.engine.blame): their fault, exit 2
+            print(f"error: your code raised {_explain(exc)} at {where} (traceback in {log})", file=sys.stderr)
+            return EXIT_USAGE
         print(f"error: internal error: {_explain(exc)} (traceback in {log}; please report it)", file=sys.stderr)
         return EXIT_INTERNAL
     finally:

@@ -21,8 +21,10 @@ from dpaudit.core import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, 
 from dpaudit.engine import exact, runner
 from dpaudit.engine.estimate import check_confidence, check_deltas
 from dpaudit.engine.execution import Execution
+from dpaudit.engine.identity import describe, fingerprint
 from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.mechanisms.base import capabilities
+from dpaudit.neighbors import Dataset
 
 __all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
 
@@ -83,9 +85,42 @@ def _ask(mechanism: Any, method: str, *args: Any) -> Any:
             raise
         exc_name: str = "KeyboardInterrupt"
         detail = ""
-    except (Exception, SystemExit) as exc:
+    except BaseException as exc:  # SystemExit and GeneratorExit are the mechanism's too
         exc_name, detail = type(exc).__name__, f": {exc}"
     raise runner.MechanismError(f"mechanism {runner.mechanism_name(mechanism)!r} raised {exc_name} in {method}{detail}")
+
+
+def _own_claims(mechanism: Any, method: str, *args: Any) -> list[Guarantee]:
+    """The mechanism's claims from ``method``: a list of :class:`~dpaudit.core.Guarantee`, or a
+    :class:`~dpaudit.engine.runner.MechanismError` naming the mechanism and what it returned instead."""
+    found = _ask(mechanism, method, *args)
+    items = list(found) if isinstance(found, (list, tuple)) else None
+    if items is None or not all(isinstance(g, Guarantee) for g in items):
+        shown = repr(found if items is None else next(g for g in items if not isinstance(g, Guarantee)))
+        raise runner.MechanismError(f"mechanism {runner.mechanism_name(mechanism)!r}: {method} returned "
+                                    f"{shown[:80]}: it must return a list of dpaudit.core.Guarantee records")
+    return items
+
+
+def _exact_value(mechanism: Any, value: Any, method: str) -> float | None:
+    """An exact ε a mechanism returned: None or a real number >= 0 (inf allowed), else a
+    :class:`~dpaudit.engine.runner.MechanismError` naming the mechanism."""
+    ok = value is None or (is_real(value) and not isinstance(value, bool) and not math.isnan(value) and value >= 0)
+    if not ok:
+        raise runner.MechanismError(f"mechanism {runner.mechanism_name(mechanism)!r}: {method} returned "
+                                    f"{value!r:.80} ({type(value).__name__}): it must return None or a number >= 0")
+    return None if value is None else float(value)
+
+
+def _check_mechanism_name(mechanism: Any) -> None:
+    """A mechanism's ``name`` is read in every record: it must be readable and, when set, a non-empty string."""
+    try:
+        name = getattr(mechanism, "name", None)
+    except Exception as exc:  # a property of the user's class
+        raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name raised "
+                                    f"{type(exc).__name__}: {exc}") from None
+    require(name is None or (isinstance(name, str) and bool(name)), "mechanism.name", name,
+            "must be a non-empty string (or absent)")
 
 
 def _check_int(field: str, value: Any, minimum: int) -> int:
@@ -158,10 +193,10 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
         return out
     caps = capabilities(mechanism)  # the documented protocols of dpaudit.mechanisms.base
     if "pair_guarantees" in caps:
-        own = list(_ask(mechanism, "pair_guarantees", d, d_prime, relation))
+        own = _own_claims(mechanism, "pair_guarantees", d, d_prime, relation)
     elif "guarantees" in caps:
-        own = _strictest(list(_ask(mechanism, "guarantees", d, relation)),
-                         list(_ask(mechanism, "guarantees", d_prime, relation)))
+        own = _strictest(_own_claims(mechanism, "guarantees", d, relation),
+                         _own_claims(mechanism, "guarantees", d_prime, relation))
     else:
         own = []
     out = []
@@ -264,6 +299,11 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     for cid, v in expected.items():
         require(v in EXPECTATIONS, f"expected[{cid!r}]", v, f"must be one of {', '.join(EXPECTATIONS)}")
 
+    require(d is not None and d_prime is not None, "pair", (d, d_prime), "both datasets must be given (not None)")
+    _check_mechanism_name(mechanism)
+    # Arrays reach the mechanism read-only (dpaudit.engine.readonly); other data is compared after the audit.
+    before = None if all(_freezable(x) for x in (d, d_prime)) else _content(d, d_prime)
+
     start = time.perf_counter()
     checked = _claims_for(mechanism, d, d_prime, relation, claims)
     levels = [(level_delta, confidence) for level_delta in check_deltas(deltas)]
@@ -299,18 +339,33 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         if len(p) <= 256:
             dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
     elif "exact_epsilon" in caps:
-        curve = {dl: _ask(mechanism, "exact_epsilon", d, d_prime, dl) for dl in level_deltas}
-        white = None if any(v is None for v in curve.values()) else curve
+        curve = {dl: _exact_value(mechanism, _ask(mechanism, "exact_epsilon", d, d_prime, dl), "exact_epsilon")
+                 for dl in level_deltas}
+        known = {dl: v for dl, v in curve.items() if v is not None}
+        white = known if len(known) == len(curve) else None
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id), context.registry.get(c.claim_id))
                    for c, i in zip(checked, claim_level, strict=True))
     name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
-    sup = _ask(mechanism, "epsilon_sup_pi0", d, d_prime) if "epsilon_sup_pi0" in caps else None
+    sup = (_exact_value(mechanism, _ask(mechanism, "epsilon_sup_pi0", d, d_prime), "epsilon_sup_pi0")
+           if "epsilon_sup_pi0" in caps else None)
+    if before is not None and before != _content(d, d_prime):
+        raise runner.MechanismError(f"mechanism {name!r} changed its datasets while sampling: a mechanism must "
+                                    "not change its input (each chunk must come from the pair the record names)")
     return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
                        scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
                        distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
+
+
+def _freezable(data: Any) -> bool:
+    return isinstance(data, (np.ndarray, Dataset)) or (type(data) is tuple and all(map(_freezable, data)))
+
+
+def _content(*datasets: Any) -> str:
+    """A hash of the datasets' contents (:func:`dpaudit.engine.identity.describe`)."""
+    return fingerprint({"data": [describe(x) for x in datasets]})
 
 
 def mechanism_params(mechanism: Any) -> dict[str, Any]:

@@ -106,12 +106,23 @@ class Estimate:
 
 # --- outputs -----------------------------------------------------------------------------
 
+# Values per output row: wider rows are refused where they enter (each view then works on rows of
+# at most this many values; a 50,000-wide row is a dataset, not an output).
+MAX_WIDTH = 10_000
+MIN_SAMPLES = 10  # per side in audit_samples: fewer leave an empty split
+
 def check_outputs(outputs: Any, size: int | None = None, where: str = "sample") -> np.ndarray:
     """Validate a batch of mechanism outputs: numeric, finite, shape (n,) or (n, k)."""
-    arr = np.asarray(outputs)
+    try:
+        arr = np.asarray(outputs)
+    except Exception as exc:  # an object's own __array__ may raise anything
+        raise InputError(f"{where}: a {type(outputs).__name__} that cannot be read as an array of outputs "
+                         f"({type(exc).__name__}: {exc})") from None
     require(arr.dtype.kind in "biuf", f"{where} output dtype", arr.dtype.name,
             "outputs must be booleans, integers or real numbers")
     require(arr.ndim in (1, 2), f"{where} output shape", arr.shape, "must be (size,) or (size, k)")
+    require(arr.ndim == 1 or 1 <= arr.shape[1] <= MAX_WIDTH, f"{where} output shape", arr.shape,
+            f"each output must hold 1 to {MAX_WIDTH} values")
     if size is not None:
         require(arr.shape[0] == size, f"{where} output length", arr.shape[0], f"must equal size={size}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
@@ -174,7 +185,12 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     (``np.repeat``) are split as i.i.d. draws would be.  ``seed`` also fixes the subsample a
     classifier view is fitted on.
     """
+    require(isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0, "seed", seed,
+            "must be an integer >= 0")
     x, y = check_outputs(x, where="x"), check_outputs(y, where="y")
+    for field, arr in (("x", x), ("y", y)):
+        require(len(arr) >= MIN_SAMPLES, f"{field} length", len(arr),
+                f"need at least {MIN_SAMPLES} samples per side (a selection and an estimation split)")
     require(x.shape[1:] == y.shape[1:], "y shape", y.shape, f"must match x's output shape {x.shape[1:]}")
     deltas, confidence = check_deltas(deltas), check_confidence(confidence)
     require(0 < selection_fraction < 1, "selection_fraction", selection_fraction, "must be in (0, 1)")

@@ -238,8 +238,11 @@ class Execution:
             except Exception as exc:
                 status = getattr(client, "status", "running")
                 if client is not None and status != "running":
-                    raise EnvironmentFailure(f"lost the Dask scheduler (client {status}): "
-                                             f"{type(exc).__name__}: {exc}") from exc
+                    # distributed's own error here is an internal of its reconnect (e.g. a TypeError
+                    # about a FutureCancelledError): it stays in the log, the line says what happened.
+                    raise EnvironmentFailure(f"lost the Dask scheduler (client {status}): the chunks counted so far "
+                                             "are in the checkpoint of --out DIR; continue with --resume DIR once "
+                                             "the cluster is back") from exc
                 raise
             return
         workers = self.workers(len(arglists))
@@ -460,7 +463,7 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
     except ImportError:
         raise InputError("backend = 'dask' needs dask.distributed: pip install 'dpaudit[dask]'") from None
     # distributed logs every failed reconnect with a traceback; a lost cluster is reported once, by us.
-    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    _silence_dask_logs()
     if scheduler is not None:
         scheme, host, port = check_scheduler_address(scheduler)
         if scheme == "tcp" and port is not None:
@@ -485,6 +488,7 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
     except Exception as exc:  # distributed raises OSError, TimeoutError, ValueError, ... for a bad peer
         where = "a local cluster" if scheduler is None else f"scheduler = {scheduler!r}"
         raise InputError(f"{where}: cannot start or connect ({type(exc).__name__}: {exc})") from None
+    _silence_dask_logs()  # again: the client's and the cluster's loggers exist now, each with its own level
     wanted = ("audit", "mechanisms", "neighbors", *modules)
     try:
         answers = client.run(_probe_imports, wanted)
@@ -498,6 +502,15 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
         raise InputError(f"Dask worker {worker} cannot import {problem}: install dpaudit and the mechanism's "
                          f"package on every worker")
     return client
+
+
+def _silence_dask_logs() -> None:
+    """Mute distributed's (and its event loop's) loggers: distributed configures a level per logger
+    (``distributed.client`` logs a lost scheduler's reconnect with a traceback at ERROR), so the
+    parent's level alone does not reach them."""
+    names = [n for n in list(logging.root.manager.loggerDict) if n.split(".")[0] in ("distributed", "tornado")]
+    for name in ("distributed", "distributed.client", "tornado", *names):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def _probe_imports(modules: tuple[str, ...]) -> str:

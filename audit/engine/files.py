@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import tempfile
 from pathlib import Path
 from types import TracebackType
@@ -33,12 +34,50 @@ def _refuse_link(path: Path) -> None:
                          "choose another path)")
 
 
+# Inputs are read whole: a config or a results file larger than this is not one dpaudit wrote.
+MAX_INPUT_BYTES = 64 * 2**20
+NAME_MAX, PATH_MAX = 255, 4095  # bytes, as Linux counts them (a longer name fails with ENAMETOOLONG)
+
+
+def path_problem(text: str) -> str | None:
+    """Why ``text`` cannot name a file (empty, a NUL byte, a name or a path too long), or None."""
+    if not text.strip():
+        return "is empty: give a path"
+    if "\0" in text:
+        return "contains a NUL byte, which no file name can hold"
+    raw = os.fsencode(text)
+    if len(raw) > PATH_MAX:
+        return f"is {len(raw)} bytes long: a path has at most {PATH_MAX}"
+    if any(len(part) > NAME_MAX for part in raw.split(b"/")):
+        return f"holds a name longer than {NAME_MAX} bytes, the longest a file name can be"
+    return None
+
+
+def _regular_or_absent(path: Path) -> None:
+    """Refuse a target that exists and is not a regular file: renaming over a device node, a FIFO
+    or a socket would replace it (a report written over ``/dev/full`` would silently become a file)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from None
+    if stat.S_ISDIR(mode):
+        raise InputError(f"{path} is a folder: give a file name to write")
+    if not stat.S_ISREG(mode) and not stat.S_ISLNK(mode):
+        raise InputError(f"{path} exists and is not a regular file (a device, FIFO or socket): dpaudit writes "
+                         "only regular files; choose another path")
+
+
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` (text as UTF-8, or bytes) to ``path`` through an exclusive, randomly named
-    temporary file in the same folder, then an atomic rename; never through a symbolic link."""
+    temporary file in the same folder, flushed and fsynced, then an atomic rename; never through
+    a symbolic link, never over anything but a regular file.  A failure to write is an
+    ``OSError`` naming ``path`` (the caller reports it: a full disk is an environment failure)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     _refuse_link(path)
+    _regular_or_absent(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # O_EXCL | O_NOFOLLOW
     try:
@@ -50,12 +89,25 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+        _sync_folder(path.parent)
     except OSError as exc:  # name the file: "File too large" alone does not say which one
         Path(tmp).unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync the folder, so the rename itself survives a crash (the file's data was synced before)."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):  # file systems that cannot sync a folder
+            raise
+    finally:
+        os.close(fd)
 
 
 def _open_nofollow(path: Path, flags: int, mode: int = 0o666) -> int:
@@ -70,8 +122,11 @@ def _open_nofollow(path: Path, flags: int, mode: int = 0o666) -> int:
 def append_line(path: str | os.PathLike, line: str) -> None:
     """Append one line (one ``write``, then ``fsync``), refusing a symbolic link at ``path``."""
     raw = line.encode("utf-8")
-    fd = _open_nofollow(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = _open_nofollow(Path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK)
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{path} exists and is not a regular file (a device, FIFO or socket): dpaudit "
+                             "appends only to regular files")
         written = os.write(fd, raw)
         if written != len(raw):  # a short write: the disk is full; the torn line is ignored on reading
             raise OSError(errno.ENOSPC, f"short write ({written} of {len(raw)} bytes)", str(path))
@@ -82,10 +137,101 @@ def append_line(path: str | os.PathLike, line: str) -> None:
         os.close(fd)
 
 
+def read_regular(path: str | os.PathLike, what: str, limit: int | None = None, follow: bool = True) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them; anything else (a
+    symbolic link unless ``follow``, a FIFO, a device such as ``/dev/zero``, a folder, a larger file) is an
+    :class:`InputError` naming ``what`` and the path.  Opened non-blocking, so a FIFO with no
+    writer is refused at once instead of hanging.  ``limit`` defaults to :data:`MAX_INPUT_BYTES`."""
+    path = Path(path)
+    limit = MAX_INPUT_BYTES if limit is None else limit
+    problem = path_problem(str(path))
+    if problem:
+        raise InputError(f"{what} {path!s:.200} {problem}")
+    try:
+        fd = (os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) if follow
+              else _open_nofollow(path, os.O_RDONLY | os.O_NONBLOCK))
+    except InputError:
+        raise InputError(f"{what} {path} is a symbolic link: dpaudit does not read through links") from None
+    except OSError as exc:
+        raise InputError(f"{what} {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
+            raise InputError(f"{what} {path} is {kind}: give a regular file")
+        if info.st_size > limit:
+            raise InputError(f"{what} {path} is {info.st_size} bytes: at most {limit} are read")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read(limit + 1)
+    except OSError as exc:
+        raise InputError(f"{what} {path}: cannot be read ({exc.strerror or exc})") from None
+    finally:
+        os.close(fd)
+    if len(raw) > limit:
+        raise InputError(f"{what} {path} is more than {limit} bytes: at most {limit} are read")
+    return raw
+
+
+def check_regular(path: str | os.PathLike, what: str) -> None:
+    """Refuse, at once, anything at ``path`` but a readable regular file (see :func:`read_regular`)."""
+    _regular_input(Path(path), what)
+
+
+def _regular_input(path: Path, what: str) -> None:
+    problem = path_problem(str(path))
+    if problem:
+        raise InputError(f"{what} {path!s:.200} {problem}")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise InputError(f"{what} {path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{what} {path} is not a regular file (a folder, device, FIFO or socket): give a "
+                             "regular file")
+    finally:
+        os.close(fd)
+
+
+def check_output(path: str | os.PathLike, flag: str, folder: bool) -> None:
+    """Refuse an output path before any work: it must be nameable, and its nearest existing
+    ancestor (or itself, for a ``folder``) a writable folder; a file target must not be a folder
+    or a non-regular file.  Failures after this check are environment failures (exit 3)."""
+    path = Path(path)
+    problem = path_problem(str(path))
+    if problem:
+        raise InputError(f"{flag} {path!s:.200} {problem}")
+    if not folder:
+        if path.is_symlink():
+            raise InputError(f"{flag} {path} is a symbolic link: dpaudit does not write through links")
+        try:
+            _regular_or_absent(path)
+        except OSError as exc:
+            raise InputError(f"{flag} {path}: {exc.strerror or exc}") from None
+        except InputError as exc:
+            raise InputError(f"{flag} {exc}") from None
+    probe = path if folder else path.parent
+    try:
+        while not probe.exists() and probe != probe.parent:
+            probe = probe.parent
+        usable = probe.is_dir() and os.access(probe, os.W_OK | os.X_OK)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{flag} {path}: {exc}") from None
+    if not usable:
+        raise InputError(f"{flag} {path}: {probe} is not a writable folder")
+    if str(probe).startswith(("/proc", "/sys")) and probe != path:
+        raise InputError(f"{flag} {path}: {probe} is a kernel file system, not a place for files")
+
+
 def read_text_nofollow(path: str | os.PathLike) -> str:
     """The UTF-8 text at ``path`` (undecodable bytes replaced), refusing a symbolic link."""
-    fd = _open_nofollow(Path(path), os.O_RDONLY)
+    fd = _open_nofollow(Path(path), os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a device (endless zeros) or a FIFO (no end): refused
+            raise InputError(f"{path} is not a regular file (a device, FIFO or socket): dpaudit reads only "
+                             "regular files")
+        os.set_blocking(fd, True)
         return fh.read().decode("utf-8", errors="replace")
 
 

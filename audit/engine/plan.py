@@ -175,8 +175,10 @@ def _smallest(ok, low: int = 100, high: int = MAX_SAMPLES) -> int | None:
     """The smallest integer budget in [low, high] for which ``ok`` holds (``ok`` monotone), or None."""
     if not ok(high):
         return None
-    while high > low * 1.01:  # 1 %: finer than any planning error
-        mid = int(math.sqrt(low * high))
+    while high - low > 1 and high > low * 1.01:  # 1 %: finer than any planning error
+        # The geometric midpoint rounds down to ``low`` when high - low is small (low 100, high
+        # 102: int(sqrt(10200)) = 100), which never narrows the interval: keep it strictly inside.
+        mid = min(high - 1, max(low + 1, math.isqrt(low * high)))
         if ok(mid):
             high = mid
         else:

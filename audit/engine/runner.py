@@ -18,6 +18,7 @@ import numpy as np
 from dpaudit.core import InputError, require
 from dpaudit.engine.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
+from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import count_members, describe_outputs, select_events
 from dpaudit.engine.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
 from dpaudit.engine.tradeoff import tradeoff_points
@@ -51,7 +52,10 @@ def _rng(seed: int, key: tuple[int, ...], phase: int, side: int, chunk: int) -> 
 
 def mechanism_name(mechanism: Any) -> str:
     """The mechanism's ``name`` when it is a string, else its type's name."""
-    name = getattr(mechanism, "name", None)
+    try:
+        name = getattr(mechanism, "name", None)
+    except Exception:  # a name property may raise: dpaudit.engine.api refuses such a mechanism up front
+        name = None
     return name if isinstance(name, str) else type(mechanism).__name__
 
 
@@ -62,7 +66,7 @@ def draw(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.n
     mechanism too: a ``sys.exit(0)`` inside ``sample`` must not end the run as if it had passed."""
     name = mechanism_name(mechanism)
     try:
-        out = mechanism.sample(data, size, rng)
+        out = mechanism.sample(read_only(data), size, rng)
     except InputError:
         raise
     except KeyboardInterrupt:
@@ -72,7 +76,9 @@ def draw(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.n
     except SystemExit as exc:
         raise MechanismError(f"mechanism {name!r} called sys.exit({exc.code!r}) while sampling: a mechanism must "
                              "return its outputs, not end the process") from None
-    except Exception as exc:  # a user's mechanism may raise anything: report it, do not crash
+    except BaseException as exc:  # a user's mechanism may raise anything (GeneratorExit too): report it, do not crash
+        if wrote_to_input(exc):
+            raise MechanismError(f"mechanism {name!r} " + WROTE_TO_INPUT.format(detail=exc)) from None
         raise MechanismError(f"mechanism {name!r} raised {type(exc).__name__} while sampling: {exc}") from exc
     return check_outputs(out, size, where=f"mechanism {name!r} sample")
 
@@ -181,8 +187,14 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
                  kind: OutputKind | None = None) -> np.ndarray:
     # Finite outputs handed back as counts (dpaudit.engine.streaming): no outputs drawn, same law.
-    counted = count_from_counts(mechanism, data, size, _rng(seed, key, ESTIMATION, side, chunk), events, kind,
-                                _where(mechanism, ESTIMATION, side, chunk), MechanismError, conform)
+    where = _where(mechanism, ESTIMATION, side, chunk)
+    try:
+        counted = count_from_counts(mechanism, read_only(data), size, _rng(seed, key, ESTIMATION, side, chunk), events,
+                                    kind, where, MechanismError, conform)
+    except KeyboardInterrupt:
+        if USER_INTERRUPT.is_set():
+            raise
+        raise MechanismError(f"{where} sample_counts raised KeyboardInterrupt") from None
     if counted is not None:
         return counted
     return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)

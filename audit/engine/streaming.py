@@ -114,8 +114,11 @@ def count_from_counts(mechanism: Any, data: Any, size: int, rng: np.random.Gener
         raw = mechanism.sample_counts(data, size, rng)
     except InputError:
         raise
-    except Exception as exc:  # a user's mechanism may raise anything: report it, do not crash
-        raise error(f"{where} sample_counts raised {type(exc).__name__}: {exc}") from exc
+    except KeyboardInterrupt:  # the user's Ctrl-C or the mechanism's own: the runner tells them apart
+        raise
+    except BaseException as exc:  # a user's mechanism may raise anything, sys.exit included: report it, do not crash
+        what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}"
+        raise error(f"{where} sample_counts {what}: {exc}") from None
     counts = _checked_counts(raw, size, f"{where} sample_counts", error)
     outcomes = np.arange(len(counts)).astype(dtype)
     if conform is not None:

@@ -66,6 +66,7 @@ from dpaudit.catalog import Scenario
 from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import available_memory, check_scheduler_address
+from dpaudit.engine.files import check_regular, read_regular
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
@@ -250,6 +251,7 @@ def read_npz(target: Path, where: str) -> Dataset:
     """A dataset from an ``.npz`` archive of named arrays; anything else (an ``.npy`` renamed, a
     truncated archive, pickled objects, arrays too large for memory) is an :class:`InputError`
     that names ``where`` and the file."""
+    check_regular(target, where)
     try:
         with open(target, "rb") as fh:
             head = fh.read(4)
@@ -284,6 +286,7 @@ def load_columns(target: Path, path: str) -> Dataset:
     """A dataset from an .npz (named arrays) or .csv (header of unique column names) file."""
     if target.suffix == ".npz":
         return read_npz(target, f"config: {path}")
+    check_regular(target, f"config: {path}")
     try:
         with open(target, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not a name
             rows = list(csv.reader(fh))
@@ -441,10 +444,7 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
 
 def _read(path: Path) -> dict[str, Any]:
     """The TOML document at ``path``: UTF-8 text (a byte-order mark allowed), parsed, nesting bounded."""
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"config {path}: cannot be read ({exc.strerror or exc})") from None
+    raw = read_regular(path, "config")
     if b"\x00" in raw:
         utf16 = raw[:2] in (b"\xff\xfe", b"\xfe\xff")
         raise InputError(f"config {path}: " + ("is UTF-16 text: save it as UTF-8" if utf16 else

@@ -20,22 +20,19 @@ moved and resumed from anywhere; paths outside it are absolute.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
-import math
 import os
-import types
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from dpaudit import __version__
 from dpaudit.core import InputError
-from dpaudit.engine.files import LOCK_NAME, FolderLock, read_text_nofollow, write_atomic
-from dpaudit.neighbors import Dataset
+from dpaudit.engine.blame import is_user_file
+from dpaudit.engine.files import LOCK_NAME, FolderLock, read_regular, write_atomic
+from dpaudit.engine.identity import Describer, describe, fingerprint
 
 RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.jsonl"
@@ -43,85 +40,45 @@ ERROR_LOG = "error.log"
 # Everything a run writes in its folder: what --overwrite removes (and nothing else).
 OUTPUTS = (RUN_FILE, "config.resolved.json", CHECKPOINT_FILE, "results.json", "summary.txt", "report.pdf", ERROR_LOG)
 RUN_KIND = "dpaudit run"
-RUN_SCHEMA = 3  # 3: run.json carries the identity and its fingerprint
-
-_MAX_DEPTH = 12
-_MAX_NODES = 200_000
-
-
-class _Describer:
-    """Canonical, JSON-able descriptions of values: equal contents give equal descriptions in any
-    process (no ids, no addresses, no set order), large arrays enter by their hash."""
-
-    def __init__(self) -> None:
-        self.nodes = 0
-
-    def __call__(self, value: Any, depth: int = 0) -> Any:
-        self.nodes += 1
-        if value is None or isinstance(value, (bool, int, str)):
-            return value
-        if isinstance(value, float):
-            return value if math.isfinite(value) else repr(value)
-        if isinstance(value, np.generic):
-            return self(value.item(), depth)
-        kind = f"{type(value).__module__}.{type(value).__qualname__}"
-        if depth > _MAX_DEPTH or self.nodes > _MAX_NODES:
-            return {"type": kind}
-        if isinstance(value, Dataset):
-            return {"dataset": value.fingerprint}
-        if isinstance(value, np.ndarray):
-            if value.dtype.kind == "O":
-                return {"array": self(value.tolist(), depth + 1)}
-            data = np.ascontiguousarray(value)
-            return {"array": [data.dtype.str, list(data.shape)], "sha256": hashlib.sha256(data.tobytes()).hexdigest()}
-        if isinstance(value, Mapping):
-            return {"mapping": sorted(([self(k, depth + 1), self(v, depth + 1)] for k, v in value.items()),
-                                      key=lambda kv: json.dumps(kv, sort_keys=True))}
-        if isinstance(value, (list, tuple)):
-            return [self(v, depth + 1) for v in value]
-        if isinstance(value, (set, frozenset)):
-            return {"set": sorted((self(v, depth + 1) for v in value), key=lambda v: json.dumps(v, sort_keys=True))}
-        if isinstance(value, types.ModuleType):
-            return {"module": value.__name__}
-        if isinstance(value, type):
-            return {"class": f"{value.__module__}.{value.__qualname__}"}
-        if isinstance(value, types.MethodType):
-            return {"method": value.__func__.__qualname__, "self": self(value.__self__, depth + 1)}
-        if isinstance(value, types.FunctionType):
-            cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
-            return {"function": f"{value.__module__}.{value.__qualname__}",
-                    "code": hashlib.sha256(value.__code__.co_code).hexdigest(),
-                    "defaults": self(value.__defaults__, depth + 1), "closure": self(cells, depth + 1)}
-        if dataclasses.is_dataclass(value):
-            return {"type": kind, "fields": {f.name: self(getattr(value, f.name, None), depth + 1)
-                                             for f in dataclasses.fields(value)}}
-        state = getattr(value, "__dict__", None)
-        slots = [s for cls in type(value).__mro__ for s in getattr(cls, "__slots__", ())]
-        if isinstance(state, dict) or slots:
-            fields = dict(state) if isinstance(state, dict) else {}
-            fields.update({s: getattr(value, s) for s in slots if hasattr(value, s) and s != "__dict__"})
-            return {"type": kind, "state": {str(k): self(v, depth + 1) for k, v in sorted(fields.items())}}
-        return {"type": kind}
-
-
-def _filled(cell: Any) -> bool:
-    try:
-        _ = cell.cell_contents
-    except ValueError:  # an empty cell (a name not yet bound when the closure was made)
-        return False
-    return True
-
-
-def describe(value: Any) -> Any:
-    """The canonical description of ``value`` that enters a run's identity."""
-    return _Describer()(value)
-
+RUN_SCHEMA = 4  # 3: run.json carries the identity and its fingerprint; 4: with the mechanism's code
+_BUILT_IN = ("dpaudit", "audit")
 
 def _mechanism(mechanism: Any) -> dict[str, Any]:
-    name = getattr(mechanism, "name", None)
+    try:
+        name = getattr(mechanism, "name", None)
+    except Exception:  # a raising name property: refused by dpaudit.engine.api before anything is drawn
+        name = None
+    describer = Describer()
+    state = describer(mechanism)
     return {"name": name if isinstance(name, str) else None,
             "type": f"{type(mechanism).__module__}.{type(mechanism).__qualname__}",
-            "state": describe(mechanism)}
+            "state": state, "code": code_identity(describer.modules)}
+
+
+def code_identity(modules: set[str]) -> dict[str, str]:
+    """What the mechanism's code is: for each module of a plugin (a user's file) that defines its
+    class, a base class or a function it holds, the SHA-256 of the module's file — a constant
+    edited from ``EPS = 3`` to ``EPS = 1`` or a ``sample`` body changed gives another hash, so a
+    resume across the edit is refused; the built-in mechanisms are dpaudit's code, named by its
+    version."""
+    out = {}
+    for name in sorted(modules):
+        module = sys.modules.get(name)
+        if name == "builtins" or module is None:
+            continue
+        top = name.split(".")[0]
+        if top in _BUILT_IN:
+            out["dpaudit"] = __version__
+            continue
+        filename = getattr(module, "__file__", None)
+        if not filename or not is_user_file(filename):
+            continue  # the standard library or an installed package: the environment's, not the plugin's
+        try:
+            digest = hashlib.sha256(Path(filename).read_bytes()).hexdigest()
+        except OSError:
+            digest = "unreadable"
+        out[name] = f"sha256:{digest} ({filename})"
+    return out
 
 
 def identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], samples: Sequence[int]) -> dict[str, Any]:
@@ -137,12 +94,6 @@ def identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], sam
                            "d": describe(sc.pair.d), "d_prime": describe(sc.pair.d_prime),
                            "claims": describe(cl), "expected": describe(dict(sc.expected))}
                           for sc, cl, n in zip(scenarios, claims, samples, strict=True)]}
-
-
-def fingerprint(ident: Mapping[str, Any]) -> str:
-    """SHA-256 of the identity in canonical JSON."""
-    text = json.dumps(ident, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def differences(old: Any, new: Any, path: str = "", limit: int = 5) -> list[str]:
@@ -209,11 +160,20 @@ class RunFolder:
             raise folder._problem("exists and is not a folder") from None
         except (OSError, ValueError) as exc:
             raise folder._problem(f"cannot create the folder ({_reason(exc)})") from None
+        if folder.path.resolve() == Path(folder.path.resolve().anchor):
+            raise folder._problem("is the root of the file system: give a folder for the run's files")
         folder._lock()
         if folder.holds_run() and not overwrite:
             folder.lock.release()
             raise folder._problem("already holds a run (run.json, checkpoint.jsonl or results.json): continue it "
                                   "with --resume, or start again with --overwrite, or choose another --out")
+        others = [] if folder.holds_run() else [p.name for p in folder.path.iterdir()
+                                                 if p.name != LOCK_NAME and p.name not in OUTPUTS]
+        if others and not overwrite:  # a run's files would land among someone else's
+            folder.lock.release()
+            shown = ", ".join(sorted(others)[:3]) + (" ..." if len(others) > 3 else "")
+            raise folder._problem(f"is not empty ({shown}) and holds no run: choose a new or empty folder, or "
+                                  "write into it anyway with --overwrite (only the run's own files are replaced)")
         return folder
 
     @classmethod
@@ -250,8 +210,9 @@ class RunFolder:
     def read_run(self) -> dict[str, Any]:
         """``run.json``, checked for the fields a resume needs."""
         try:
-            saved = json.loads(read_text_nofollow(self.path / RUN_FILE))
-        except (OSError, ValueError, RecursionError) as exc:
+            raw = read_regular(self.path / RUN_FILE, RUN_FILE, follow=False)
+            saved = json.loads(raw.decode("utf-8", errors="replace"))
+        except (OSError, ValueError, RecursionError, InputError) as exc:
             raise self._problem(f"no resumable run there ({RUN_FILE}: {_reason(exc)})") from None
         if not isinstance(saved, dict) or saved.get("kind") != RUN_KIND or saved.get("schema") != RUN_SCHEMA:
             raise self._problem(f"{RUN_FILE} is not a run record of this dpaudit (kind {RUN_KIND!r}, schema "

@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from dpaudit.core import CLAIM_STATUSES, EXPECTATIONS, RELATIONS, VERDICTS, InputError
+from dpaudit.engine.files import read_regular
 from dpaudit.engine.results import FINDINGS, NO_CLAIM, OK_OUTCOMES, SCHEMA_VERSION, finding, outcome, run_as_expected
+from dpaudit.runs.recheck import check_record
 
 __all__ = ["load_results", "load_sweep"]
 
 _MISSING = object()
+_MAX_INT = 2**63 - 1  # a JSON integer beyond any count dpaudit writes (10**400 would overflow a float)
 _FINDINGS = (*FINDINGS, NO_CLAIM)
 
 
@@ -70,8 +73,8 @@ class _Checker:
     def integer(self, value: Any, where: str, low: int, optional: bool = False) -> int | None:
         if (value is None or value is _MISSING) and optional:
             return None
-        if not isinstance(value, int) or isinstance(value, bool) or value < low:
-            self.fail(where, value, f"must be an integer >= {low}")
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= _MAX_INT:
+            self.fail(where, value, f"must be an integer in [{low}, 2**63 - 1]")
         return value
 
     def number(self, value: Any, where: str, low: float = -math.inf, high: float = math.inf, *,
@@ -81,7 +84,8 @@ class _Checker:
             return None
         if inf and value == "inf":
             return math.inf
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        ok = (isinstance(value, float) and math.isfinite(value)) or (
+            isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_INT)
         if not ok or value < low or value > high or (high_open and value >= high):
             close = ")" if high_open else "]"
             self.fail(where, value, f"must be a finite number in [{low:g}, {high:g}{close}"
@@ -119,10 +123,7 @@ def _strict_json(path: Path) -> Any:
             out[key] = value
         return out
 
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    raw = read_regular(path, "results file")
     try:
         text = raw.decode("utf-8-sig")
         return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique)
@@ -335,8 +336,11 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
                + ("" if complete else " (a partial run saves fewer than planned, never more)"))
     for i, rec in enumerate(records):
         _record(c, rec, f"records[{i}]")
+        check_record(rec, f"records[{i}]", path)
     for i, sc in enumerate(scenarios):
         _scenario(c, sc, f"scenarios[{i}]")
+        for j, claim in enumerate(sc.get("claims", [])):
+            check_record(claim, f"scenarios[{i}].claims[{j}]", path)
     as_expected = c.flag(c.get(payload, "as_expected", where), "as_expected")
     if as_expected != run_as_expected(records):
         c.fail("as_expected", as_expected, "contradicts the records' outcomes")

@@ -30,6 +30,7 @@ __all__ = ["PROFILES", "Budget", "active_profile", "current", "default_samples",
            "set_default_samples", "settings"]
 
 MIN_SAMPLES = 100
+MAX_COUNT = 10**18  # the command line's largest budget too (python -m audit run --samples)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -67,9 +68,11 @@ def parse_count(text: str | int, field: str, minimum: int) -> int:
             raise ValueError(f"{field} = {text!r} is invalid: not an integer") from None
         if not number.is_finite() or number != number.to_integral_value():
             raise ValueError(f"{field} = {text!r} is invalid: not an integer (a whole number such as 1e6 or 1000000)")
+        if number.adjusted() > 18:  # before int(): 1e999999999 would be a billion digits
+            raise ValueError(f"{field} = {text!r} is invalid: too large (at most {MAX_COUNT:.0e})")
         value = int(number)
-    if value < minimum:
-        raise ValueError(f"{field} = {text!r} is invalid: must be an integer >= {minimum}")
+    if value < minimum or value > MAX_COUNT:
+        raise ValueError(f"{field} = {text!r} is invalid: must be an integer in [{minimum}, {MAX_COUNT:.0e}]")
     return value
 
 
