@@ -172,7 +172,8 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     interval.  Each bound holds with probability ≥ ``confidence`` whatever order the samples
     come in: the split is random, so sorted samples or samples rebuilt from a count table
     (``np.repeat``) are split as i.i.d. draws would be.  ``seed`` also fixes the subsample a
-    classifier view is fitted on.
+    classifier view is fitted on.  ``confidence`` defaults to 0.95, as every audit's (0.99 in
+    :func:`~dpaudit.testing.assert_private`, which fails builds).
     """
     x, y = check_outputs(x, where="x"), check_outputs(y, where="y")
     require(x.shape[1:] == y.shape[1:], "y shape", y.shape, f"must match x's output shape {x.shape[1:]}")
