@@ -499,7 +499,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     try:
         results = []
         for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
-            context = RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
+            # progress is labelled by scenario, with an overall line of scenarios done
+            here = dataclasses.replace(execution, label=sc.name, position=(index, len(plan.scenarios)))
+            context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
                                  registry=registry)
             space = plan.searches[index] if plan.searches else None
             try:
