@@ -133,3 +133,21 @@ def test_opendp_laplace_through_the_factory_adapter_on_two_workers():
     holds = audit_mechanism(mechanism(1.0, True, 1), *pair, samples=50_000, epsilon=claim, events="threshold")
     fails = audit_mechanism(mechanism(0.5, True, 1), *pair, samples=50_000, epsilon=claim, events="threshold")
     assert holds.epsilon_lower < claim < fails.epsilon_lower  # scale 1/2 has ε = 2
+
+
+def test_the_readme_shows_the_factory_adapter_with_opendp():
+    import inspect
+    import re
+    from pathlib import Path
+
+    from examples.opendp_laplace import laplace_sum
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Library objects that cannot be pickled (OpenDP)"):]
+    section = section[:section.index("\n### ", 1)]
+    (code,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+    compile(code, "README.md", "exec")
+    # the README's factory builds what the example's does (the example is what the OpenDP test runs)
+    body = [line.strip() for line in inspect.getsource(laplace_sum).split('"""')[-1].splitlines() if line.strip()]
+    assert body and all(line in code for line in body)
+    assert "from_factory(partial(laplace_sum, 1.0)" in code and "n_jobs=2" in code
