@@ -7,7 +7,7 @@ from typing import Any
 try:  # joblib's loky backend and Dask ship tasks with cloudpickle; joblib < 1.5 vendors its own copy
     import cloudpickle
 except ImportError:  # pragma: no cover - depends on the joblib release
-    from joblib.externals import cloudpickle  # type: ignore[no-redef]
+    from joblib.externals import cloudpickle  # type: ignore[no-redef, unused-ignore]
 
 from dpaudit.core import require
 
