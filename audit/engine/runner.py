@@ -273,7 +273,9 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         sizes = _estimation_chunks(mechanism, n_est)
         chosen.extend(picked)
         display = describe_outputs(x, y, chosen[0])
-        seen = np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)  # for the expected stop
+        # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
+        seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if sequential and targets \
+            else None
         counted = chosen + family
         del x, y, drawn, first
         looks = sequential and bool(targets)
@@ -288,7 +290,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             j = expected_look(chosen, deltas, confidences, counts, n, ends, targets, after)
             progress.expect(2 * (n_sel + ends[j][0]), f"look {j + 1} of {len(stops)}")
 
-        if len(stops) > 1:
+        if len(stops) > 1 and seen is not None:
             expect(*seen, 0)
         k = np.zeros((2, len(counted)), dtype=np.int64)
         fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
