@@ -8,6 +8,11 @@ Public entry points::
     assert_private(mechanism, d, d_prime, *, epsilon, delta=0.0, ...)   # for test suites
     search_pair(mechanism, QueryVectors(dim) | RecordSpace(base, records), *, samples, ...) -> AuditResult
 
+Two default confidences, on purpose: an audit reports a measurement, at 0.95 (``audit_samples``,
+``audit_mechanism``, ``search_pair``, the command line and configs); ``assert_private`` fails a
+build, and a suite runs many, so it defaults to 0.99 (20 correct mechanisms raise a false alarm
+with probability up to 1 − 0.95^20 ≈ 64 % at 0.95, up to 1 − 0.99^20 ≈ 18 % at 0.99).
+
 Names are imported on first use (PEP 562), so ``import audit`` — and the pytest plugin that
 pytest loads in every run — costs nothing until an audit is asked for.
 """

@@ -170,7 +170,8 @@ BAD = [
     (("randomized-response", "nope"), "scenario[0].mechanism = 'nope'"),
     (('"randomized-response"\nparams = { epsilon = 1.0 }', '"no_such_module_x:thing"'),
      "scenario[0].mechanism = 'no_such_module_x:thing'"),
-    (("randomized-response", "tests.plugins.user_mechanisms:correct"), "scenario[0].params"),  # plugins take none
+    # a plugin is checked against --allow-plugin before its params (tests/test_config_plugins.py)
+    (("randomized-response", "tests.plugins.user_mechanisms:correct"), "scenario[0].mechanism"),
     (("epsilon = 1.0", "epsilon = 1.0, gamma = 2"), "scenario[0].params"),
     (("columns = { bit = [0] }", 'columns = { bit = [0] }\ngenerator = "votes"'), "scenario[0].data"),
     (("columns = { bit = [0] }", 'generator = "magic"'), "scenario[0].data.generator = 'magic'"),

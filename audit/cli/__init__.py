@@ -132,7 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--samples", type=_int_at_least(100), default=None,
                      help="samples per side and scenario (default: 1000000, or the config's)")
     run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
-    run.add_argument("--confidence", type=_confidence, default=None, help="confidence of each bound (default: 0.95)")
+    run.add_argument("--confidence", type=_confidence, default=None,
+                     help="confidence of each bound (default: 0.95; assert_private's is 0.99)")
     run.add_argument("--jobs", type=_jobs, default=None,
                      help="at most this many worker processes, -1 for all cores (default: -1); capped at the "
                           "chunks to run and the CPUs, small budgets run in process, and results do not depend on it")
@@ -186,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
                     help="the run's base budget; the scenario's own is this times its samples_factor")
     pl.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
-    pl.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound")
+    pl.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
     pl.add_argument("--jobs", type=_jobs, default=-1, help="workers for the pilot (default: all cores)")
     pl.add_argument("--single-look", action="store_true",
                     help="plan a run without the sequential rule (the errata suite's scenarios use it)")
@@ -207,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
     sw.add_argument("--samples", type=_int_at_least(100), default=200_000, help="samples per side and size")
     sw.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
-    sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound")
+    sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
     sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
     sw.add_argument("--out", type=_path, help="write DIR/sweep.json")
     return parser
@@ -530,7 +531,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     try:
         results = []
         for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
-            context = RunContext(execution=execution, key=(index,), scenario=sc.name, pair=sc.pair.description,
+            # progress is labelled by scenario, with an overall line of scenarios done
+            here = dataclasses.replace(execution, label=sc.name, position=(index, len(plan.scenarios)))
+            context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
                                  registry=registry)
             space = plan.searches[index] if plan.searches else None
             try:

@@ -236,7 +236,8 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         first.  Default ``(delta,)`` with the ``epsilon=`` shortcut, else ``(0.0,)``.  Every
         claim's δ is bounded as well.
     ``confidence``
-        1 − α of every bound, in [0.5, 1).
+        1 − α of every bound, in [0.5, 1); default 0.95, a reported measurement's level (as on the
+        command line).  :func:`~dpaudit.testing.assert_private` defaults to 0.99: it fails builds.
     ``seed``
         Root seed (≥ 0): the same seed gives the same numbers for any ``n_jobs``.
     ``n_jobs``

@@ -183,7 +183,8 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     interval.  Each bound holds with probability ≥ ``confidence`` whatever order the samples
     come in: the split is random, so sorted samples or samples rebuilt from a count table
     (``np.repeat``) are split as i.i.d. draws would be.  ``seed`` also fixes the subsample a
-    classifier view is fitted on.
+    classifier view is fitted on.  ``confidence`` defaults to 0.95, as every audit's (0.99 in
+    :func:`~dpaudit.testing.assert_private`, which fails builds).
     """
     require(isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0, "seed", seed,
             "must be an integer >= 0")

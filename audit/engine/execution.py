@@ -10,9 +10,9 @@
   ``--resume`` recounts only the chunks it cannot trust and never counts one twice.
 * Resources: workers capped at chunks and CPUs, the memory a process may still use, and a
   Dask scheduler checked to speak Dask before the client waits on it.
-* Progress: a tqdm bar on a terminal; in a non-interactive log, a plain line every few
-  seconds (from a timer, so slow chunks do not silence it) with samples done, rate and the
-  current ε_lower.
+* Progress (:mod:`dpaudit.engine.progress`, re-exported here): a tqdm bar on a terminal; in a
+  non-interactive log, a plain line every few seconds (from a timer, so slow chunks do not
+  silence it) with samples done, rate, the projected end and the current ε_lower.
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ import json
 import logging
 import os
 import socket
-import sys
-import threading
 import time
 import types
 from collections.abc import Callable, Iterator
@@ -35,10 +33,10 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
-from tqdm import tqdm
 
 from dpaudit.core import InputError, require
 from dpaudit.engine.files import append_line, read_text_nofollow, write_atomic
+from dpaudit.engine.progress import Progress, projected_end  # noqa: F401  (re-exported: their old home)
 
 BACKENDS = ("local", "dask")
 
@@ -209,6 +207,8 @@ class Execution:
     progress: str = "off"  # off | bar | log
     log_every: float = 5.0
     client: Any = field(default=None, repr=False)
+    label: str = ""  # the progress bar's: the scenario's name (default: the mechanism's)
+    position: tuple[int, int] | None = None  # (scenario index, scenarios in the run): the overall progress line
 
     def __post_init__(self) -> None:
         require(self.backend in BACKENDS, "backend", self.backend, f"must be one of {', '.join(BACKENDS)}")
@@ -520,72 +520,3 @@ def _probe_imports(modules: tuple[str, ...]) -> str:
         except Exception as exc:
             return f"{name!r} ({type(exc).__name__}: {exc})"
     return ""
-
-
-def projected_end(remaining: int, rate: float, now: float | None = None) -> str:
-    """", projected end in 2.5 min (at 14:03:10)" for ``remaining`` samples at ``rate`` per second;
-    empty before there is a rate or when nothing remains.  The budget's end: a sequential run
-    may stop earlier."""
-    if remaining <= 0 or not rate > 0:
-        return ""
-    left = remaining / rate
-    span = f"{left:.0f} s" if left < 120 else f"{left / 60:.1f} min" if left < 7200 else f"{left / 3600:.1f} h"
-    at = time.strftime("%H:%M:%S", time.localtime((time.time() if now is None else now) + left))
-    return f", projected end in {span} (at {at})"
-
-
-class Progress:
-    """A tqdm bar on a terminal (with its rate and remaining time); in a log, a plain line every
-    ``every`` seconds from a timer thread — also while a slow chunk is still running, so a log
-    never stays silent for longer than ``every`` (``every`` = 0: a line at each update instead) —
-    with samples done, samples per second, the projected end of the budget and the current
-    ε_lower; nothing when off."""
-
-    def __init__(self, mode: str, total: int, label: str, every: float = 5.0) -> None:
-        self.mode, self.total, self.label, self.every = mode, total, label, every
-        self.start = time.monotonic()
-        self.done = 0
-        self._epsilon: Callable[[], float | None] = lambda: None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self.bar = None
-        if mode == "bar":
-            self.bar = tqdm(total=total, desc=label, unit="sample", unit_scale=True, leave=False, file=sys.stderr)
-        elif mode == "log" and every > 0:
-            self._thread = threading.Thread(target=self._tick, name="dpaudit-progress", daemon=True)
-            self._thread.start()
-
-    def _tick(self) -> None:
-        while not self._stop.wait(self.every):
-            self._line()
-
-    def _line(self) -> None:
-        now = time.monotonic()
-        rate = self.done / max(now - self.start, 1e-9)
-        try:
-            value = self._epsilon()
-            bound = "eps_lower pending" if value is None else f"current eps_lower {value:.4g}"
-        except Exception:  # read while the counts change: the next line will have it
-            bound = "current eps_lower ?"
-        print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}"
-              f"{projected_end(self.total - self.done, rate)}", file=sys.stderr, flush=True)
-
-    def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
-        """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None
-        while it means nothing yet (before the first estimation chunk on both sides, or before
-        the first look of a sequential run), when it is not shown."""
-        self.done, self._epsilon = done, epsilon
-        if self.bar is not None:
-            self.bar.update(samples)
-            value = epsilon()
-            if value is not None:
-                self.bar.set_postfix_str(f"eps_lower {value:.4g}", refresh=False)
-        elif self.mode == "log" and self.every <= 0:
-            self._line()
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=2)
-        if self.bar is not None:
-            self.bar.close()

@@ -18,6 +18,7 @@ import numpy as np
 from dpaudit.core import InputError, require
 from dpaudit.engine.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
+from dpaudit.engine.expected_stop import expected_look
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import count_members, describe_outputs, select_events
 from dpaudit.engine.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
@@ -229,7 +230,8 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     sizes = _estimation_chunks(mechanism, n_est)
     workers = 1 if execution.backend == "dask" else execution.workers(2 * len(sizes))
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
-    progress = Progress(execution.progress, 2 * samples, mechanism_name(mechanism), execution.log_every)
+    progress = Progress(execution.progress, 2 * samples, execution.label or mechanism_name(mechanism),
+                        execution.log_every, position=execution.position)
     k = np.zeros((2, 0), dtype=np.int64)
     drawn_per_side = np.zeros(2, dtype=np.int64)
     chosen: list[Event] = []
@@ -283,6 +285,9 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         sizes = _estimation_chunks(mechanism, n_est)
         chosen.extend(picked)
         display = describe_outputs(x, y, chosen[0])
+        # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
+        seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if sequential and targets \
+            else None
         counted = chosen + family
         del x, y, drawn, first
         looks = sequential and bool(targets)
@@ -291,6 +296,14 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
             total = sum(spend.values())
             spend = {k: v / total for k, v in spend.items()}
+
+        def expect(counts: np.ndarray, n: int, after: int) -> None:  # the progress line's projected end
+            ends = [(int(sum(sizes[:s])), spend[s]) for s in stops]
+            j = expected_look(chosen, deltas, confidences, counts, n, ends, targets, after)
+            progress.expect(2 * (n_sel + ends[j][0]), f"look {j + 1} of {len(stops)}")
+
+        if len(stops) > 1 and seen is not None:
+            expect(*seen, 0)
         k = np.zeros((2, len(counted)), dtype=np.int64)
         fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
         first_counts = np.zeros((2, len(sizes)), dtype=np.int64)  # per chunk, the first event's counts: convergence
@@ -332,6 +345,8 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                 if stop < len(sizes) and _futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
                     note += ": stopped, no claim can be reached within the budget"
                     break
+                if look + 1 < len(stops):
+                    expect(k[:, :len(chosen)], n_done, look + 1)
     finally:
         progress.close()
     n_done = int(sum(sizes[:done]))

@@ -70,7 +70,7 @@ from dpaudit.engine.files import check_regular, read_regular
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
-from dpaudit.runs.plugins import import_user_module
+from dpaudit.runs.plugins import build_plugin, import_user_module
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
@@ -211,8 +211,6 @@ def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[s
             return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
         except InputError as exc:
             raise InputError(f"config: {exc}") from None
-    if params:
-        _fail(f"{path}.params", params, "params apply to built-in mechanisms only")
     module_name, _, attr = spec.partition(":")
     if not allows(module_name, allow_plugins):
         _fail(f"{path}.mechanism", spec, f"a config is data and may name built-in mechanisms only; to let it "
@@ -225,6 +223,7 @@ def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[s
         raise
     except (Exception, SystemExit) as exc:  # a plugin's import may do anything, sys.exit included
         _fail(f"{path}.mechanism", spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
+    obj = build_plugin(obj, params, path, spec)  # a class or builder: called with the params
     if not callable(getattr(obj, "sample", None)):
         _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")
     check_name(obj, f"{path}.mechanism", spec)

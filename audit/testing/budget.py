@@ -2,7 +2,8 @@
 
 In the spirit of Hypothesis' settings, from the weakest to the strongest:
 
-1. the profile — ``default`` (10^6 samples per side, confidence 0.99), ``ci`` (10^5: cheap,
+1. the profile — ``default`` (10^6 samples per side, confidence 0.99 — not the audits' 0.95: a
+   suite's false-alarm rate adds up over its tests), ``ci`` (10^5: cheap,
    for every push), ``nightly`` (10^7: thorough), or one of your own
    (:meth:`settings.register_profile`); ``pytest --dp-profile NAME`` loads one;
 2. ``pytest --dp-samples N``, the samples of the whole run;

@@ -33,3 +33,13 @@ not_a_mechanism = object()
 
 def bad_hyperparameter():
     return KLBandit(2, eta=-1.0, beta0=0.1)
+
+
+def build_count(epsilon):
+    """A builder a config may name with params (``params = { epsilon = 1.0 }``)."""
+    return NoisyCount(epsilon)
+
+
+def pair_builder(n):
+    """Builds something that is not a mechanism."""
+    return [0.0] * n
