@@ -9,6 +9,7 @@ trade-off panels of the scenarios where a Gaussian trade-off curve is a meaningf
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from reportlab.platypus import Flowable
@@ -30,6 +31,7 @@ from reports.wording import (
 )
 
 Groups = dict[str, list[dict[str, Any]]]
+CHAIN_ROWS, LINES, PANELS = 40, 16, 9  # per figure: each fits one page, and 16 lines keep distinct styles
 
 
 def grouped(payload: dict[str, Any], families: Families) -> list[tuple[str, str, Groups]]:
@@ -93,27 +95,39 @@ def _chain_rows(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dic
     return rows
 
 
+def _chunks(items: list[Any], most: int) -> list[list[Any]]:
+    """``items`` in the fewest runs of at most ``most``, of near-equal lengths."""
+    if not items:
+        return []
+    size = math.ceil(len(items) / math.ceil(len(items) / most))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
 def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[str, Any]]], user: bool
              ) -> list[Flowable]:
+    """The chain (at most ``CHAIN_ROWS`` rows a figure, so one fits a page), the convergence (at most
+    ``LINES`` lines a figure, each told apart by style), and the trade-off panels (``PANELS`` a figure)."""
     out: list[Flowable] = []
     rows = _chain_rows(scenarios, by_scenario, user)
-    if rows:
-        out.append(figure(*plots.chain(rows)))
-    converging = [sc for sc in scenarios if plots.looks(sc) >= plots.MIN_LOOKS]
+    scale = plots.chain_scale(rows)
+    for chunk in _chunks(rows, CHAIN_ROWS):
+        out.append(figure(*plots.chain(chunk, scale)))
+    converging = [{**sc, "scenario": sc["scenario"].replace("$", r"\$")} for sc in scenarios
+                  if plots.looks(sc) >= plots.MIN_LOOKS]
     short = [sc["scenario"] for sc in scenarios if plots.looks(sc) < plots.MIN_LOOKS]
-    if converging:
-        out.append(figure(*plots.convergence([{**sc, "scenario": sc["scenario"].replace("$", r"\$")}
-                                              for sc in converging])))
+    for chunk in _chunks(converging, LINES):
+        out.append(figure(*plots.convergence(chunk)))
     if short:
         out.append(para(f"No convergence plot for {text(', '.join(short))}: fewer than {plots.MIN_LOOKS} looks "
                         "at the samples (a trend needs three points).", "small"))
-    meaningful = [(sc, by_scenario.get(sc["scenario"], [])) for sc in scenarios if plots.tradeoff_meaningful(sc)]
-    if meaningful:
-        out.append(keep(para("Trade-off (f-DP) view where a Gaussian curve describes the outputs: a confidence box "
-                             "wholly below a claim's curve refutes it; G_mu is the fitted curve (an assumption, "
-                             "eps_lower assumes nothing).", "small"),
-                        figure(*plots.tradeoff([({**sc, "scenario": sc["scenario"].replace("$", r"\$")}, recs)
-                                                for sc, recs in meaningful]))))
+    meaningful = [({**sc, "scenario": sc["scenario"].replace("$", r"\$")}, by_scenario.get(sc["scenario"], []))
+                  for sc in scenarios if plots.tradeoff_meaningful(sc)]
+    for i, chunk in enumerate(_chunks(meaningful, PANELS)):
+        drawn = figure(*plots.tradeoff(chunk))
+        out.append(drawn if i else keep(
+            para("Trade-off (f-DP) view where a Gaussian curve describes the outputs: a confidence box wholly "
+                 "below a claim's curve refutes it; G_mu is the fitted curve (an assumption, eps_lower assumes "
+                 "nothing).", "small"), drawn))
     return out
 
 

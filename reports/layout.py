@@ -136,10 +136,10 @@ def kv_table(rows: Sequence[Sequence[str]], key_width: float = 0.2) -> Table:
 
 
 def figure(png: bytes, width_in: float, height_in: float) -> Image:
-    """A matplotlib figure's PNG at its drawn size (inches), scaled down to the frame if wider."""
+    """A matplotlib figure's PNG at its drawn size (inches), scaled down to the frame if wider or taller."""
     width, height = width_in * 72, height_in * 72
-    if width > WIDTH:
-        width, height = WIDTH, height * WIDTH / width
+    scale = min(1.0, WIDTH / width, (HEIGHT - 30) / height)
+    width, height = width * scale, height * scale
     return Image(io.BytesIO(png), width=width, height=height)
 
 

@@ -45,7 +45,8 @@ def tick(value: float, _pos: Any = None) -> str:
     if value == 0:
         return "0"
     if 1e-3 <= abs(value) < 1e4:
-        return f"{value:.3g}"
+        short = f"{value:.3g}"
+        return f"{value:.0f}" if "e" in short else short
     mantissa, exponent = f"{value:.2g}".split("e") if "e" in f"{value:.2g}" else (f"{value:.2g}", "0")
     return f"{mantissa}e{int(exponent)}"
 
@@ -83,14 +84,22 @@ def looks(scenario: dict[str, Any]) -> int:
     return len(scenario["estimate"].get("convergence") or [])
 
 
-def chain(rows: Sequence[tuple[str, dict[str, Any]]]) -> Figure:
-    """One row per claim check: eps_lower (the true epsilon lies right of it) <= eps_exact <= eps_claim."""
+Scale = tuple[bool, float, float]
+
+
+def chain_scale(rows: Sequence[tuple[str, dict[str, Any]]]) -> Scale:
+    """(log axis, left end, right end) of the chain's epsilon axis over ``rows``: shared by every
+    figure a long chain is split into, so their rows compare by eye."""
     values = [v for _, c in rows for v in (_finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]),
                                            _finite(c["epsilon_claim"])) if v]
     positive = [v for v in values if v > 0] or [1.0]
     log = max(positive) / min(positive) > 50
-    top = max(positive) * (3 if log else 1.15)
-    floor = min(positive) / 3 if log else 0.0
+    return log, (min(positive) / 3 if log else 0.0), max(positive) * (3 if log else 1.15)
+
+
+def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None) -> Figure:
+    """One row per claim check: eps_lower (the true epsilon lies right of it) <= eps_exact <= eps_claim."""
+    log, floor, top = scale or chain_scale(rows)
     height = 0.75 + 0.17 * len(rows)
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(WIDTH, height))

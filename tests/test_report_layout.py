@@ -79,6 +79,16 @@ def test_the_checker_catches_overlapping_text_and_text_leaving_its_cell(tmp_path
 
 
 @pytest.mark.slow  # renders the default suite's report (~5 s)
+def test_without_the_catalogs_families_every_scenario_flows_in_one_section(tmp_path):
+    """One section of 44 scenarios: the chain (92 rows) and convergence (41 lines) are split into
+    figures that each fit a page (a single figure taller than the frame stopped the build)."""
+    reports.write_pdf(load("default"), tmp_path / "flat.pdf")
+    text = words(tmp_path / "flat.pdf")
+    assert "Otherscenarios" in text and "Familykl" not in text
+    assert pdfcheck.offences(tmp_path / "flat.pdf") == {}
+
+
+@pytest.mark.slow  # renders the default suite's report (~5 s)
 def test_default_report_is_short_and_its_pages_are_full(rendered):
     text = words(rendered("default"))
     for section in ("Claims", "Familyclassic", "Familykl", "Familypolicy-optimization", "Familyalignment",
@@ -132,8 +142,8 @@ def test_same_results_give_the_same_bytes(tmp_path):
 
 
 def test_ticks_read_like_numbers_and_lines_are_told_apart():
-    assert [plots.tick(v) for v in (1e6, 2e6, 152000, 0.5, 20, 0, 2.5e-5)] == \
-        ["1e6", "2e6", "1.5e5", "0.5", "20", "0", "2.5e-5"]
+    assert [plots.tick(v) for v in (1e6, 2e6, 152000, 0.5, 20, 1000, 0, 2.5e-5)] == \
+        ["1e6", "2e6", "1.5e5", "0.5", "20", "1000", "0", "2.5e-5"]
     styles = [tuple(sorted(plots.style(i).items())) for i in range(32)]
     assert len(set(styles)) == 32
     assert len({(s["ls"], s["marker"]) for s in map(plots.style, range(8))}) == 8  # apart without colour
