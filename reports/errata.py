@@ -121,7 +121,8 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
                 f"{text(c['claim_id'])} ({fmt(c['epsilon_claim'])}, {fmt(c['delta'])})" for c in holding.values())
                    if holding else "none shipped")
         kv.append(["corrected statement", fix])
-    title = (f"{number}. Your claim on {mechanism}" if user else f"A.{number} {text(r['claim_id'])}")
+    title = (f"{number}. Your claim on {mechanism}" if user
+             else f"A.{number} {text(r['claim_id'])} [{text(', '.join(scenarios))}]")
     return keep(para(f"<b>{title}</b>", "h2"), kv_table(kv))
 
 

@@ -28,6 +28,7 @@ from reports.wording import (
     family_of,
     mechanism_label,
     params_label,
+    sequential_parts,
 )
 
 Groups = dict[str, list[dict[str, Any]]]
@@ -75,6 +76,9 @@ def _row(sc: dict[str, Any], common: dict[str, Any]) -> list[str]:
     notes = _gdp(sc)
     if not sc.get("seeded", True):
         notes += f" {NOT_REPRODUCIBLE.capitalize()}."
+    sequential = sc["estimate"].get("sequential")
+    if sequential and sequential_parts(sequential)[1]:
+        notes += f" Sequential rule: {sequential_parts(sequential)[1]}."
     own = params_label({k: v for k, v in (sc.get("params") or {}).items() if k not in common})
     name = f"<b>{text(sc['scenario'])}</b>" + (f"<br/>{text(own)}" if own else "")
     samples = count(sc["samples"]) + ("" if not sc["estimate"].get("sequential") else " (sequential)")

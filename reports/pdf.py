@@ -22,7 +22,7 @@ from reports import errata, plots
 from reports import families as sections
 from reports.layout import build, figure, gap, heading, para, table, text
 from reports.text import fmt
-from reports.wording import REFUTED, Families, meanings, sorted_records, status_label, user_run
+from reports.wording import REFUTED, Families, meanings, sequential_parts, sorted_records, status_label, user_run
 
 
 def _audited(payload: dict[str, Any], user: bool, families: Families) -> str:
@@ -115,7 +115,7 @@ def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
              f"<b>When:</b> started {text(payload.get('started', '?'))} (UTC); wall time "
              f"{fmt(payload.get('seconds'))} s; {'complete' if payload.get('complete', True) else 'PARTIAL'} run.",
              f"<b>Results file fingerprint:</b> {text(payload.get('fingerprint', '-'))}"]
-    rules = sorted({r["sequential"] for r in payload["records"] if r.get("sequential")})
+    rules = sorted({sequential_parts(r["sequential"])[0] for r in payload["records"] if r.get("sequential")})
     if rules:
         lines.append("<b>Sequential rule</b> (said once for every scenario that used it): "
                      + " ".join(text(rule) for rule in rules))

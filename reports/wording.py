@@ -82,6 +82,13 @@ def params_label(params: dict[str, Any] | None) -> str:
     return ", ".join(f"{k}={fmt(v) if isinstance(v, float) else v}" for k, v in (params or {}).items() if k != "name")
 
 
+def sequential_parts(description: str) -> tuple[str, str]:
+    """(the sequential rule, where this scenario stopped) of a record's ``sequential`` text: the rule
+    is the same for every scenario and said once; the stop is the scenario's own."""
+    rule, _, stop = description.partition("; look ")
+    return rule, (f"look {stop}" if stop else "")
+
+
 def count(n: float) -> str:
     """A sample count as a reader writes it: 20000, 1e6, 1.76e7."""
     if n < 1e5:
