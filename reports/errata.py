@@ -87,6 +87,8 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
     kv: list[list[str]] = []
     if user:
         kv.append(["your claim", f"{mechanism} is {claim}."])
+        if r.get("claim_source") not in (None, "", "command line", "config"):
+            kv.append(["your reference", text(r["claim_source"])])
     else:
         statement = r.get("claim_statement")
         kv.append(["claim", (f"{text(statement)}; " if statement else "") + claim + f", of {mechanism}."])

@@ -139,7 +139,8 @@ def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
     """Every family's section, each on a new page unless most of the page is left for it."""
     by_scenario = _records_by_scenario(payload)
     story: list[Flowable] = []
-    for name, about, groups in grouped(payload, families):
+    # A user's own claims are said in the user's words: no family's sources, whatever the mechanism.
+    for name, about, groups in grouped(payload, () if user else families):
         story.append(section_break())
         if name == USER_SECTION:
             title = USER_SECTION if len(groups) > 1 else "Your mechanism"

@@ -51,6 +51,7 @@ def words(path: Path) -> str:
     pytest.param("default", marks=pytest.mark.slow),  # ~5 s to render, ~5 s to check 18 pages
     pytest.param("errata", marks=pytest.mark.slow),
     "user",
+    "config-user",
 ])
 def test_no_text_overlaps_and_no_cell_text_leaves_its_cell(rendered, name):
     assert pdfcheck.offences(rendered(name)) == {}
@@ -117,7 +118,18 @@ def test_a_users_mechanism_is_described_in_the_users_words(rendered):
     for phrase in FORBIDDEN_FOR_USERS:
         assert phrase not in text, phrase
     assert "your claim" in text and "Your mechanism" in text and "Mechanism user-noisy-count-leaky" in text
-    assert "Errata" not in text and "source" not in text.lower().replace("sources", "")
+    assert "Errata" not in text and "source" not in text.lower()
+
+
+def test_a_users_claims_on_built_in_mechanisms_are_the_users_too(rendered):
+    """A config's own claims (one with a reference of the user's, one without) on built-in randomized
+    response and Laplace: no family's sources, the mechanisms by name and parameters, the user's
+    reference where given, and the exact loss where the outputs are finite."""
+    text = " ".join("".join(page.extract_text() for page in PdfReader(rendered("config-user")).pages).split())
+    for phrase in (*FORBIDDEN_FOR_USERS, "Dwork", "Family classic", "Errata"):
+        assert phrase not in text, phrase
+    assert "Mechanism randomized-response (epsilon=1, column=bit)" in text
+    assert "your reference my notes" in text and "eps_exact = 1 at delta = 0" in text
 
 
 @pytest.mark.slow  # renders the errata report (~3 s)
