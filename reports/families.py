@@ -125,7 +125,7 @@ def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[s
         out.append(para(f"No convergence plot for {text(', '.join(short))}: fewer than {plots.MIN_LOOKS} looks "
                         "at the samples (a trend needs three points).", "small"))
     meaningful = [({**sc, "scenario": sc["scenario"].replace("$", r"\$")}, by_scenario.get(sc["scenario"], []))
-                  for sc in scenarios if plots.tradeoff_meaningful(sc)]
+                  for sc in scenarios if plots.tradeoff_meaningful(sc, by_scenario.get(sc["scenario"], []))]
     for i, chunk in enumerate(_chunks(meaningful, PANELS)):
         drawn = figure(*plots.tradeoff(chunk))
         out.append(drawn if i else keep(

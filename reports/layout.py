@@ -52,11 +52,10 @@ def _fonts() -> str:
     """Register DejaVu Sans from matplotlib's data folder once; returns the family name."""
     folder = os.path.join(matplotlib.get_data_path(), "fonts", "ttf")
     for name, file in (("DV", "DejaVuSans.ttf"), ("DV-Bold", "DejaVuSans-Bold.ttf"),
-                       ("DV-Oblique", "DejaVuSans-Oblique.ttf"), ("DV-BoldOblique", "DejaVuSans-BoldOblique.ttf"),
                        ("DV-Mono", "DejaVuSansMono.ttf")):
         pdfmetrics.registerFont(TTFont(name, os.path.join(folder, file)))
-    pdfmetrics.registerFontFamily("DV", normal="DV", bold="DV-Bold", italic="DV-Oblique",
-                                  boldItalic="DV-BoldOblique")
+    # No italics in the report: each registered face costs a parse of its file.
+    pdfmetrics.registerFontFamily("DV", normal="DV", bold="DV-Bold", italic="DV", boldItalic="DV-Bold")
     return "DV"
 
 

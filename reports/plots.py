@@ -165,14 +165,16 @@ def convergence(scenarios: Sequence[dict[str, Any]]) -> Figure:
         return _png(fig, WIDTH, height)
 
 
-def tradeoff_meaningful(scenario: dict[str, Any]) -> bool:
-    """The f-DP view adds something where the output is continuous (no finite exact distribution:
-    a Gaussian trade-off curve cannot describe a discrete mechanism), the tests give at least three
-    trade-off points, and a mu-GDP fit is consistent with them with mu's lower confidence limit above
-    0 (its curve is then drawn; a curve not told apart from the diagonal shows nothing)."""
+def tradeoff_meaningful(scenario: dict[str, Any], claims: Sequence[dict[str, Any]] = ()) -> bool:
+    """The f-DP panel says something beyond the chain where the output is continuous (no finite
+    exact distribution: a Gaussian trade-off curve cannot describe a discrete mechanism), the tests
+    give at least three trade-off points, a mu-GDP fit is consistent with them with mu's lower
+    confidence limit above 0 (a curve not told apart from the diagonal shows nothing), and a claim
+    on the pair is refuted (the panel then shows the claimed curve against the tests and the fit)."""
     gdp = scenario["estimate"].get("gdp") or {}
     return (not scenario.get("distributions") and len(scenario["estimate"].get("tradeoff") or []) >= 3
-            and bool(gdp.get("consistent")) and gdp.get("points", 0) >= 3 and (gdp.get("lower") or 0) > 0)
+            and bool(gdp.get("consistent")) and gdp.get("points", 0) >= 3 and (gdp.get("lower") or 0) > 0
+            and any(str(c.get("finding", "")).startswith("refuted") for c in claims))
 
 
 def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Figure:

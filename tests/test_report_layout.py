@@ -165,5 +165,10 @@ def test_convergence_needs_three_looks_and_the_tradeoff_panel_a_continuous_outpu
     payload = load("default")
     scenarios = {s["scenario"]: s for s in payload["scenarios"]}
     assert plots.looks(scenarios["align-alg1-paper"]) < plots.MIN_LOOKS
-    assert not plots.tradeoff_meaningful(scenarios["rr"])  # finite outputs: a Gaussian curve means nothing
-    assert plots.tradeoff_meaningful(scenarios["align-alg2-swap"])
+    claims = {}
+    for r in payload["records"]:
+        claims.setdefault(r["scenario"], []).append(r)
+    assert plots.tradeoff_meaningful(scenarios["align-alg2-swap"], claims["align-alg2-swap"])  # refuted there
+    assert not plots.tradeoff_meaningful(scenarios["align-alg2-tight"], claims["align-alg2-tight"])  # all hold
+    refuted_discrete = [r for r in claims["kl-rlhf-label"] if r["finding"].startswith("refuted")]
+    assert refuted_discrete and not plots.tradeoff_meaningful(scenarios["kl-rlhf-label"], refuted_discrete)
