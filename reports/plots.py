@@ -14,7 +14,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from PIL import Image
 from scipy.stats import norm
@@ -47,8 +46,8 @@ def tick(value: float, _pos: Any = None) -> str:
     if 1e-3 <= abs(value) < 1e4:
         short = f"{value:.3g}"
         return f"{value:.0f}" if "e" in short else short
-    mantissa, exponent = f"{value:.2g}".split("e") if "e" in f"{value:.2g}" else (f"{value:.2g}", "0")
-    return f"{mantissa}e{int(exponent)}"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
 
 
 def style(i: int) -> dict[str, Any]:
@@ -57,10 +56,12 @@ def style(i: int) -> dict[str, Any]:
             "marker": MARKERS[(i + i // len(COLOURS)) % len(MARKERS)]}
 
 
-def _axis(axis: Any, log: bool, decades: float = 9.0) -> None:
-    """Readable ticks: on a log axis of up to three decades also 2 and 5 times each power of ten."""
+def _axis(axis: Any, log: bool, decades: float = 9.0, ticks: int = 8) -> None:
+    """Readable ticks: on a log axis of up to three decades also 2 and 5 times each power of ten;
+    at most about ``ticks`` labels, so they never run into each other."""
     if log:
-        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,), numticks=10))
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,),
+                                          numticks=ticks))
         axis.set_minor_formatter(NullFormatter())
     else:
         axis.set_major_locator(MaxNLocator(6))
@@ -177,13 +178,24 @@ def tradeoff_meaningful(scenario: dict[str, Any], claims: Sequence[dict[str, Any
             and any(str(c.get("finding", "")).startswith("refuted") for c in claims))
 
 
+def _tests(points: Sequence[dict[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR upper, TPR lower) of each trade-off test and of its complement (the test that says D'
+    where it said D): the corner of its confidence box that a claim must allow."""
+    fpr = np.array([p["fpr_upper"] for p in points] + [p["fnr_upper"] for p in points])
+    tpr = np.array([1 - p["fnr_upper"] for p in points] + [1 - p["fpr_upper"] for p in points])
+    keep = (fpr > 0) & (tpr > 0) & (fpr < 1)
+    return fpr[keep], tpr[keep]
+
+
 def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Figure:
-    """Small multiples of the f-DP view: the empirical (FPR, FNR) confidence boxes, each applicable
-    claim's (eps, delta) trade-off curve, and the fitted Gaussian curve G_mu (an assumption)."""
+    """The f-DP view of the trade-off tests, as the privacy loss each certifies: a test with
+    false-positive rate at most FPR and power at least TPR (its confidence box's corner) violates
+    an (eps, delta) claim exactly when TPR > e^eps FPR + delta, i.e. when log(TPR / FPR) lies above
+    the claim's curve log(e^eps + delta / FPR); the fitted Gaussian curve G_mu gives
+    log(Phi(Phi^-1(FPR) + mu) / FPR).  Plotted against FPR on a log axis, where refutations live."""
     per_row = 3
     rows = math.ceil(len(items) / per_row)
     height = 2.35 * rows
-    grid = np.linspace(0, 1, 200)
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(rows, per_row, figsize=(WIDTH, height), squeeze=False)
         fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.3 / height, bottom=0.45 / height, wspace=0.3,
@@ -191,25 +203,25 @@ def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Fi
         for ax in axes.flat[len(items):]:
             ax.set_axis_off()
         for ax, (sc, claims) in zip(axes.flat, items, strict=False):
+            fpr, tpr = _tests(sc["estimate"]["tradeoff"])
+            low = max(float(fpr.min()) / 2 if fpr.size else 1e-6, 1e-9)
+            grid = np.logspace(math.log10(low), 0, 200)
             shown = [c for c in claims if _finite(c["epsilon_claim"]) is not None and c["finding"] != "not-applicable"]
             for i, c in enumerate(shown[:3]):
-                e = math.exp(min(float(c["epsilon_claim"]), 700))
-                f = np.maximum.reduce([np.zeros_like(grid), 1 - c["delta"] - e * grid, (1 - c["delta"] - grid) / e])
-                ax.plot(grid, f, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
-                        ls=LINESTYLES[i], label=f"{c['claim_id']} (eps {fmt(c['epsilon_claim'])})")
+                curve = np.log(math.exp(min(float(c["epsilon_claim"]), 700)) + c["delta"] / grid)
+                ax.plot(grid, curve, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
+                        ls=LINESTYLES[i], label=f"{c['claim_id']} (eps {fmt(c['epsilon_claim'])})".replace("$", r"\$"))
             mu = sc["estimate"]["gdp"]["mu"]
-            ax.plot(grid, norm.cdf(norm.ppf(1 - grid) - mu), color=BLUE, lw=1, ls=(0, (1, 1)),
+            ax.plot(grid, np.log(norm.cdf(norm.ppf(grid) + mu) / grid), color=BLUE, lw=1, ls=(0, (1, 1)),
                     label=f"G_mu, mu = {fmt(mu)} (fit)")
-            for p in sc["estimate"]["tradeoff"]:
-                ax.add_patch(Rectangle((p["fpr_lower"], p["fnr_lower"]), p["fpr_upper"] - p["fpr_lower"],
-                                       p["fnr_upper"] - p["fnr_lower"], facecolor=GREEN, alpha=0.35,
-                                       edgecolor=GREEN, lw=0.5))
-            ax.plot([], [], "s", color=GREEN, alpha=0.5, ms=4, label="empirical tests")
-            ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1)
+            ax.plot(fpr, np.log(tpr / fpr), "o", color=GREEN, ms=2.5, ls="none", label="tests (box corners)")
+            ax.set_xscale("log")
+            _axis(ax.xaxis, True, math.log10(1 / low), ticks=4)
+            ax.set_xlim(low, 1)
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.6)  # headroom: the legend sits above the curves
             ax.set_title(sc["scenario"], fontsize=7)
-            ax.set_xlabel("false-positive rate", fontsize=6)
-            ax.set_ylabel("false-negative rate", fontsize=6)
+            ax.set_xlabel("false-positive rate (upper)", fontsize=6)
+            ax.set_ylabel("log(TPR / FPR)", fontsize=6)
             ax.legend(fontsize=5, loc="upper right", frameon=False)
         return _png(fig, WIDTH, height)
 

@@ -154,8 +154,8 @@ def test_same_results_give_the_same_bytes(tmp_path):
 
 
 def test_ticks_read_like_numbers_and_lines_are_told_apart():
-    assert [plots.tick(v) for v in (1e6, 2e6, 152000, 0.5, 20, 1000, 0, 2.5e-5)] == \
-        ["1e6", "2e6", "1.5e5", "0.5", "20", "1000", "0", "2.5e-5"]
+    assert [plots.tick(v) for v in (1e6, 2e6, 152000, 0.5, 20, 1000, 0, 2.5e-5, 1e-4)] == \
+        ["1e6", "2e6", "1.5e5", "0.5", "20", "1000", "0", "2.5e-5", "1e-4"]
     styles = [tuple(sorted(plots.style(i).items())) for i in range(32)]
     assert len(set(styles)) == 32
     assert len({(s["ls"], s["marker"]) for s in map(plots.style, range(8))}) == 8  # apart without colour
