@@ -105,20 +105,28 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(WIDTH, height))
         ax = fig.add_axes((0.4, 0.5 / height, 0.58, 1 - 0.78 / height))
+        # One artist per kind of mark (not one per row): a 40-row chain draws in a fraction of the time.
+        for refuted, colour in ((False, GREEN), (True, RED)):
+            ys = [y for y, (_, c) in enumerate(rows)
+                  if c["finding"].startswith("refuted") == refuted and _finite(c["epsilon_lower"]) is not None]
+            starts = [max(float(rows[y][1]["epsilon_lower"]), floor) if log else float(rows[y][1]["epsilon_lower"])
+                      for y in ys]
+            if ys:
+                ax.hlines(ys, starts, top, colors=colour, lw=5, alpha=0.22)
+                ax.plot(starts, ys, marker=">", color=colour, ms=6, ls="none")
+        exact = [(max(float(c["epsilon_exact"]), floor), y) for y, (_, c) in enumerate(rows)
+                 if _finite(c["epsilon_exact"]) is not None]
+        if exact:
+            ax.plot(*zip(*exact, strict=True), marker="o", color=BLUE, ms=5, ls="none")
+        claims = [(max(float(c["epsilon_claim"]), floor), y) for y, (_, c) in enumerate(rows)
+                  if _finite(c["epsilon_claim"]) is not None]
+        if claims:
+            ax.vlines([x for x, _ in claims], [y - 0.32 for _, y in claims], [y + 0.32 for _, y in claims],
+                      colors="black", lw=1.8)
         for y, (_, c) in enumerate(rows):
-            lower, exact, claim = _finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]), _finite(c["epsilon_claim"])
-            colour = RED if c["finding"].startswith("refuted") else GREEN
-            if lower is not None:
-                start = max(lower, floor) if log else lower
-                ax.plot([start, top], [y, y], color=colour, lw=5, alpha=0.22, solid_capstyle="butt")
-                ax.plot(start, y, marker=">", color=colour, ms=6, ls="none")
-            if exact is not None:
-                ax.plot(max(exact, floor), y, marker="o", color=BLUE, ms=5, ls="none")
-            elif c["epsilon_exact"] == "inf":
+            if c["epsilon_exact"] == "inf":
                 ax.annotate("exact = inf", (top, y), xytext=(-3, 2), textcoords="offset points", ha="right",
                             va="bottom", fontsize=5.5, color=BLUE)
-            if claim is not None:
-                ax.plot([max(claim, floor)] * 2, [y - 0.32, y + 0.32], color="black", lw=1.8)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([label for label, _ in rows], fontsize=5.8)
         for label, (_, c) in zip(ax.get_yticklabels(), rows, strict=True):
