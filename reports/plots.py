@@ -1,17 +1,36 @@
-"""The figures of a scenario page, each drawn from one results record set (no re-sampling)."""
+"""The report's figures, each drawn from saved records (no re-sampling) and returned as PNG bytes
+with its size in inches.  A figure is drawn only where it says something (the callers decide);
+every line is told apart by colour, line style, marker and label, and ticks read 1e6, 2e6."""
 
 from __future__ import annotations
 
+import io
 import math
+from collections.abc import Sequence
 from typing import Any
 
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Rectangle
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from PIL import Image
+from scipy.stats import norm
 
 from dpaudit.reports.text import fmt
 
 RED, GREEN, GREY, BLUE, ORANGE = "#c0392b", "#1e8449", "#7f8c8d", "#1f4e79", "#d68910"
+COLOURS = ("#1f4e79", "#d68910", "#1e8449", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#b7950b")
+LINESTYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<")
+DPI = 150
+WIDTH = 7.1  # inches: the text frame's width
+MIN_LOOKS = 3  # a convergence plot needs at least this many looks to show a trend
+STYLE = {"font.family": "DejaVu Sans", "font.size": 7, "axes.titlesize": 8, "axes.titleweight": "bold",
+         "axes.labelsize": 7, "xtick.labelsize": 6.5, "ytick.labelsize": 6.5, "legend.fontsize": 6,
+         "axes.unicode_minus": False}
+Figure = tuple[bytes, float, float]
 
 
 def _finite(v: Any) -> float | None:
@@ -20,224 +39,223 @@ def _finite(v: Any) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
-def chain(ax, claims: list[dict[str, Any]], epsilon_sup: float | None) -> None:
-    """One row per claim: ε_lower (with its confidence) ≤ ε_exact ≤ ε_claim at the claim's δ."""
-    rows = [c for c in claims if c["verdict"] != "not-applicable"]
-    if not rows:
-        ax.text(0.5, 0.5, "no applicable claim on this pair", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return
-    values = [v for c in rows for v in (_finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]),
-                                          _finite(c["epsilon_claim"])) if v]
-    positive = [v for v in values if v > 0]
-    log = bool(positive) and max(positive) / min(positive) > 50
-    top = max(values) * (3 if log else 1.15) if values else 1.0
-    for y, c in enumerate(rows):
-        lower, exact, claim = _finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]), _finite(c["epsilon_claim"])
-        colour = RED if c["finding"].startswith("refuted") else GREEN
-        if lower is not None:
-            ax.plot([max(lower, 1e-12), top], [y, y], color=colour, lw=6, alpha=0.25, solid_capstyle="butt")
-            ax.plot(max(lower, 1e-12), y, marker=">", color=colour, ms=8, ls="none")
-        if exact is not None:
-            ax.plot(exact, y, marker="o", color=BLUE, ms=7, ls="none")
-        elif c["epsilon_exact"] == "inf":
-            ax.annotate("exact = inf", (top, y), xytext=(-4, 5), textcoords="offset points", ha="right",
-                        fontsize=6.5, color=BLUE)
-        if claim is not None:
-            ax.plot([claim, claim], [y - 0.3, y + 0.3], color="black", lw=2)
-    if epsilon_sup is not None and _finite(epsilon_sup):
-        ax.axvline(float(epsilon_sup), color=ORANGE, ls=":", lw=1)
-    ax.set_yticks([])
-    for y, c in enumerate(rows):  # labels inside the axes: long claim ids never run off the page
-        ax.text(0.005, y + 0.28, f"{c['claim_id']} (delta {fmt(c['delta'])}): {c['verdict']}", fontsize=6.5,
-                transform=ax.get_yaxis_transform(), va="bottom",
-                color=RED if c["finding"].startswith("refuted") else "black")
-    ax.set_ylim(-0.6, len(rows) - 0.1)
+def tick(value: float, _pos: Any = None) -> str:
+    """A readable tick label: 0.5, 20, 1e6, 2.5e-3 (never 1000000 or 1e+06)."""
+    if value == 0:
+        return "0"
+    if 1e-3 <= abs(value) < 1e4:
+        short = f"{value:.3g}"
+        return f"{value:.0f}" if "e" in short else short
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+
+
+def style(i: int) -> dict[str, Any]:
+    """The i-th line's colour, line style and marker: distinct for the first 32 lines of a plot."""
+    return {"color": COLOURS[i % len(COLOURS)], "ls": LINESTYLES[(i // len(COLOURS)) % len(LINESTYLES)],
+            "marker": MARKERS[(i + i // len(COLOURS)) % len(MARKERS)]}
+
+
+def _axis(axis: Any, log: bool, decades: float = 9.0, ticks: int = 8) -> None:
+    """Readable ticks: on a log axis of up to three decades also 2 and 5 times each power of ten;
+    at most about ``ticks`` labels, so they never run into each other."""
     if log:
-        ax.set_xscale("log")
-        ax.set_xlim(min(positive) / 3, top)
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades <= 3 else (1.0,),
+                                          numticks=ticks))
+        axis.set_minor_formatter(NullFormatter())
     else:
-        ax.set_xlim(0, top)
-    ax.set_xlabel("epsilon", fontsize=8)
-    ax.tick_params(labelsize=7)
-    handles = [ax.plot([], [], marker=">", color=GREEN, ls="none", label="eps_lower (true eps lies right of it)")[0],
-               ax.plot([], [], marker="o", color=BLUE, ls="none", label="eps_exact (white box)")[0],
-               ax.plot([], [], marker="|", color="black", ls="none", ms=10, mew=2, label="eps_claim")[0]]
-    if epsilon_sup is not None and _finite(epsilon_sup):
-        handles.append(ax.plot([], [], color=ORANGE, ls=":", label="sup over reference policies")[0])
-    ax.legend(handles=handles, fontsize=6.5, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=len(handles),
-              frameon=False)
-    ax.set_title("The chain eps_lower <= eps_exact <= eps_claim (red: claim refuted)", fontsize=9)
+        axis.set_major_locator(MaxNLocator(6))
+    axis.set_major_formatter(FuncFormatter(tick))
 
 
-def distributions(ax, scenario: dict[str, Any]) -> None:
-    """Exact output distributions (finite outputs) or the selection split's picture."""
-    dist = scenario.get("distributions")
-    display = scenario["estimate"].get("display") or {}
-    if dist:
-        p, q = np.asarray(dist["D"]), np.asarray(dist["D'"])
-        idx = np.argsort(-np.maximum(p, q), kind="stable")[:24]
-        idx = np.sort(idx)
-        x = np.arange(len(idx))
-        ax.bar(x - 0.2, p[idx], width=0.4, color=BLUE, label="P[M(D) = a]")
-        ax.bar(x + 0.2, q[idx], width=0.4, color=ORANGE, label="P[M(D') = a]")
-        ax.set_xticks(x)
-        ax.set_xticklabels([str(i) for i in idx], fontsize=6 if len(idx) <= 12 else 5,
-                           rotation=0 if len(idx) <= 12 else 90)
-        smallest = min(p[p > 0].min() if (p > 0).any() else 1, q[q > 0].min() if (q > 0).any() else 1)
-        if max(p.max(), q.max()) / max(smallest, 1e-300) > 100:
+def _png(fig: plt.Figure, width: float, height: float) -> Figure:
+    """The figure as a palette PNG: plots have few colours, and 128 of them keep anti-aliased edges
+    while the file is about a third of the RGB one (the report embeds a dozen figures)."""
+    fig.set_dpi(DPI)
+    fig.canvas.draw()
+    rgb = np.asarray(fig.canvas.buffer_rgba())[..., :3]
+    plt.close(fig)
+    image = Image.fromarray(rgb).quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue(), width, height
+
+
+def looks(scenario: dict[str, Any]) -> int:
+    return len(scenario["estimate"].get("convergence") or [])
+
+
+Scale = tuple[bool, float, float]
+
+
+def chain_scale(rows: Sequence[tuple[str, dict[str, Any]]]) -> Scale:
+    """(log axis, left end, right end) of the chain's epsilon axis over ``rows``: shared by every
+    figure a long chain is split into, so their rows compare by eye."""
+    values = [v for _, c in rows for v in (_finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]),
+                                           _finite(c["epsilon_claim"])) if v]
+    positive = [v for v in values if v > 0] or [1.0]
+    log = max(positive) / min(positive) > 50
+    return log, (min(positive) / 3 if log else 0.0), max(positive) * (3 if log else 1.15)
+
+
+def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None) -> Figure:
+    """One row per claim check: eps_lower (the true epsilon lies right of it) <= eps_exact <= eps_claim."""
+    log, floor, top = scale or chain_scale(rows)
+    height = 0.75 + 0.17 * len(rows)
+    with plt.rc_context(STYLE):
+        fig = plt.figure(figsize=(WIDTH, height))
+        ax = fig.add_axes((0.4, 0.5 / height, 0.58, 1 - 0.78 / height))
+        # One artist per kind of mark (not one per row): a 40-row chain draws in a fraction of the time.
+        for refuted, colour in ((False, GREEN), (True, RED)):
+            ys = [y for y, (_, c) in enumerate(rows)
+                  if c["finding"].startswith("refuted") == refuted and _finite(c["epsilon_lower"]) is not None]
+            starts = [max(float(rows[y][1]["epsilon_lower"]), floor) if log else float(rows[y][1]["epsilon_lower"])
+                      for y in ys]
+            if ys:
+                ax.hlines(ys, starts, top, colors=colour, lw=5, alpha=0.22)
+                ax.plot(starts, ys, marker=">", color=colour, ms=6, ls="none")
+        exact = [(max(float(c["epsilon_exact"]), floor), y) for y, (_, c) in enumerate(rows)
+                 if _finite(c["epsilon_exact"]) is not None]
+        if exact:
+            ax.plot(*zip(*exact, strict=True), marker="o", color=BLUE, ms=5, ls="none")
+        claims = [(max(float(c["epsilon_claim"]), floor), y) for y, (_, c) in enumerate(rows)
+                  if _finite(c["epsilon_claim"]) is not None]
+        if claims:
+            ax.vlines([x for x, _ in claims], [y - 0.32 for _, y in claims], [y + 0.32 for _, y in claims],
+                      colors="black", lw=1.8)
+        for y, (_, c) in enumerate(rows):
+            if c["epsilon_exact"] == "inf":
+                ax.annotate("exact = inf", (top, y), xytext=(-3, 2), textcoords="offset points", ha="right",
+                            va="bottom", fontsize=5.5, color=BLUE)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([label for label, _ in rows], fontsize=5.8)
+        for label, (_, c) in zip(ax.get_yticklabels(), rows, strict=True):
+            label.set_color(RED if c["finding"].startswith("refuted") else "black")
+        ax.set_ylim(len(rows) - 0.5, -0.5)
+        if log:
+            ax.set_xscale("log")
+        ax.set_xlim(floor if log else 0, top)
+        _axis(ax.xaxis, log, math.log10(top / floor) if log else 9.0)
+        ax.set_xlabel("epsilon")
+        handles = [ax.plot([], [], marker=">", color=GREEN, ls="none", label="eps_lower (true eps is right of it)")[0],
+                   ax.plot([], [], marker="o", color=BLUE, ls="none", label="eps_exact (white box)")[0],
+                   ax.plot([], [], marker="|", color="black", ls="none", ms=9, mew=1.8, label="eps_claim")[0],
+                   ax.plot([], [], marker=">", color=RED, ls="none", label="refuted claim")[0]]
+        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(-0.66, 1.0), ncol=4, frameon=False,
+                  borderaxespad=0.2)
+        return _png(fig, WIDTH, height)
+
+
+def convergence(scenarios: Sequence[dict[str, Any]]) -> Figure:
+    """eps_lower at the first delta against the estimation samples, one line per scenario (each with
+    at least ``MIN_LOOKS`` looks), with the exact epsilon of the pair where it is known."""
+    height = 2.3
+    with plt.rc_context(STYLE):
+        fig = plt.figure(figsize=(WIDTH, height))
+        ax = fig.add_axes((0.08, 0.19, 0.56, 0.7))
+        ns, ys = [], []
+        for i, sc in enumerate(scenarios):
+            n, eps = zip(*sc["estimate"]["convergence"], strict=True)
+            ax.plot(n, eps, ms=3.5, lw=1.1, label=sc["scenario"], **style(i))
+            ns += n
+            ys += [e for e in eps if e > 0]
+        log_x = max(ns) / min(ns) >= 10
+        log_y = bool(ys) and max(ys) / min(ys) > 10
+        if log_x:
+            ax.set_xscale("log")
+        if log_y:
             ax.set_yscale("log")
-        ax.set_xlabel("output", fontsize=8)
-        ax.set_title("Exact output distributions", fontsize=9)
-    elif display.get("kind") == "outputs":
-        x = np.arange(len(display["values"]))
-        nx, ny = display["n"]
-        ax.bar(x - 0.2, np.asarray(display["D"]) / nx, width=0.4, color=BLUE, label="under D")
-        ax.bar(x + 0.2, np.asarray(display["D'"]) / ny, width=0.4, color=ORANGE, label="under D'")
-        ax.set_xticks(x)
-        labels = [v + (" *" if e else "") for v, e in zip(display["values"], display["in_event"], strict=True)]
-        ax.set_xticklabels(labels, fontsize=5.5, rotation=45, ha="right")
-        ax.set_title("Top outputs (selection split; * in event)", fontsize=9)
-    elif display.get("kind") == "histogram":
-        edges = np.asarray(display["edges"])
-        nx, ny = display["n"]
-        centres = (edges[:-1] + edges[1:]) / 2
-        px, py = np.asarray(display["D"]) / nx, np.asarray(display["D'"]) / ny
-        ax.step(centres, np.where(px > 0, px, np.nan), where="mid", color=BLUE, label="under D")
-        ax.step(centres, np.where(py > 0, py, np.nan), where="mid", color=ORANGE, label="under D'")
-        ax.set_yscale("log")
-        if display.get("threshold") is not None:
-            ax.axvline(display["threshold"], color="black", ls="--", lw=1, label="event threshold")
-        ax.set_xlabel(display.get("statistic", "statistic"), fontsize=8)
-        ax.set_title("Statistic under D and D' (selection split)", fontsize=9)
-    else:
-        ax.text(0.5, 0.5, "no output summary recorded", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return
-    ax.set_ylabel("probability", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6.5)
+        _axis(ax.xaxis, log_x, math.log10(max(ns) / min(ns)))
+        _axis(ax.yaxis, log_y, math.log10(max(ys) / min(ys)) if ys else 9.0)
+        ax.set_xlabel("estimation samples per side")
+        ax.set_ylabel("eps_lower at the first delta")
+        ax.set_title("Convergence: eps_lower as the samples grow")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, ncol=1 if len(scenarios) <= 12 else 2)
+        return _png(fig, WIDTH, height)
 
 
-def convergence(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None:
-    series = scenario["estimate"].get("convergence") or []
-    if not series:
-        ax.text(0.5, 0.5, "no convergence series", ha="center", va="center", transform=ax.transAxes)
-        ax.set_axis_off()
-        return
-    n, eps = zip(*series, strict=True)
-    ax.plot(n, eps, marker="o", color=GREEN, ms=4, label="eps_lower at the first delta")
-    exact = _finite(scenario.get("epsilon_exact"))
-    if exact is not None:
-        ax.axhline(exact, color=BLUE, ls="-", lw=1, label="eps_exact")
-    for c in claims:
-        v = _finite(c["epsilon_claim"])
-        if v is not None and c["delta"] == scenario["estimate"]["bounds"][0]["delta"]:
-            ax.axhline(v, color="black", ls="--", lw=1, label=f"claim {c['claim_id']}")
-    if max(n) / min(n) >= 10:  # within one decade a log axis has no labelled tick
-        ax.set_xscale("log")
-        ax.xaxis.set_minor_formatter(NullFormatter())  # minor labels collide on short log ranges
-    ax.set_xlabel("estimation samples per side", fontsize=8)
-    ax.set_ylabel("epsilon", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, loc="best")
-    ax.set_title("Convergence", fontsize=9)
+def tradeoff_meaningful(scenario: dict[str, Any], claims: Sequence[dict[str, Any]] = ()) -> bool:
+    """The f-DP panel says something beyond the chain where the output is continuous (no finite
+    exact distribution: a Gaussian trade-off curve cannot describe a discrete mechanism), the tests
+    give at least three trade-off points, a mu-GDP fit is consistent with them with mu's lower
+    confidence limit above 0 (a curve not told apart from the diagonal shows nothing), and a claim
+    on the pair is refuted (the panel then shows the claimed curve against the tests and the fit)."""
+    gdp = scenario["estimate"].get("gdp") or {}
+    return (not scenario.get("distributions") and len(scenario["estimate"].get("tradeoff") or []) >= 3
+            and bool(gdp.get("consistent")) and gdp.get("points", 0) >= 3 and (gdp.get("lower") or 0) > 0
+            and any(str(c.get("finding", "")).startswith("refuted") for c in claims))
 
 
-def tradeoff(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None:
-    """Empirical (FPR, FNR) boxes and the region each claim allows (f-DP view)."""
-    pts = scenario["estimate"].get("tradeoff") or []
-    grid = np.linspace(0, 1, 400)
-    shown = 0
-    for c in claims:
-        eps = _finite(c["epsilon_claim"])
-        if eps is None or shown >= 3:
-            continue
-        e = math.exp(min(eps, 700))
-        f = np.maximum.reduce([np.zeros_like(grid), 1 - c["delta"] - e * grid, (1 - c["delta"] - grid) / e])
-        ax.plot(grid, f, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
-                label=f"claimed f: {c['claim_id']}")
-        shown += 1
-    for p in pts:
-        ax.add_patch(_box(p))
-    if pts:
-        ax.plot([p["fpr"] for p in pts], [p["fnr"] for p in pts], ".", color=GREEN, ms=3, label="empirical tests")
-    largest = max((_finite(c["epsilon_claim"]) or 0 for c in claims), default=0)
-    if largest > 3:  # large-epsilon curves hug the axes: spread the corner out
-        ax.set_xscale("symlog", linthresh=1e-6)
-        ax.set_yscale("symlog", linthresh=1e-6)
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.set_xlabel("false-positive rate", fontsize=8)
-    ax.set_ylabel("false-negative rate", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, loc="upper right")
-    ax.set_title("Trade-off (f-DP): boxes below a curve refute it", fontsize=8.5)
+def _tests(points: Sequence[dict[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR upper, TPR lower) of each trade-off test and of its complement (the test that says D'
+    where it said D): the corner of its confidence box that a claim must allow."""
+    fpr = np.array([p["fpr_upper"] for p in points] + [p["fnr_upper"] for p in points])
+    tpr = np.array([1 - p["fnr_upper"] for p in points] + [1 - p["fpr_upper"] for p in points])
+    keep = (fpr > 0) & (tpr > 0) & (fpr < 1)
+    return fpr[keep], tpr[keep]
 
 
-def _box(p: dict[str, float]) -> Rectangle:
-    return Rectangle((p["fpr_lower"], p["fnr_lower"]), p["fpr_upper"] - p["fpr_lower"],
-                     p["fnr_upper"] - p["fnr_lower"], facecolor=GREEN, alpha=0.3, edgecolor=GREEN, lw=0.5)
+def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Figure:
+    """The f-DP view of the trade-off tests, as the privacy loss each certifies: a test with
+    false-positive rate at most FPR and power at least TPR (its confidence box's corner) violates
+    an (eps, delta) claim exactly when TPR > e^eps FPR + delta, i.e. when log(TPR / FPR) lies above
+    the claim's curve log(e^eps + delta / FPR); the fitted Gaussian curve G_mu gives
+    log(Phi(Phi^-1(FPR) + mu) / FPR).  Plotted against FPR on a log axis, where refutations live."""
+    per_row = 3
+    rows = math.ceil(len(items) / per_row)
+    height = 2.35 * rows
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(rows, per_row, figsize=(WIDTH, height), squeeze=False)
+        fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.3 / height, bottom=0.45 / height, wspace=0.3,
+                            hspace=0.55 * 2.35 / height * rows)
+        for ax in axes.flat[len(items):]:
+            ax.set_axis_off()
+        for ax, (sc, claims) in zip(axes.flat, items, strict=False):
+            fpr, tpr = _tests(sc["estimate"]["tradeoff"])
+            low = max(float(fpr.min()) / 2 if fpr.size else 1e-6, 1e-9)
+            grid = np.logspace(math.log10(low), 0, 200)
+            shown = [c for c in claims if _finite(c["epsilon_claim"]) is not None and c["finding"] != "not-applicable"]
+            for i, c in enumerate(shown[:3]):
+                curve = np.log(math.exp(min(float(c["epsilon_claim"]), 700)) + c["delta"] / grid)
+                ax.plot(grid, curve, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
+                        ls=LINESTYLES[i], label=f"{c['claim_id']} (eps {fmt(c['epsilon_claim'])})".replace("$", r"\$"))
+            mu = sc["estimate"]["gdp"]["mu"]
+            ax.plot(grid, np.log(norm.cdf(norm.ppf(grid) + mu) / grid), color=BLUE, lw=1, ls=(0, (1, 1)),
+                    label=f"G_mu, mu = {fmt(mu)} (fit)")
+            ax.plot(fpr, np.log(tpr / fpr), "o", color=GREEN, ms=2.5, ls="none", label="tests (box corners)")
+            ax.set_xscale("log")
+            _axis(ax.xaxis, True, math.log10(1 / low), ticks=4)
+            ax.set_xlim(low, 1)
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.6)  # headroom: the legend sits above the curves
+            ax.set_title(sc["scenario"], fontsize=7)
+            ax.set_xlabel("false-positive rate (upper)", fontsize=6)
+            ax.set_ylabel("log(TPR / FPR)", fontsize=6)
+            ax.legend(fontsize=5, loc="upper right", frameon=False)
+        return _png(fig, WIDTH, height)
 
 
-def has_profile(scenario: dict[str, Any], claims: list[dict[str, Any]]) -> bool:
-    """A privacy profile has something to show: an exact distribution, or δ > 0 bounds or claims."""
-    return bool(scenario.get("exact_profile")) or any(b["delta"] > 0 for b in scenario["estimate"]["bounds"]) \
-        or any(c["delta"] > 0 and c["verdict"] != "not-applicable" for c in claims)
-
-
-def profile(ax, scenario: dict[str, Any], claims: list[dict[str, Any]]) -> None:
-    """ε(δ): claimed points, the exact curve (finite outputs), the empirical bounds."""
-    profile_points = scenario.get("exact_profile")
-    if profile_points:
-        deltas = np.array([pt["delta"] for pt in profile_points])
-        curve = np.array([float(pt["epsilon"]) for pt in profile_points])
-        finite = np.isfinite(curve)
-        if finite.any():
-            ax.plot(deltas[finite], curve[finite], color=BLUE, label="exact eps(delta)")
-        else:
-            ax.plot([], [], color=BLUE, label="exact eps(delta): infinite at every delta shown")
-    bounds = [b for b in scenario["estimate"]["bounds"] if b["delta"] > 0]
-    if bounds:
-        ax.plot([b["delta"] for b in bounds], [b["epsilon_lower"] for b in bounds], ">", color=GREEN,
-                label="eps_lower(delta)")
-    for c in claims:
-        v = _finite(c["epsilon_claim"])
-        if v is not None and c["delta"] > 0:
-            ax.plot(c["delta"], v, "s", color=RED if c["finding"].startswith("refuted") else "black", ms=6,
-                    label=f"claim {c['claim_id']}")
-    ax.set_xscale("log")
-    ys = [v for line in ax.get_lines() for v in np.asarray(line.get_ydata(), dtype=float) if v > 0]
-    if ys and max(ys) / min(ys) > 50:
-        ax.set_yscale("log")
-    ax.set_xlabel("delta", fontsize=8)
-    ax.set_ylabel("epsilon", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, loc="best")
-    ax.set_title("Privacy profile", fontsize=9)
-
-
-def sweep(ax, sweep_payload: dict[str, Any]) -> None:
-    """ε_claim(n), ε_exact(n), ε_lower(n) on log-log axes against the paper's 1/n."""
+def sweep(sweep_payload: dict[str, Any]) -> Figure:
+    """eps_claim(n), eps_exact(n), eps_lower(n) on log-log axes against the paper's 1/n."""
     recs = sweep_payload["records"]
     ids = sorted({r["claim_id"] for r in recs})
-    colours = [RED, "black", ORANGE, "purple"]
-    for i, cid in enumerate(ids):
-        rows = sorted((r for r in recs if r["claim_id"] == cid), key=lambda r: r["n"])
-        ax.plot([r["n"] for r in rows], [r["epsilon_claim"] for r in rows], "s-", color=colours[i % 4], ms=4,
-                label=f"claim {cid}")
-    rows = sorted({r["n"]: r for r in recs}.values(), key=lambda r: r["n"])
-    ns = np.array([r["n"] for r in rows], dtype=float)
-    ax.plot(ns, [r["epsilon_exact"] for r in rows], "o-", color=BLUE, ms=4, label="eps_exact")
-    ax.plot(ns, [max(r["epsilon_lower"], 1e-12) for r in rows], ">-", color=GREEN, ms=4, label="eps_lower")
-    ref = rows[0]["epsilon_exact"] * ns[0] / ns
-    ax.plot(ns, ref, ":", color=GREY, label="rate 1/n")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("n (dataset size)", fontsize=8)
-    ax.set_ylabel("epsilon", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6.5)
-    ax.set_title(f"Rates: {sweep_payload['family']}", fontsize=9)
+    with plt.rc_context(STYLE):
+        fig = plt.figure(figsize=(WIDTH, 3.2))
+        ax = fig.add_axes((0.09, 0.14, 0.58, 0.78))
+        for i, cid in enumerate(ids):
+            rows = sorted((r for r in recs if r["claim_id"] == cid), key=lambda r: r["n"])
+            ax.plot([r["n"] for r in rows], [r["epsilon_claim"] for r in rows], ms=3.5, label=f"claim {cid}",
+                    **style(i + 3))
+        rows = sorted({r["n"]: r for r in recs}.values(), key=lambda r: r["n"])
+        ns = np.array([r["n"] for r in rows], dtype=float)
+        ax.plot(ns, [r["epsilon_exact"] for r in rows], ms=3.5, label="eps_exact", **style(0))
+        ax.plot(ns, [max(r["epsilon_lower"], 1e-12) for r in rows], ms=3.5, label="eps_lower", **style(1))
+        ax.plot(ns, rows[0]["epsilon_exact"] * ns[0] / ns, color=GREY, ls=":", label="rate 1/n")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        _axis(ax.xaxis, True)
+        _axis(ax.yaxis, True)
+        ax.set_xlabel("n (dataset size)")
+        ax.set_ylabel("epsilon")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+        ax.set_title(f"Rates: {sweep_payload['family']}")
+        return _png(fig, WIDTH, 3.2)

@@ -147,7 +147,7 @@ def no_pdf(monkeypatch):
     """For runs whose tests read results.json and summary.txt only: skip each run's PDF render
     (~30 s, more than the 2e5-sample audits); the report tests check the default run's PDF."""
     rendered = []
-    monkeypatch.setattr(reports, "write_pdf", lambda payload, path, sweeps=(): rendered.append(path))
+    monkeypatch.setattr(reports, "write_pdf", lambda payload, path, sweeps=(), **_: rendered.append(path))
     return rendered
 
 

@@ -31,7 +31,7 @@ def test_dependencies_have_lower_bounds_only_and_the_extras_are_split():
         assert ">=" in requirement and "<" not in requirement, requirement
     assert not any(r.startswith("matplotlib") for r in PROJECT["dependencies"])
     extras = PROJECT["optional-dependencies"]
-    assert [r.split(">=")[0] for r in extras["report"]] == ["matplotlib"]
+    assert [r.split(">=")[0] for r in extras["report"]] == ["matplotlib", "reportlab"]
     test = " ".join(extras["test"])
     assert "pytest" in test and "pypdf" in test and "dpaudit[report]" in test
     assert "dask" not in test and "statsmodels" not in test

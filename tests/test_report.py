@@ -31,26 +31,32 @@ def text_of(pdf: Path) -> str:
     return "\n".join(page.extract_text() for page in PdfReader(pdf).pages)
 
 
+def squeezed(text: str) -> str:
+    """Text without whitespace: table cells wrap an id or a verdict across lines."""
+    return "".join(text.split())
+
+
 @pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_every_claim_id_verdict_and_number_appears(default_report):
-    text = text_of(default_report / "report.pdf")
+    text = squeezed(text_of(default_report / "report.pdf"))
     records = json.loads((default_report / "results.json").read_text())["records"]
     for r in records:
-        assert r["claim_id"] in text
-        assert r["finding"] in text
+        assert squeezed(r["claim_id"]) in text
+        assert squeezed(r["finding"]) in text
         for key in ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact"):
             if r[key] is not None:
                 assert fmt(r[key]) in text, (r["claim_id"], key, fmt(r[key]))
-    for word in ("What each refutation means", "Errata", "Reproducibility", "SeedSequence"):
+    for word in ("whatitmeans", "Errata", "Reproducibility", "SeedSequence"):
         assert word in text
 
 
 @pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)
 def test_gaussian_scenarios_show_a_labelled_mu_gdp_and_white_box_errata_are_explained(default_report):
-    text = " ".join(text_of(default_report / "report.pdf").split())
-    assert "mu-GDP fit, ASSUMING a Gaussian trade-off curve" in text  # e.g. the alignment covariance pages
-    assert "reject a Gaussian trade-off" in text                     # e.g. Laplace: the fit says it does not apply
-    assert "the exact privacy loss (white box)" in text               # align/alg2-printed under zero-out
+    text = squeezed(text_of(default_report / "report.pdf"))
+    assert squeezed("mu-GDP fit, ASSUMING a Gaussian trade-off curve") in text  # e.g. the alignment covariance
+    assert squeezed("reject a Gaussian trade-off") in text    # e.g. Laplace: the fit says it does not apply
+    assert squeezed("exact loss (white box)") in text          # align/alg2-printed under zero-out
+    assert squeezed("computed from the exact output distributions of our model") in text
 
 
 @pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF) and one more PDF

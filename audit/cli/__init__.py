@@ -576,9 +576,16 @@ def _write_report(final: dict[str, Any], path: Path) -> None:
     """``run --out``'s PDF; without the [report] extra the results and summary are written anyway
     and the run says the PDF was skipped (its exit status stays the verdicts')."""
     try:
-        reports.write_pdf(json.loads(dumps(final)), path)
+        reports.write_pdf(json.loads(dumps(final)), path, families=_report_families())
     except reports.ReportExtraMissing as exc:
         print(f"note: {path} skipped: {exc}", file=sys.stderr)
+
+
+def _report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
+    """(name, about, claim ids, mechanism names) of each catalog family: the PDF's sections (the
+    reports layer may not import the catalog, so the app hands it over)."""
+    return tuple((f.name, f.about, frozenset(c.id for c in f.claims), frozenset(m.name for m in f.mechanisms))
+                 for f in catalog.families())
 
 
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
@@ -727,7 +734,7 @@ def _report(args: argparse.Namespace) -> int:
         raise UsageError(f"report -o {target}: the folder {target.parent} does not exist")
     check_output(target, "report -o", folder=False)
     try:
-        reports.write_pdf(payload, target, sweeps)
+        reports.write_pdf(payload, target, sweeps, families=_report_families())
     except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -1,0 +1,167 @@
+"""Section 3 of the report: one section per family, its scenarios grouped by mechanism.
+
+Each family gets one table of its scenarios (per mechanism: parameters, pair, samples, eps_lower,
+eps_exact and the witness event), then its figures where they say something: the chain
+eps_lower <= eps_exact <= eps_claim of every applicable claim check, the convergence of eps_lower
+over the scenarios with at least three looks (one line says which have fewer), and the f-DP
+trade-off panels of the scenarios where a Gaussian trade-off curve is a meaningful description.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from reportlab.platypus import Flowable
+
+from dpaudit.engine.results import NOT_APPLICABLE, NOT_REPRODUCIBLE
+from dpaudit.reports import plots
+from dpaudit.reports.layout import figure, heading, keep, para, section_break, table, text
+from dpaudit.reports.text import fmt
+from dpaudit.reports.wording import (
+    OTHER_SECTION,
+    REFUTED,
+    USER_SECTION,
+    Families,
+    claim_name,
+    count,
+    family_of,
+    mechanism_label,
+    params_label,
+    sequential_parts,
+)
+
+Groups = dict[str, list[dict[str, Any]]]
+CHAIN_ROWS, LINES, PANELS = 40, 16, 9  # per figure: each fits one page, and 16 lines keep distinct styles
+
+
+def grouped(payload: dict[str, Any], families: Families) -> list[tuple[str, str, Groups]]:
+    """(family, about, {mechanism: scenarios}) in the order the families first appear in the run."""
+    by_scenario = _records_by_scenario(payload)
+    out: dict[str, tuple[str, Groups]] = {}
+    for sc in payload["scenarios"]:
+        name, about = family_of(sc, by_scenario.get(sc["scenario"], []), families)
+        out.setdefault(name, (about, {}))[1].setdefault(sc["mechanism"], []).append(sc)
+    return [(name, about, groups) for name, (about, groups) in out.items()]
+
+
+def _records_by_scenario(payload: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for r in payload["records"]:
+        found.setdefault(r["scenario"], []).append(r)
+    return found
+
+
+def _gdp(sc: dict[str, Any]) -> str:
+    """The mu-GDP fit where a Gaussian trade-off curve is meaningful (continuous outputs, three or
+    more tests), labelled with its assumption; nothing for discrete outputs."""
+    gdp = sc["estimate"].get("gdp")
+    if not gdp or sc.get("distributions") or gdp.get("points", 0) < 3:
+        return ""
+    if not gdp["consistent"]:
+        return " mu-GDP: the trade-off points reject a Gaussian trade-off curve (no mu reported)."
+    upper = fmt(gdp["upper"]) if gdp.get("upper") is not None else "-"
+    return (f" mu-GDP fit, ASSUMING a Gaussian trade-off curve: mu = {fmt(gdp['mu'])} [{fmt(gdp['lower'])}, "
+            f"{upper}] from {gdp['points']} tests.")
+
+
+def _common(group: list[dict[str, Any]]) -> dict[str, Any]:
+    """The parameters every scenario of a mechanism's group shares (said once, in its heading)."""
+    first = group[0].get("params") or {}
+    return {k: v for k, v in first.items() if all((sc.get("params") or {}).get(k, None) == v for sc in group)}
+
+
+def _row(sc: dict[str, Any], common: dict[str, Any]) -> list[str]:
+    first = sc["estimate"]["bounds"][0]
+    notes = _gdp(sc)
+    if not sc.get("seeded", True):
+        notes += f" {NOT_REPRODUCIBLE.capitalize()}."
+    sequential = sc["estimate"].get("sequential")
+    if sequential and sequential_parts(sequential)[1]:
+        notes += f" Sequential rule: {sequential_parts(sequential)[1]}."
+    own = params_label({k: v for k, v in (sc.get("params") or {}).items() if k not in common})
+    name = f"<b>{text(sc['scenario'])}</b>" + (f"<br/>{text(own)}" if own else "")
+    samples = count(sc["samples"]) + ("" if not sc["estimate"].get("sequential") else " (sequential)")
+    return [name, f"{text(sc['pair'])} ({text(sc['relation'])})", samples,
+            fmt(sc["estimate"]["epsilon_lower"]), fmt(sc.get("epsilon_exact")),
+            text(first["witness"]) + text(notes)]
+
+
+def _chain_rows(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[str, Any]]], user: bool
+                ) -> list[tuple[str, dict[str, Any]]]:
+    rows = []
+    for sc in scenarios:
+        for r in by_scenario.get(sc["scenario"], []):
+            if r["finding"] == NOT_APPLICABLE or r["claim_id"] is None:
+                continue
+            label = f"{sc['scenario']}: {claim_name(r)}"
+            rows.append((label.replace("$", r"\$"), r))
+    return rows
+
+
+def _chunks(items: list[Any], most: int) -> list[list[Any]]:
+    """``items`` in the fewest runs of at most ``most``, of near-equal lengths."""
+    if not items:
+        return []
+    size = math.ceil(len(items) / math.ceil(len(items) / most))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[str, Any]]], user: bool
+             ) -> list[Flowable]:
+    """The chain (at most ``CHAIN_ROWS`` rows a figure, so one fits a page), the convergence (at most
+    ``LINES`` lines a figure, each told apart by style), and the trade-off panels (``PANELS`` a figure)."""
+    out: list[Flowable] = []
+    rows = _chain_rows(scenarios, by_scenario, user)
+    scale = plots.chain_scale(rows)
+    for chunk in _chunks(rows, CHAIN_ROWS):
+        out.append(figure(*plots.chain(chunk, scale)))
+    converging = [{**sc, "scenario": sc["scenario"].replace("$", r"\$")} for sc in scenarios
+                  if plots.looks(sc) >= plots.MIN_LOOKS]
+    short = [sc["scenario"] for sc in scenarios if plots.looks(sc) < plots.MIN_LOOKS]
+    for chunk in _chunks(converging, LINES):
+        out.append(figure(*plots.convergence(chunk)))
+    if short:
+        out.append(para(f"No convergence plot for {text(', '.join(short))}: fewer than {plots.MIN_LOOKS} looks "
+                        "at the samples (a trend needs three points).", "small"))
+    meaningful = [({**sc, "scenario": sc["scenario"].replace("$", r"\$")}, by_scenario.get(sc["scenario"], []))
+                  for sc in scenarios if plots.tradeoff_meaningful(sc, by_scenario.get(sc["scenario"], []))]
+    for i, chunk in enumerate(_chunks(meaningful, PANELS)):
+        drawn = figure(*plots.tradeoff(chunk))
+        out.append(drawn if i else keep(
+            para("The f-DP view where a claim on a continuous output is refuted: each trade-off test (and its "
+                 "complement) as the privacy loss log(TPR / FPR) its confidence box certifies; a test above a "
+                 "claim's curve log(e^eps + delta / FPR) refutes it. G_mu is the fitted Gaussian curve (an "
+                 "assumption; eps_lower assumes nothing).", "small"), drawn))
+    return out
+
+
+def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Flowable]:
+    """Every family's section, each on a new page unless most of the page is left for it."""
+    by_scenario = _records_by_scenario(payload)
+    story: list[Flowable] = []
+    # A user's own claims are said in the user's words: no family's sources, whatever the mechanism.
+    for name, about, groups in grouped(payload, () if user else families):
+        story.append(section_break())
+        if name == USER_SECTION:
+            title = USER_SECTION if len(groups) > 1 else "Your mechanism"
+        else:
+            title = name if name == OTHER_SECTION else f"Family {name}"
+        story.append(heading(title))
+        if about:
+            story.append(para(text(about[0].upper() + about[1:]) + "."))
+        scenarios = [sc for group in groups.values() for sc in group]
+        head = ["scenario (its own parameters)", "neighbouring pair (relation)", "samples per side", "eps_lower",
+                "eps_exact", "witness event (selection split, then the estimation counts)"]
+        widths = [106, 82, 40, 44, 44, 199]  # points; the number columns fit "eps_lower" and "1.744e+04"
+        for mechanism, group in groups.items():
+            common = _common(group)
+            label = mechanism_label(mechanism, common)
+            refuted = [any(r["finding"] in REFUTED for r in by_scenario.get(sc["scenario"], [])) for sc in group]
+            intro = heading(f"Mechanism {label}" + (f": {len(group)} scenarios" if len(group) > 1 else ""), "h2")
+            rows = table(head, [_row(sc, common) for sc in group], widths, shaded=refuted, align_right=[2, 3, 4])
+            story += [keep(intro, rows)] if len(group) <= 3 else [intro, rows]
+        figures = _figures(scenarios, by_scenario, user)
+        title = heading("Figures" if len(scenarios) > 1 else "Figures of the scenario", "h2")
+        story += [keep(title, figures[0]), *figures[1:]] if figures else []
+    return story

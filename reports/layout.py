@@ -1,0 +1,183 @@
+"""The page layout of the PDF report: reportlab's platypus flows headings, paragraphs, tables and
+figures down A4 frames by their measured extent (nothing sits at a fixed height), wraps table
+cells in their column, and continues a long table on the next page under its repeated header.
+
+Text is set in DejaVu Sans (the font matplotlib ships, so the [report] extra needs no other font
+file): ε, δ, μ and ≥ print as themselves.  The document is built with reportlab's ``invariant``
+mode (no creation date, fixed document id), so the same results give the same bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import os
+from collections.abc import Sequence
+from typing import Any
+from xml.sax.saxutils import escape
+
+import matplotlib
+from reportlab import rl_config
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.styles import ParagraphStyle
+from reportlab.lib.units import mm
+from reportlab.pdfbase import pdfmetrics
+from reportlab.pdfbase.ttfonts import TTFont
+from reportlab.platypus import (
+    BaseDocTemplate,
+    CondPageBreak,
+    Flowable,
+    Frame,
+    Image,
+    KeepTogether,
+    PageTemplate,
+    Paragraph,
+    Spacer,
+    Table,
+    TableStyle,
+)
+
+MARGIN = 16 * mm
+WIDTH = A4[0] - 2 * MARGIN  # the frame's width in points
+HEIGHT = A4[1] - 2 * MARGIN
+HEAD_FILL = colors.HexColor("#e8eef5")
+REFUTED_FILL = colors.HexColor("#fdecea")
+GRID = colors.HexColor("#b0b0b0")
+RED = colors.HexColor("#c0392b")
+
+
+@functools.cache
+def _fonts() -> str:
+    """Register DejaVu Sans from matplotlib's data folder once; returns the family name."""
+    folder = os.path.join(matplotlib.get_data_path(), "fonts", "ttf")
+    for name, file in (("DV", "DejaVuSans.ttf"), ("DV-Bold", "DejaVuSans-Bold.ttf"),
+                       ("DV-Mono", "DejaVuSansMono.ttf")):
+        pdfmetrics.registerFont(TTFont(name, os.path.join(folder, file)))
+    # No italics in the report: each registered face costs a parse of its file.
+    pdfmetrics.registerFontFamily("DV", normal="DV", bold="DV-Bold", italic="DV", boldItalic="DV-Bold")
+    return "DV"
+
+
+@functools.cache
+def styles() -> dict[str, ParagraphStyle]:
+    font = _fonts()
+    body = ParagraphStyle("body", fontName=font, fontSize=8, leading=10.4, spaceAfter=3.5)
+    return {
+        "title": ParagraphStyle("title", parent=body, fontName="DV-Bold", fontSize=15, leading=19, spaceAfter=6),
+        "h1": ParagraphStyle("h1", parent=body, fontName="DV-Bold", fontSize=13, leading=16, spaceBefore=2,
+                             spaceAfter=5, keepWithNext=1),
+        "h2": ParagraphStyle("h2", parent=body, fontName="DV-Bold", fontSize=10, leading=13, spaceBefore=6,
+                             spaceAfter=3, keepWithNext=1),
+        "body": body,
+        "alert": ParagraphStyle("alert", parent=body, fontName="DV-Bold", fontSize=9.5, leading=12, textColor=RED),
+        "small": ParagraphStyle("small", parent=body, fontSize=7, leading=8.8, spaceAfter=2.5),
+        "cell": ParagraphStyle("cell", parent=body, fontSize=6.6, leading=8, spaceAfter=0),
+        "head": ParagraphStyle("head", parent=body, fontName="DV-Bold", fontSize=6.6, leading=8, spaceAfter=0),
+        "mono": ParagraphStyle("mono", parent=body, fontName="DV-Mono", fontSize=6.8, leading=8.6, spaceAfter=3),
+    }
+
+
+def text(value: Any) -> str:
+    """A payload string made safe for paragraph markup (names come from users)."""
+    return escape(str(value))
+
+
+def para(markup: str, style: str = "body") -> Paragraph:
+    """A paragraph of ``markup`` (already escaped where it holds payload text)."""
+    return Paragraph(markup, styles()[style])
+
+
+def heading(title: str, level: str = "h1") -> Paragraph:
+    return Paragraph(text(title), styles()[level])
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[float],
+          shaded: Sequence[bool] = (), align_right: Sequence[int] = ()) -> Table:
+    """A table whose cells wrap in their column (``widths`` are fractions of the frame), the header
+    repeated on every page it continues on; ``shaded`` rows get the refutation fill."""
+    st = styles()
+    right = ParagraphStyle("cell-right", parent=st["cell"], alignment=2)
+    cells = [[Paragraph(text(h), st["head"]) for h in head]]
+    for row in rows:
+        cells.append([Paragraph(c, right if i in align_right else st["cell"]) for i, c in enumerate(row)])
+    total = sum(widths)
+    t = Table(cells, colWidths=[WIDTH * w / total for w in widths], repeatRows=1, hAlign="LEFT")
+    commands: list[tuple[Any, ...]] = [
+        ("GRID", (0, 0), (-1, -1), 0.4, GRID),
+        ("BACKGROUND", (0, 0), (-1, 0), HEAD_FILL),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("LEFTPADDING", (0, 0), (-1, -1), 2.5),
+        ("RIGHTPADDING", (0, 0), (-1, -1), 2.5),
+        ("TOPPADDING", (0, 0), (-1, -1), 1.5),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.5),
+    ]
+    commands += [("BACKGROUND", (0, i + 1), (-1, i + 1), REFUTED_FILL) for i, s in enumerate(shaded) if s]
+    t.setStyle(TableStyle(commands))
+    return t
+
+
+def kv_table(rows: Sequence[Sequence[str]], key_width: float = 0.2) -> Table:
+    """A two-column table of (key, markup) rows without a header: the key bold, the value wrapping."""
+    st = styles()
+    cells = [[Paragraph(text(k), st["head"]), Paragraph(v, st["cell"])] for k, v in rows]
+    t = Table(cells, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
+    t.setStyle(TableStyle([
+        ("GRID", (0, 0), (-1, -1), 0.4, GRID),
+        ("BACKGROUND", (0, 0), (0, -1), HEAD_FILL),
+        ("VALIGN", (0, 0), (-1, -1), "TOP"),
+        ("LEFTPADDING", (0, 0), (-1, -1), 2.5),
+        ("RIGHTPADDING", (0, 0), (-1, -1), 2.5),
+        ("TOPPADDING", (0, 0), (-1, -1), 1.5),
+        ("BOTTOMPADDING", (0, 0), (-1, -1), 2.5),
+    ]))
+    return t
+
+
+def figure(png: bytes, width_in: float, height_in: float) -> Image:
+    """A matplotlib figure's PNG at its drawn size (inches), scaled down to the frame if wider or taller."""
+    width, height = width_in * 72, height_in * 72
+    scale = min(1.0, WIDTH / width, (HEIGHT - 30) / height)
+    width, height = width * scale, height * scale
+    return Image(io.BytesIO(png), width=width, height=height)
+
+
+def section_break() -> CondPageBreak:
+    """A new section starts on a new page unless at least 40 % of this one is left for it."""
+    return CondPageBreak(0.4 * HEIGHT)
+
+
+def keep(*flowables: Flowable) -> KeepTogether:
+    return KeepTogether(list(flowables))
+
+
+def gap(points: float = 4) -> Spacer:
+    return Spacer(1, points)
+
+
+def _footer(canvas: Any, doc: Any) -> None:
+    canvas.saveState()
+    canvas.setFont("DV", 6.5)
+    canvas.setFillColor(colors.HexColor("#555555"))
+    canvas.drawString(MARGIN, MARGIN / 2, "dpaudit report")
+    canvas.drawRightString(A4[0] - MARGIN, MARGIN / 2, f"page {doc.page}")
+    canvas.restoreState()
+
+
+def build(story: list[Flowable], title: str) -> bytes:
+    """Lay the story out on A4 pages and return the PDF's bytes (the same story, the same bytes)."""
+    _fonts()
+    buffer = io.BytesIO()
+    doc = BaseDocTemplate(buffer, pagesize=A4, leftMargin=MARGIN, rightMargin=MARGIN, topMargin=MARGIN,
+                          bottomMargin=MARGIN, title=title, author="dpaudit", creator="dpaudit", producer="dpaudit",
+                          subject="", keywords="", invariant=1)
+    frame = Frame(MARGIN, MARGIN, WIDTH, HEIGHT, id="body", leftPadding=0, rightPadding=0,
+                  topPadding=0, bottomPadding=0)
+    doc.addPageTemplates([PageTemplate(id="page", frames=[frame], onPage=_footer)])
+    ascii85 = rl_config.useA85
+    rl_config.useA85 = 0  # binary streams: ASCII85 would add a quarter to every embedded figure
+    try:
+        doc.build(story)
+    finally:
+        rl_config.useA85 = ascii85
+    return buffer.getvalue()
