@@ -31,8 +31,11 @@ import numpy as np
 from audit.api import RunContext, audit_mechanism
 from audit.estimate import check_confidence, check_outputs, resolve_views
 from audit.results import AuditResult
-from audit.runner import SELECTION_FRACTION
+from audit.runner import SELECTION, SELECTION_FRACTION, draw
+from audit.runner import _chunk_sizes as chunk_sizes
+from audit.runner import _rng as runner_rng
 from audit.selection import predicted_bound
+from audit.streaming import selection_size
 from dpcore import RELATIONS, Guarantee, InputError, check_positive, require
 from neighbors import Dataset, Pair, neighbours
 
@@ -41,6 +44,7 @@ __all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair", "
 PILOT_KEY = 0x5EA2C4  # first spawn-key entry of every pilot stream; the runner's keys start with a phase (0 or 1)
 _MIN_PILOT = 100      # pilot samples per side and pair in a round, at least
 PILOT_TIEBREAK_CONFIDENCE = 0.5  # the lenient selection level of pilot_score's tie-break
+FINALISTS = 3         # the pilot's best pairs compared on the final audit's own selection split
 
 
 class Space(Protocol):
@@ -119,11 +123,14 @@ class QueryVectors:
     def candidates(self, rng: np.random.Generator) -> list[Pair]:
         m, step = self.dim, self.sensitivity
         ones, half = np.ones(m), np.arange(m) < max(1, m // 2)
-        diffs: list[tuple[str, np.ndarray]] = [("all above", ones), ("all below", -ones)]
+        # The sparse vector's hard patterns first (half-half, all up/down, one up rest down: Lyu, Su
+        # & Li 2017, §4; Ding et al. 2018, §5.2): ties of the pilot's ranking go to the earlier pair.
+        diffs: list[tuple[str, np.ndarray]] = []
         if m > 1:
             diffs += [("half-half", np.where(half, 1.0, -1.0)), ("half-half reversed", np.where(half, -1.0, 1.0))]
-        for i in sorted({0, m - 1}):
-            diffs += self._positional(i)
+        diffs += [("all above", ones), ("all below", -ones)]
+        for i in sorted({m - 1, 0}, reverse=True):
+            diffs += self._positional(i)[::-1] if m > 1 else self._positional(i)
         out = self._on_levels(diffs, (0.0, step))
         if m > 1:
             out += [self._pair(step * half, step * ~half, "X shape"), self._pair(step * ~half, step * half, "X shape")]
@@ -344,6 +351,40 @@ def pilot_score(x: np.ndarray, y: np.ndarray, views: Sequence[str], delta: float
     return float(score), float(tiebreak) if math.isfinite(tiebreak) else -1e3
 
 
+def _selection_split(mechanism: Any, data: Any, samples: int, seed: int, key: tuple[int, ...], side: int
+                     ) -> np.ndarray:
+    """The selection outputs the final audit of ``samples`` per side draws for ``side`` (its own
+    chunk streams, :func:`audit.runner.estimate`), drawn ahead of it."""
+    sizes = chunk_sizes(selection_size(samples, SELECTION_FRACTION))
+    return np.concatenate([draw(mechanism, data, size, runner_rng(seed, key, SELECTION, side, c))
+                           for c, size in enumerate(sizes)])
+
+
+def _finalist(mechanism: Any, finalists: Sequence[_Candidate], samples: int, seed: int, context: RunContext,
+              views: Sequence[str], delta: float, confidence: float) -> tuple[int, list[dict[str, Any]]]:
+    """Which of the pilot's best pairs the final audit takes: the one whose own selection split
+    (the samples that audit would choose its event on) predicts the largest bound
+    (:func:`audit.selection.predicted_bound` at the final sizes), so the search never audits a
+    pair that its selection evidence ranks below another pair it tried.
+
+    Valid: the choice sees only selection splits; the winner's estimation split is drawn on
+    streams none of them used, so its bound is the ordinary audit of a fixed pair.  A pair on
+    which the mechanism raises :class:`~dpcore.InputError` scores −inf."""
+    n_est = samples - selection_size(samples, SELECTION_FRACTION)
+    scores, out = [], []
+    for c in finalists:
+        try:
+            x = _selection_split(mechanism, c.pair.d, samples, seed, context.key, 0)
+            y = _selection_split(mechanism, c.pair.d_prime, samples, seed, context.key, 1)
+            score = predicted_bound(x, y, (delta,), (n_est, n_est), confidence, views, seed)[0][0]
+        except InputError:
+            score = -math.inf
+        scores.append(score)
+        out.append({"pair": c.pair.description, "selection_score": score if math.isfinite(score) else None})
+    best = max(range(len(finalists)), key=lambda i: (scores[i], -i))
+    return best, out
+
+
 def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed: int = 0,
                 claims: Iterable[Guarantee] | None = None, epsilon: float | None = None, delta: float | None = None,
                 deltas: Sequence[float] | None = None, confidence: float = 0.95, pilot: float = 0.5,
@@ -391,6 +432,7 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
         pool = [c for c in pool if c.pair.relation in wanted]
     require(bool(pool), "space", space.describe(), "proposes no candidate pair (of the claims' relation)")
     views = resolve_views(discrete, events)
+    context = RunContext() if context is None else context
     budget = max(1, math.ceil(pilot * samples))
     rounds = max(1, math.ceil(math.log2(len(pool))))
     per_round = budget // rounds
@@ -441,9 +483,11 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
         if len(alive) == 1:
             break
         alive = sorted(alive, key=rank)[:max(1, math.ceil(len(alive) / 2))]
-    winner = tried[min(alive, key=rank)]
+    finalists = sorted(alive, key=rank)[:FINALISTS]
+    chosen, checked = _finalist(mechanism, [tried[i] for i in finalists], samples, seed, context, views, score_delta,
+                                confidence)
+    winner = tried[finalists[chosen]]
     pilot_seconds = time.perf_counter() - start
-    context = RunContext() if context is None else context
     result = audit_mechanism(mechanism, winner.pair.d, winner.pair.d_prime, samples=samples, deltas=deltas,
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=winner.pair.relation,
                              claims=claims, epsilon=epsilon, delta=delta, expected=expected, discrete=discrete,
@@ -452,5 +496,5 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     record = {"space": space.describe(), "pilot_fraction": pilot,
               "pilot_samples": sum(c.samples for c in tried), "pilot_seconds": pilot_seconds,
               "score_delta": score_delta, "chosen": winner.pair.description,
-              "chosen_score": winner.score, "tried": [c.record() for c in tried]}
+              "chosen_score": winner.score, "finalists": checked, "tried": [c.record() for c in tried]}
     return replace(result, search=record, seconds=time.perf_counter() - start)
