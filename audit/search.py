@@ -362,8 +362,9 @@ def _selection_split(mechanism: Any, data: Any, samples: int, seed: int, key: tu
 
 def _finalist(mechanism: Any, finalists: Sequence[_Candidate], samples: int, seed: int, context: RunContext,
               views: Sequence[str], delta: float, confidence: float) -> tuple[int, list[dict[str, Any]]]:
-    """Which of the pilot's best pairs the final audit takes: the one whose own selection split
-    (the samples that audit would choose its event on) predicts the largest bound
+    """Which of the pilot's best pairs the final audit takes: the one whose selection evidence —
+    its pilot samples and the final audit's own selection split (the samples that audit would
+    choose its event on), pooled — predicts the largest bound
     (:func:`audit.selection.predicted_bound` at the final sizes), so the search never audits a
     pair that its selection evidence ranks below another pair it tried.
 
@@ -374,8 +375,8 @@ def _finalist(mechanism: Any, finalists: Sequence[_Candidate], samples: int, see
     scores, out = [], []
     for c in finalists:
         try:
-            x = _selection_split(mechanism, c.pair.d, samples, seed, context.key, 0)
-            y = _selection_split(mechanism, c.pair.d_prime, samples, seed, context.key, 1)
+            x = np.concatenate([*c.x, _selection_split(mechanism, c.pair.d, samples, seed, context.key, 0)])
+            y = np.concatenate([*c.y, _selection_split(mechanism, c.pair.d_prime, samples, seed, context.key, 1)])
             score = predicted_bound(x, y, (delta,), (n_est, n_est), confidence, views, seed)[0][0]
         except InputError:
             score = -math.inf
@@ -483,7 +484,10 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
         if len(alive) == 1:
             break
         alive = sorted(alive, key=rank)[:max(1, math.ceil(len(alive) / 2))]
-    finalists = sorted(alive, key=rank)[:FINALISTS]
+    # The finalists: the best pairs of the last round (scored on equal pilot samples), the pilot's
+    # winner among them.
+    last = max(tried[i].rounds for i in alive)
+    finalists = sorted((i for i, c in enumerate(tried) if c.rounds == last and not c.skipped), key=rank)[:FINALISTS]
     chosen, checked = _finalist(mechanism, [tried[i] for i in finalists], samples, seed, context, views, score_delta,
                                 confidence)
     winner = tried[finalists[chosen]]

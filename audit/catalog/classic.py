@@ -12,6 +12,7 @@ import numpy as np
 from scipy import integrate, optimize, stats
 
 from audit.bounds import Ceiling, all_subsets, best_event
+from audit.catalog import svt_laws
 from audit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from audit.exact import pure_epsilon
 from dpcore import Claim, Document
@@ -237,6 +238,7 @@ def bench() -> list[BenchCase]:
         BenchCase("gaussian eps(1e-5)=1", gauss, value, value.add({"value": 1.0}),
                   lambda rng, n: int(np.count_nonzero(0.5 + rng.normal(0, gauss.sigma, n) >= 1.0)),
                   ceiling=_shift_ceiling(stats.norm, 0.5, 1.5, gauss.sigma, 1e-5), deltas=(1e-5,)),
+        *svt_laws.bench_cases(),  # Lyu, Su & Li's variants at eps 0.1 and 1 (exact laws, m = 10)
     ]
 
 

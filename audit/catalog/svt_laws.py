@@ -125,6 +125,11 @@ def prefix_events(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray,
     return member @ p, member @ q, member
 
 
+def _codes(rows: np.ndarray) -> np.ndarray:
+    """Rows of answers in {−1, 0, 1} as base-3 integers."""
+    return (rows.astype(np.int64) + 1) @ (3 ** np.arange(rows.shape[1], dtype=np.int64))
+
+
 def law_ceiling(law: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]], delta: float = 0.0):
     """The ceiling of a finite law ``law() = (rows, P_D, P_D′)`` (computed when first asked): every
     set of rows for at most 16 rows, else the likelihood-ratio prefixes."""
@@ -141,11 +146,10 @@ def law_ceiling(law: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]], de
     def at(n: int, confidence: float) -> Ceiling:
         rows, pd, pq, member = events()
         eps, i, favours = best_event(pd, pq, n, delta, confidence)
-        chosen = {r.tobytes() for r in rows[member[i]]}
+        chosen = _codes(rows[member[i]])
 
         def contains(outputs: np.ndarray) -> np.ndarray:
-            out = np.ascontiguousarray(np.asarray(outputs, dtype=np.int8))
-            return np.array([r.tobytes() in chosen for r in out], dtype=bool)
+            return np.isin(_codes(np.asarray(outputs)), chosen)
         return Ceiling(eps, favours, contains)
     return at
 
