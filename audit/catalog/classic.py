@@ -95,7 +95,9 @@ def categorical_reference(p: np.ndarray):
 #   from the exact output distribution (for the last two by numerical integration over the noise);
 # * a location shift of a continuous scalar with a monotone likelihood ratio (Laplace, Gaussian)
 #   and the noisy histogram, whose privacy loss depends only on the bin that differs: every
-#   threshold event {x ≥ t} and {x ≤ t} of that coordinate, on a grid of 200 001 points.
+#   threshold event {x ≥ t} and {x ≤ t} of that coordinate, on a grid of 200 001 points;
+# * the sparse-vector variants of Lyu, Su & Li's Fig. 1 (audit.catalog.svt_laws): every set of
+#   rows for at most 16 rows, else the likelihood-ratio prefixes, from the exact law of the rows.
 
 def _finite_ceiling(distributions: Callable[[], tuple[np.ndarray, np.ndarray]],
                     outcome: Callable[[np.ndarray], np.ndarray], delta: float = 0.0):
