@@ -10,11 +10,15 @@ certify from the pilot samples drawn for that pair (:func:`pilot_score`).  Succe
 (Jamieson & Talwalkar, AISTATS 2016) spends the pilot: every round draws more samples for the
 surviving pairs, scores them on everything drawn for them so far and keeps the better half; after the first round the
 space proposes refinements of the best pairs, which catch up on samples before competing.
+The last round's best :data:`FINALISTS` pairs are then compared on their pilot samples pooled
+with the final audit's own selection split (:mod:`audit.finalists`), and the best of them on
+that evidence is audited.
 
 Validity.  The pilot only *chooses* the pair.  The winner is then audited by
 :func:`audit.api.audit_mechanism` on fresh samples — streams ``SeedSequence(seed,
 spawn_key=(phase, side, chunk))`` that share no spawn key with the pilot's
-``(PILOT_KEY, pair, round, side)`` — so, conditionally on the chosen pair, the reported bound is
+``(PILOT_KEY, pair, round, side)`` nor with any estimation split (the finalists' comparison reads
+selection splits only) — so, conditionally on the chosen pair, the reported bound is
 the ordinary audit of a fixed pair and keeps its confidence however many pairs were tried.
 """
 
@@ -30,12 +34,10 @@ import numpy as np
 
 from audit.api import RunContext, audit_mechanism
 from audit.estimate import check_confidence, check_outputs, resolve_views
+from audit.finalists import best_finalist
 from audit.results import AuditResult
-from audit.runner import SELECTION, SELECTION_FRACTION, draw
-from audit.runner import _chunk_sizes as chunk_sizes
-from audit.runner import _rng as runner_rng
+from audit.runner import SELECTION_FRACTION
 from audit.selection import predicted_bound
-from audit.streaming import selection_size
 from dpcore import RELATIONS, Guarantee, InputError, check_positive, require
 from neighbors import Dataset, Pair, neighbours
 
@@ -44,7 +46,7 @@ __all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair", "
 PILOT_KEY = 0x5EA2C4  # first spawn-key entry of every pilot stream; the runner's keys start with a phase (0 or 1)
 _MIN_PILOT = 100      # pilot samples per side and pair in a round, at least
 PILOT_TIEBREAK_CONFIDENCE = 0.5  # the lenient selection level of pilot_score's tie-break
-FINALISTS = 3         # the pilot's best pairs compared on the final audit's own selection split
+FINALISTS = 3         # the pilot's best pairs compared on the final audit's own selection split (audit.finalists)
 
 
 class Space(Protocol):
@@ -351,41 +353,6 @@ def pilot_score(x: np.ndarray, y: np.ndarray, views: Sequence[str], delta: float
     return float(score), float(tiebreak) if math.isfinite(tiebreak) else -1e3
 
 
-def _selection_split(mechanism: Any, data: Any, samples: int, seed: int, key: tuple[int, ...], side: int
-                     ) -> np.ndarray:
-    """The selection outputs the final audit of ``samples`` per side draws for ``side`` (its own
-    chunk streams, :func:`audit.runner.estimate`), drawn ahead of it."""
-    sizes = chunk_sizes(selection_size(samples, SELECTION_FRACTION))
-    return np.concatenate([draw(mechanism, data, size, runner_rng(seed, key, SELECTION, side, c))
-                           for c, size in enumerate(sizes)])
-
-
-def _finalist(mechanism: Any, finalists: Sequence[_Candidate], samples: int, seed: int, context: RunContext,
-              views: Sequence[str], delta: float, confidence: float) -> tuple[int, list[dict[str, Any]]]:
-    """Which of the pilot's best pairs the final audit takes: the one whose selection evidence —
-    its pilot samples and the final audit's own selection split (the samples that audit would
-    choose its event on), pooled — predicts the largest bound
-    (:func:`audit.selection.predicted_bound` at the final sizes), so the search never audits a
-    pair that its selection evidence ranks below another pair it tried.
-
-    Valid: the choice sees only selection splits; the winner's estimation split is drawn on
-    streams none of them used, so its bound is the ordinary audit of a fixed pair.  A pair on
-    which the mechanism raises :class:`~dpcore.InputError` scores −inf."""
-    n_est = samples - selection_size(samples, SELECTION_FRACTION)
-    scores, out = [], []
-    for c in finalists:
-        try:
-            x = np.concatenate([*c.x, _selection_split(mechanism, c.pair.d, samples, seed, context.key, 0)])
-            y = np.concatenate([*c.y, _selection_split(mechanism, c.pair.d_prime, samples, seed, context.key, 1)])
-            score = predicted_bound(x, y, (delta,), (n_est, n_est), confidence, views, seed)[0][0]
-        except InputError:
-            score = -math.inf
-        scores.append(score)
-        out.append({"pair": c.pair.description, "selection_score": score if math.isfinite(score) else None})
-    best = max(range(len(finalists)), key=lambda i: (scores[i], -i))
-    return best, out
-
-
 def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed: int = 0,
                 claims: Iterable[Guarantee] | None = None, epsilon: float | None = None, delta: float | None = None,
                 deltas: Sequence[float] | None = None, confidence: float = 0.95, pilot: float = 0.5,
@@ -488,8 +455,8 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     # winner among them.
     last = max(tried[i].rounds for i in alive)
     finalists = sorted((i for i, c in enumerate(tried) if c.rounds == last and not c.skipped), key=rank)[:FINALISTS]
-    chosen, checked = _finalist(mechanism, [tried[i] for i in finalists], samples, seed, context, views, score_delta,
-                                confidence)
+    chosen, checked = best_finalist(mechanism, [(tried[i].pair, tried[i].x, tried[i].y) for i in finalists],
+                                    samples, seed, context.key, views, score_delta, confidence)
     winner = tried[finalists[chosen]]
     pilot_seconds = time.perf_counter() - start
     result = audit_mechanism(mechanism, winner.pair.d, winner.pair.d_prime, samples=samples, deltas=deltas,
