@@ -116,6 +116,66 @@ class SparseVector:
 
 
 @dataclass(frozen=True)
+class SparseVectorLeeClifton(SparseVector):
+    """Lee & Clifton (2014) as Lyu, Su & Li (VLDB 2017) print it in Fig. 1, Algorithm 4: ε₁ = ε/4,
+    ρ ~ Lap(Δ/ε₁) = Lap(4Δ/ε), ν_i ~ Lap(Δ/ε₂) = Lap(4Δ/(3ε)), stop after ``cutoff`` ⊤.  Claims
+    ε; it is ((1 + 6c)/4)·ε-DP and no better in general (their §4): the query noise lacks
+    Algorithm 1's factor 2c."""
+
+    threshold_share: float = 0.25
+    query_scale: float | None = 1.0
+    name: ClassVar[str] = "svt-lee-clifton"
+    claim_id: ClassVar[str] = "classic/svt-lee-clifton"
+    source: ClassVar[str] = "Lyu, Su & Li (2017), Fig. 1, Algorithm 4 (Lee & Clifton 2014)"
+
+
+@dataclass(frozen=True)
+class SparseVectorDworkRoth(SparseVector):
+    """Dwork & Roth (2014, Algorithm 2 "Sparse") as Lyu, Su & Li (VLDB 2017) print it in Fig. 1,
+    Algorithm 2: ε₁ = ε₂ = ε/2, ρ ~ Lap(cΔ/ε₁), ν_i ~ Lap(2cΔ/ε₁), and after each ⊤ the threshold
+    noise is drawn anew, ρ ~ Lap(cΔ/ε₂); stop after c = ``cutoff`` ⊤.  ε-DP (their Theorem 2
+    covers it: each of the c segments is an ε/c-DP sparse vector with cutoff 1).  With c = 1 it
+    is Algorithm 1's law; the redraw shows from c = 2."""
+
+    cutoff: int | None = 2
+    name: ClassVar[str] = "svt-dwork-roth"
+    claim_id: ClassVar[str] = "classic/svt-dwork-roth"
+    source: ClassVar[str] = "Lyu, Su & Li (2017), Fig. 1, Algorithm 2 (Dwork & Roth 2014)"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(self.cutoff is not None, "cutoff", self.cutoff, "Algorithm 2 needs a cutoff c >= 1")
+        require(self.threshold_share == 0.5 and self.query_scale is None, "threshold_share", self.threshold_share,
+                "Algorithm 2 fixes eps1 = eps2 = eps/2 and the query noise 2c/eps1")
+
+    @property
+    def noise_scales(self) -> tuple[float, float]:
+        """(scale of each ρ, scale of each ν_i): cΔ/ε₁ and 2cΔ/ε₁."""
+        c = float(self.cutoff or 1)
+        eps1 = self.epsilon / 2
+        return c * self.sensitivity / eps1, 2 * c * self.sensitivity / eps1
+
+    def sample(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
+        """Query by query, each run compared with its current threshold T + ρ; a run's ρ is
+        replaced by its next pre-drawn value after each ⊤ (draw j serves the (j+1)-th segment)."""
+        q = query_answers(data, self.column, self.name)
+        c = int(self.cutoff or 1)
+        rho_scale, nu_scale = self.noise_scales
+        levels = laplace(rng, rho_scale, (c, size))
+        levels += self.threshold
+        noisy = q[:, None] + laplace(rng, nu_scale, (len(q), size))        # (m, size): query rows
+        out = np.empty((len(q), size), dtype=np.int8)
+        seen = np.zeros(size, dtype=np.int64)
+        runs = np.arange(size)
+        for i in range(len(q)):
+            live = seen < c
+            above = live & (noisy[i] >= levels[np.minimum(seen, c - 1), runs])
+            out[i] = np.where(live, above, ABORTED)
+            seen += above
+        return np.ascontiguousarray(out.T)
+
+
+@dataclass(frozen=True)
 class NoisyMax:
     """Report noisy max on a query vector: argmax_i q_i + ν_i, ν_i ~ Lap(2Δ/ε) i.i.d.
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 from scipy import integrate, optimize, stats
 
+from dpaudit.catalog import svt_laws
 from dpaudit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from dpaudit.core import Claim, Document
 from dpaudit.engine.bounds import Ceiling, all_subsets, best_event
@@ -94,7 +95,9 @@ def categorical_reference(p: np.ndarray):
 #   from the exact output distribution (for the last two by numerical integration over the noise);
 # * a location shift of a continuous scalar with a monotone likelihood ratio (Laplace, Gaussian)
 #   and the noisy histogram, whose privacy loss depends only on the bin that differs: every
-#   threshold event {x ≥ t} and {x ≤ t} of that coordinate, on a grid of 200 001 points.
+#   threshold event {x ≥ t} and {x ≤ t} of that coordinate, on a grid of 200 001 points;
+# * the sparse-vector variants of Lyu, Su & Li's Fig. 1 (dpaudit.catalog.svt_laws): every set of
+#   rows for at most 16 rows, else the likelihood-ratio prefixes, from the exact law of the rows.
 
 def _finite_ceiling(distributions: Callable[[], tuple[np.ndarray, np.ndarray]],
                     outcome: Callable[[np.ndarray], np.ndarray], delta: float = 0.0):
@@ -237,6 +240,7 @@ def bench() -> list[BenchCase]:
         BenchCase("gaussian eps(1e-5)=1", gauss, value, value.add({"value": 1.0}),
                   lambda rng, n: int(np.count_nonzero(0.5 + rng.normal(0, gauss.sigma, n) >= 1.0)),
                   ceiling=_shift_ceiling(stats.norm, 0.5, 1.5, gauss.sigma, 1e-5), deltas=(1e-5,)),
+        *svt_laws.bench_cases(),  # Lyu, Su & Li's variants at eps 0.1 and 1 (exact laws, m = 10)
     ]
 
 

@@ -10,11 +10,15 @@ certify from the pilot samples drawn for that pair (:func:`pilot_score`).  Succe
 (Jamieson & Talwalkar, AISTATS 2016) spends the pilot: every round draws more samples for the
 surviving pairs, scores them on everything drawn for them so far and keeps the better half; after the first round the
 space proposes refinements of the best pairs, which catch up on samples before competing.
+The last round's best :data:`FINALISTS` pairs are then compared on their pilot samples pooled
+with the final audit's own selection split (:mod:`dpaudit.engine.finalists`), and the best of them on
+that evidence is audited.
 
 Validity.  The pilot only *chooses* the pair.  The winner is then audited by
 :func:`dpaudit.engine.api.audit_mechanism` on fresh samples — streams ``SeedSequence(seed,
 spawn_key=(phase, side, chunk))`` that share no spawn key with the pilot's
-``(PILOT_KEY, pair, round, side)`` — so, conditionally on the chosen pair, the reported bound is
+``(PILOT_KEY, pair, round, side)`` nor with any estimation split (the finalists' comparison reads
+selection splits only) — so, conditionally on the chosen pair, the reported bound is
 the ordinary audit of a fixed pair and keeps its confidence however many pairs were tried.
 """
 
@@ -31,6 +35,7 @@ import numpy as np
 from dpaudit.core import RELATIONS, Guarantee, InputError, check_positive, require
 from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.estimate import check_confidence, check_outputs, resolve_views
+from dpaudit.engine.finalists import best_finalist
 from dpaudit.engine.results import AuditResult
 from dpaudit.engine.runner import SELECTION_FRACTION
 from dpaudit.engine.selection import predicted_bound
@@ -41,6 +46,8 @@ __all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair", "
 PILOT_KEY = 0x5EA2C4  # first spawn-key entry of every pilot stream; the runner's keys start with a phase (0 or 1)
 _MIN_PILOT = 100      # pilot samples per side and pair in a round, at least
 PILOT_TIEBREAK_CONFIDENCE = 0.5  # the lenient selection level of pilot_score's tie-break
+# the pilot's best pairs compared on the final audit's own selection split (dpaudit.engine.finalists)
+FINALISTS = 3
 
 
 class Space(Protocol):
@@ -119,11 +126,14 @@ class QueryVectors:
     def candidates(self, rng: np.random.Generator) -> list[Pair]:
         m, step = self.dim, self.sensitivity
         ones, half = np.ones(m), np.arange(m) < max(1, m // 2)
-        diffs: list[tuple[str, np.ndarray]] = [("all above", ones), ("all below", -ones)]
+        # The sparse vector's hard patterns first (half-half, all up/down, one up rest down: Lyu, Su
+        # & Li 2017, §4; Ding et al. 2018, §5.2): ties of the pilot's ranking go to the earlier pair.
+        diffs: list[tuple[str, np.ndarray]] = []
         if m > 1:
             diffs += [("half-half", np.where(half, 1.0, -1.0)), ("half-half reversed", np.where(half, -1.0, 1.0))]
-        for i in sorted({0, m - 1}):
-            diffs += self._positional(i)
+        diffs += [("all above", ones), ("all below", -ones)]
+        for i in sorted({m - 1, 0}, reverse=True):
+            diffs += self._positional(i)[::-1] if m > 1 else self._positional(i)
         out = self._on_levels(diffs, (0.0, step))
         if m > 1:
             out += [self._pair(step * half, step * ~half, "X shape"), self._pair(step * ~half, step * half, "X shape")]
@@ -391,6 +401,7 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
         pool = [c for c in pool if c.pair.relation in wanted]
     require(bool(pool), "space", space.describe(), "proposes no candidate pair (of the claims' relation)")
     views = resolve_views(discrete, events)
+    context = RunContext() if context is None else context
     budget = max(1, math.ceil(pilot * samples))
     rounds = max(1, math.ceil(math.log2(len(pool))))
     per_round = budget // rounds
@@ -441,9 +452,14 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
         if len(alive) == 1:
             break
         alive = sorted(alive, key=rank)[:max(1, math.ceil(len(alive) / 2))]
-    winner = tried[min(alive, key=rank)]
+    # The finalists: the best pairs of the last round (scored on equal pilot samples), the pilot's
+    # winner among them.
+    last = max(tried[i].rounds for i in alive)
+    finalists = sorted((i for i, c in enumerate(tried) if c.rounds == last and not c.skipped), key=rank)[:FINALISTS]
+    chosen, checked = best_finalist(mechanism, [(tried[i].pair, tried[i].x, tried[i].y) for i in finalists],
+                                    samples, seed, context.key, views, score_delta, confidence)
+    winner = tried[finalists[chosen]]
     pilot_seconds = time.perf_counter() - start
-    context = RunContext() if context is None else context
     result = audit_mechanism(mechanism, winner.pair.d, winner.pair.d_prime, samples=samples, deltas=deltas,
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=winner.pair.relation,
                              claims=claims, epsilon=epsilon, delta=delta, expected=expected, discrete=discrete,
@@ -452,5 +468,5 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     record = {"space": space.describe(), "pilot_fraction": pilot,
               "pilot_samples": sum(c.samples for c in tried), "pilot_seconds": pilot_seconds,
               "score_delta": score_delta, "chosen": winner.pair.description,
-              "chosen_score": winner.score, "tried": [c.record() for c in tried]}
+              "chosen_score": winner.score, "finalists": checked, "tried": [c.record() for c in tried]}
     return replace(result, search=record, seconds=time.perf_counter() - start)

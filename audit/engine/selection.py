@@ -27,6 +27,7 @@ from dpaudit.engine.bounds import best_candidate
 from dpaudit.engine.execution import single_threaded_blas
 from dpaudit.engine.statistics import RowCodec, fit_statistics
 from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
+from dpaudit.engine.views.tabulated import tabulate
 
 
 def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,8 +60,9 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
 
     Each view's structure is fitted on the first half of the selection samples and its
     candidates are counted on the second.  Output views come first, in registry order; then,
-    for each statistic (fitted once, only when some statistic view is asked for), the
-    statistic views in registry order.
+    for each statistic (fitted once, only when some statistic view is asked for; for integer
+    vectors read from a table over their box, :mod:`dpaudit.engine.views.tabulated`), the statistic
+    views in registry order.
     """
     (fx, x2), (fy, y2) = _halves(x), _halves(y)
     chosen = [view for name, view in VIEWS.items() if name in views]
@@ -70,7 +72,8 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
             out += view.candidates(Split(fx, fy, x2, y2), None)
     on_statistics = [view for view in chosen if view.statistic_based]
     if on_statistics and not ("rows" in views and rows_exhaustive(fx, fy)):
-        for stat in fit_statistics(fx, fy, rng):
+        integer = fx.ndim == 2 and fx.dtype.kind in "biu" and fy.dtype.kind in "biu"
+        for stat in tabulate(fit_statistics(fx, fy, rng), RowCodec.fit(fx, fy, x2, y2) if integer else None):
             values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
             for view in on_statistics:
                 out += view.candidates(values, stat)

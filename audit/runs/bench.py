@@ -128,11 +128,11 @@ def throughput(case: Any, samples: int, seed: int) -> dict[str, Any]:
            "split_seconds": split, "ours_per_second": 2 * samples / ours, "plain_per_second": 2 * samples / plain,
            "ratio_ours_to_plain": plain / ours, "ours_time_over_split": ours / split,
            "epsilon_lower": eps, "split_epsilon_lower": split_eps}
-    if case.ceiling is not None:
-        ceiling = case.ceiling(estimation_samples(samples), CONFIDENCE).epsilon
+    ceiling = case.ceiling(estimation_samples(samples), CONFIDENCE).epsilon if case.ceiling is not None else 0.0
+    if ceiling > 0:  # a budget too small for any event to certify anything has no ratio to show
         same = same_sample_ceiling(case, samples, seed)
         row.update(ceiling=ceiling, ours_over_ceiling=eps / ceiling, split_over_ceiling=split_eps / ceiling,
-                   same_sample_ceiling=same, ours_over_same_sample_ceiling=eps / same)
+                   same_sample_ceiling=same, **({"ours_over_same_sample_ceiling": eps / same} if same > 0 else {}))
     return row
 
 
@@ -141,6 +141,8 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
     the expected-count ceiling and against the same-sample ceiling of each seed."""
     assert case.ceiling is not None  # structural: called only for cases with a ceiling
     ceiling = case.ceiling(estimation_samples(samples), CONFIDENCE).epsilon
+    if ceiling <= 0:  # nothing certifiable at this budget (sparse vectors at eps 0.1 and 2e4 samples)
+        return []
     same = [same_sample_ceiling(case, samples, s) for s in seeds]
     rows = []
     for view in ("auto", *VIEWS):
@@ -149,12 +151,13 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
         except InputError:  # the view does not apply to these outputs (rows on real numbers)
             continue
         ratios = [e / ceiling for e in eps]
-        same_ratios = [e / c for e, c in zip(eps, same, strict=True)]
+        # a seed whose own estimation samples certify nothing with the ceiling's event has no ratio
+        same_ratios = [e / c for e, c in zip(eps, same, strict=True) if c > 0]
         rows.append({"family": case.name, "view": view, "samples_per_side": samples, "ceiling": ceiling,
                      "seeds": len(ratios), "median": float(np.median(ratios)), "min": float(np.min(ratios)),
                      "ratios": ratios, "same_sample_ceilings": same, "same_sample_ratios": same_ratios,
-                     "same_sample_median": float(np.median(same_ratios)),
-                     "same_sample_min": float(np.min(same_ratios))})
+                     "same_sample_median": float(np.median(same_ratios)) if same_ratios else None,
+                     "same_sample_min": float(np.min(same_ratios)) if same_ratios else None})
     return rows
 
 
@@ -203,7 +206,7 @@ def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = F
 
 
 def _ratio(row: dict[str, Any], key: str) -> str:
-    return f"{row[key]:.4f}" if key in row else "-"
+    return f"{row[key]:.4f}" if row.get(key) is not None else "-"
 
 
 def table(report: dict[str, Any]) -> str:
@@ -225,8 +228,8 @@ def table(report: dict[str, Any]) -> str:
                   f"{'same-sample median':>18s} {'min':>8s}"]
         for v in report["views"]:
             lines.append(f"{v['family']:24s} {v['view']:10s} {v['samples_per_side']:9d} {v['ceiling']:8.4f} "
-                         f"{v['median']:8.4f} {v['min']:8.4f} {v['same_sample_median']:18.4f} "
-                         f"{v['same_sample_min']:8.4f}")
+                         f"{v['median']:8.4f} {v['min']:8.4f} {_ratio(v, 'same_sample_median'):>18s} "
+                         f"{_ratio(v, 'same_sample_min'):>8s}")
     lines += ["", "tightness (seed 0, confidence 0.95)",
               f"{'audit':28s} {'samples':>10s} {'eps_lower':>10s} {'/eps_true':>10s} {'/ceiling':>9s} "
               f"{'/same-sample':>12s} {'seconds':>8s}"]

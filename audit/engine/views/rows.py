@@ -1,6 +1,8 @@
 """The ``rows`` view: each distinct output (a scalar, or a row of an integer vector) is a category.
 
-S = a prefix of the distinct outputs in likelihood-ratio order (:func:`prefix_families`).
+S = a prefix of the distinct outputs in likelihood-ratio order (:func:`prefix_families`), or, for
+integer vectors, an interval of the first top's position or of the count of tops
+(:mod:`dpaudit.engine.views.pooled`: rare rows pooled with their neighbours).
 Only integer (or boolean) outputs have categories, and the view is skipped when there are
 more than :data:`MAX_ROWS` distinct outputs to count; the statistic views are the fallback.
 """
@@ -15,6 +17,7 @@ import numpy as np
 
 from dpaudit.engine.statistics import RowCodec, Statistic, keys
 from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, prefix_families
+from dpaudit.engine.views.pooled import interval_families
 
 MAX_ROWS = 20_000          # distinct outputs beyond which the rows view is skipped
 DENSE_CODES = 1 << 22      # boxes of at most this many codes are counted with one bincount per chunk
@@ -123,9 +126,14 @@ class Rows:
             if len(values) > MAX_ROWS:
                 return []
             c = [np.bincount(np.searchsorted(values, k), minlength=len(values)).astype(float) for k in codes]
-            return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
-                                   lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx]), codec=codec),
-                                   pooled=_well_observed(c[0] + c[1], min(split.n_fit)))
+
+            def make(fav: str, idx: np.ndarray) -> Event:
+                return Event(fav, self.name, members=np.sort(values[idx]), codec=codec)
+            families = prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit, make,
+                                       pooled=_well_observed(c[0] + c[1], min(split.n_fit)))
+            if not codec.scalar:  # vectors: rows pooled by the tops' statistics (dpaudit.engine.views.pooled)
+                families += interval_families(codec.decode(values), (c[0], c[1]), (c[2], c[3]), make)
+            return families
         parts = [keys(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
         values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
         if len(values) > MAX_ROWS:
