@@ -2,7 +2,7 @@
 
 import sys
 
-from dpaudit.runs.plugins import working_folder_last
+from dpaudit.runs.syspath import working_folder_last
 
 working_folder_last()  # before the CLI imports anything, so nothing of the user's folder stands in for it
 

@@ -14,7 +14,9 @@ import pytest
 
 import dpaudit
 from dpaudit import catalog
-from dpaudit.cli import SHIPPED_CONFIGS, _int_at_least, _sizes, build_parser, main
+from dpaudit.cli import main
+from dpaudit.cli.listing import SHIPPED_CONFIGS
+from dpaudit.cli.parser import _int_at_least, _sizes, build_parser
 from dpaudit.runs import bench
 
 ROOT = Path(__file__).resolve().parents[1]

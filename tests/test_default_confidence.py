@@ -10,7 +10,7 @@ import pytest
 
 import dpaudit
 from dpaudit import assert_private, audit_mechanism, audit_samples, search_pair
-from dpaudit.cli import build_parser
+from dpaudit.cli.parser import build_parser
 from dpaudit.engine.plan import plan
 from dpaudit.runs.config import RunSettings
 from dpaudit.runs.sweep import sweep

@@ -15,7 +15,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
 
 from dpaudit import reports
-from dpaudit.cli import _report_families
+from dpaudit.cli.common import _report_families
 from dpaudit.reports import plots
 from dpaudit.reports.layout import MARGIN
 from tests import pdfcheck

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 from dpaudit.core import InputError
+from dpaudit.engine.paths import path_problem
 
 LOCK_NAME = ".lock"
 
@@ -36,21 +37,8 @@ def _refuse_link(path: Path) -> None:
 
 # Inputs are read whole: a config or a results file larger than this is not one dpaudit wrote.
 MAX_INPUT_BYTES = 64 * 2**20
-NAME_MAX, PATH_MAX = 255, 4095  # bytes, as Linux counts them (a longer name fails with ENAMETOOLONG)
 
 
-def path_problem(text: str) -> str | None:
-    """Why ``text`` cannot name a file (empty, a NUL byte, a name or a path too long), or None."""
-    if not text.strip():
-        return "is empty: give a path"
-    if "\0" in text:
-        return "contains a NUL byte, which no file name can hold"
-    raw = os.fsencode(text)
-    if len(raw) > PATH_MAX:
-        return f"is {len(raw)} bytes long: a path has at most {PATH_MAX}"
-    if any(len(part) > NAME_MAX for part in raw.split(b"/")):
-        return f"holds a name longer than {NAME_MAX} bytes, the longest a file name can be"
-    return None
 
 
 def _regular_or_absent(path: Path) -> None:

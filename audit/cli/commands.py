@@ -1,0 +1,117 @@
+"""Running one command: dispatch to its verb, and classify what goes wrong (exit 2 for the user's
+input or code, 3 for the environment or our own bug, with the traceback in a log file)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+import threading
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import BrokenExecutor
+
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, _Session
+from dpaudit.cli.listing import _list
+from dpaudit.cli.parser import build_parser
+from dpaudit.cli.plan import _plan_budget
+from dpaudit.cli.report import _report
+from dpaudit.cli.run import _run
+from dpaudit.cli.summary import _summary
+from dpaudit.cli.sweep import _sweep
+from dpaudit.core import InputError
+from dpaudit.engine import runner
+from dpaudit.engine.blame import user_frame
+from dpaudit.engine.execution import EnvironmentFailure
+from dpaudit.engine.files import check_output, write_atomic
+from dpaudit.engine.results import dumps
+from dpaudit.runs import bench
+from dpaudit.runs.rundir import ERROR_LOG
+
+
+def _dispatch(args: argparse.Namespace, argv: list[str], session: _Session) -> int:
+    if args.command == "run":
+        return _run(args, argv, session)
+    if args.command == "list":
+        return _list(args)
+    if args.command == "sweep":
+        return _sweep(args, argv)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "plan":
+        return _plan_budget(args)
+    if args.command == "bench":
+        if args.out:
+            check_output(args.out, "bench --out", folder=False)
+        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick)
+        sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))
+        if args.out:
+            write_atomic(args.out, dumps(report))
+            print(f"wrote {args.out}")
+        return EXIT_OK
+    if args.command == "summary":
+        return _summary(args)
+    build_parser().print_help()
+    print("error: no command given: choose one of run, list, sweep, report, summary, bench, plan", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
+    """Run the parsed command ``args`` (from ``argv``) to its exit status; never a bare traceback."""
+    argv = list(argv)
+    session = _Session()
+    handler = None
+    if threading.current_thread() is threading.main_thread():  # a real Ctrl-C is told apart from a mechanism's
+        handler = signal.signal(signal.SIGINT, runner.note_user_interrupt)
+    try:
+        return _dispatch(args, argv, session)
+    except (UsageError, InputError, runner.MechanismError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except SystemExit:
+        raise  # argparse's --help, or sys.exit of our own
+    except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:
+        log = _log_failure(session)
+        print(f"error: environment failure: {_explain(exc)} (traceback in {log})", file=sys.stderr)
+        return EXIT_INTERNAL
+    except BaseException as exc:  # a bug of ours: one line and a log, never a traceback on the terminal
+        log = _log_failure(session)
+        where = user_frame(exc)
+        if where is not None:  # raised through the user's code (dpaudit.engine.blame): their fault, exit 2
+            print(f"error: your code raised {_explain(exc)} at {where} (traceback in {log})", file=sys.stderr)
+            return EXIT_USAGE
+        print(f"error: internal error: {_explain(exc)} (traceback in {log}; please report it)", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGINT, handler)
+        runner.USER_INTERRUPT.clear()
+
+
+def _log_failure(session: _Session) -> str:
+    """Write the current traceback to ``DIR/error.log`` (or a temporary file); its path."""
+    text = traceback.format_exc()
+    if session.folder is not None:
+        try:
+            write_atomic(session.folder / ERROR_LOG, text)
+            return str(session.folder / ERROR_LOG)
+        except (OSError, InputError):
+            pass
+    try:
+        fd, name = tempfile.mkstemp(prefix="dpaudit-error-", suffix=".log")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return name
+    except OSError:
+        return "nowhere: the disk cannot be written"
+
+
+def _explain(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    return f"{type(exc).__name__}: {exc}"

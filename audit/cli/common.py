@@ -1,0 +1,93 @@
+"""What the verbs share: the usage error, a run's session, loading what the user names.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import scipy
+
+from dpaudit import catalog, reports
+from dpaudit.cli.parser import UsageError
+from dpaudit.core import InputError
+from dpaudit.engine.results import dumps
+from dpaudit.neighbors import Dataset
+from dpaudit.runs import config
+from dpaudit.runs.syspath import import_user_module
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+def _load_attr(spec: str, flag: str) -> Any:
+    if ":" not in spec:
+        raise UsageError(f"{flag} {spec!r} is invalid: use pkg.module:attr or a built-in name")
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = import_user_module(module_name)
+    except InputError:
+        raise
+    except (Exception, SystemExit) as exc:  # a module's import may do anything, sys.exit included
+        raise UsageError(f"{flag} {spec!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
+    try:
+        for part in attr.split("."):
+            module = getattr(module, part)
+    except AttributeError:
+        raise UsageError(f"{flag} {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+    except (Exception, SystemExit) as exc:  # a module's __getattr__ or a property may do anything
+        raise UsageError(f"{flag} {spec!r}: looking up {attr!r} in {module_name!r} raised {type(exc).__name__}: "
+                         f"{exc}") from None
+    return module
+
+
+def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+    params = {}
+    for item in items:
+        name, eq, text = item.partition("=")
+        if not eq or not name:
+            raise UsageError(f"--param {item!r} is invalid: use NAME=VALUE")
+        try:
+            params[name] = json.loads(text)
+        except json.JSONDecodeError:
+            params[name] = text
+        if isinstance(params[name], list):
+            params[name] = tuple(params[name])
+    return params
+
+
+def _load_npz(path: Path, flag: str) -> Dataset:
+    return config.read_npz(path, f"{flag} {path}")
+
+
+class _Session:
+    """What :func:`main` needs to report a failure: the run's folder, once there is one (the
+    traceback log goes there, else to a temporary file)."""
+
+    folder: Path | None = None
+
+
+def _write_report(final: dict[str, Any], path: Path) -> None:
+    """``run --out``'s PDF; without the [report] extra the results and summary are written anyway
+    and the run says the PDF was skipped (its exit status stays the verdicts')."""
+    try:
+        reports.write_pdf(json.loads(dumps(final)), path, families=_report_families())
+    except reports.ReportExtraMissing as exc:
+        print(f"note: {path} skipped: {exc}", file=sys.stderr)
+
+
+def _report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
+    """(name, about, claim ids, mechanism names) of each catalog family: the PDF's sections (the
+    reports layer may not import the catalog, so the app hands it over)."""
+    return tuple((f.name, f.about, frozenset(c.id for c in f.claims), frozenset(m.name for m in f.mechanisms))
+                 for f in catalog.families())
+
+
+def _environment() -> dict[str, str]:
+    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
+            "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}

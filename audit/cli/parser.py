@@ -1,0 +1,193 @@
+"""The argument parser of ``python -m dpaudit`` and the types of its flags (argparse only, so
+``--help`` costs no numpy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from dpaudit.engine.paths import path_problem
+
+# The closed sets the flags take, written out so that `--help` and `--version` import no numpy and
+# no catalog (tests/test_cli_startup.py holds them equal to dpaudit.catalog.SUITES and
+# dpaudit.core.RELATIONS).
+SUITES = ("default", "full", "errata")
+RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
+
+
+def program_name() -> str:
+    """How the user called us: ``dpaudit`` (the console script), ``python -m dpaudit`` or
+    ``python -m audit``, so that help and messages name the command that was typed."""
+    main = sys.modules.get("__main__")
+    spec = getattr(main, "__spec__", None)
+    if spec is not None and spec.name in ("dpaudit.__main__", "audit.__main__"):
+        return f"python -m {spec.name.partition('.')[0]}"
+    return "dpaudit"
+
+
+class UsageError(Exception):
+    """Bad usage of the command line: exit status 2 with a one-line message."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse would print usage and exit 2 itself
+        raise UsageError(message)
+
+
+def _integer(text: str) -> int:
+    """An integer, also in float notation when it is a whole number: ``1000000``, ``1_000_000``, ``1e6``."""
+    try:
+        number = Decimal(text.strip())
+    except InvalidOperation:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not number.is_finite() or number != number.to_integral_value():
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer (write a whole number, e.g. 1000000 or 1e6)")
+    if number.adjusted() > 18:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: too large (at most 1e18)")
+    return int(number)
+
+
+def _path(text: str) -> Path:
+    """A path as given: refused when empty (``Path('')`` would be the current folder), holding a
+    NUL byte, or too long to name a file (:func:`dpaudit.engine.files.path_problem`)."""
+    problem = path_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text[:80]!r}{'...' if len(text) > 80 else ''} {problem}")
+    return Path(text)
+
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        value = _integer(text)
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} is invalid: must be an integer >= {minimum}")
+        return value
+    return parse
+
+
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.5 <= value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is invalid: must be in [0.5, 1)")
+    return value
+
+
+def _jobs(text: str) -> int:
+    value = _int_at_least(-1)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("0 is invalid: use a positive number of workers, or -1 for all cores")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    prog = program_name()
+    parser = _Parser(prog=prog, description="Empirical differential-privacy audits.",
+                     epilog=f"`{prog} list` shows every built-in mechanism with its parameters; "
+                            f"`{prog} COMMAND -h` the options of one command.")
+    parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench,plan}",
+                                parser_class=_Parser)
+    run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
+    run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
+    run.add_argument("--suite", default=None, choices=SUITES, help="built-in suite (default: default)")
+    run.add_argument("--family", action="append", default=[], metavar="NAME",
+                     help="only this family's scenarios of the suite (repeatable; see `list`)")
+    run.add_argument("--samples", type=_int_at_least(100), default=None,
+                     help="samples per side and scenario (default: 1000000, or the config's)")
+    run.add_argument("--seed", type=_int_at_least(0), default=None, help="root seed (default: 0)")
+    run.add_argument("--confidence", type=_confidence, default=None,
+                     help="confidence of each bound (default: 0.95; assert_private's is 0.99)")
+    run.add_argument("--jobs", type=_jobs, default=None,
+                     help="at most this many worker processes, -1 for all cores (default: -1); capped at the "
+                          "chunks to run and the CPUs, small budgets run in process, and results do not depend on it")
+    run.add_argument("--backend", choices=("local", "dask"), default=None,
+                     help="where chunks run: local processes or a Dask cluster (default: local)")
+    run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786 "
+                     "(default with --backend dask: a local cluster of --jobs workers)")
+    run.add_argument("--resume", type=_path, metavar="DIR",
+                     help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
+                          "--backend, --scheduler and --quiet may change")
+    run.add_argument("--out", type=_path, help="write DIR/results.json and DIR/summary.txt")
+    run.add_argument("--overwrite", action="store_true",
+                     help="with --out: replace the run DIR already holds (start clean; never mixed)")
+    run.add_argument("--allow-plugin", action="append", default=[], metavar="pkg.module",
+                     help="let a config name mechanisms of this module (and its submodules); repeatable")
+    run.add_argument("--mechanism", help="a built-in mechanism name (see `list`) or pkg.module:attr")
+    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                     help="a parameter of a built-in mechanism (repeatable); VALUE is JSON or text")
+    run.add_argument("--pair", metavar="pkg.module:attr", help="a neighbors.Pair or (D, D') tuple to audit")
+    run.add_argument("--data", type=_path, help="D as an .npz file of named columns")
+    run.add_argument("--data-prime", type=_path, help="D' as an .npz file of named columns")
+    run.add_argument("--relation", default=None, choices=RELATIONS,
+                     help="neighbour relation of the pair (default: add-remove)")
+    run.add_argument("--search", metavar="SPACE",
+                     help="with --mechanism and no pair: search the pair (a pilot, then an audit on fresh samples): "
+                          "queries:DIM (vectors of DIM query answers, |q_i - q'_i| <= 1) or records (neighbours of "
+                          "the --data records under --relation)")
+    run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
+    run.add_argument("--delta", type=float, default=None, help="delta of the --epsilon claim (default: 0)")
+    run.add_argument("--events", default=None, choices=("auto", "rows", "threshold", "histogram", "floating"),
+                     help="force one view of the outputs for event selection (default: auto, every view)")
+    run.add_argument("--sequential", action="store_true", default=None,
+                     help="stop each audit as soon as a violation is certified or none can be reached")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
+    ls = sub.add_parser("list", help="the built-in mechanisms (with their parameters), sweeps, suites and configs")
+    ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
+    ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
+    rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
+    rp.add_argument("results", type=_path, nargs="+",
+                    help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
+    rp.add_argument("-o", "--output", type=_path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
+    pl = sub.add_parser("plan", help="samples per side a built-in scenario needs to refute its claims (or reach "
+                                     "--epsilon), from a pilot run, with the expected wall time")
+    pl.add_argument("scenario", help="a scenario of a built-in suite (see `list`), e.g. align-alg2-zero-out")
+    goal = pl.add_mutually_exclusive_group()
+    goal.add_argument("--target", choices=("violation",), default="violation",
+                      help="refute the scenario's claims (default)")
+    goal.add_argument("--epsilon", type=float, help="instead, reach eps_lower >= EPSILON (at --delta)")
+    pl.add_argument("--delta", type=float, default=None, help="delta of --epsilon (default: 0)")
+    pl.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
+                    help="the run's base budget; the scenario's own is this times its samples_factor")
+    pl.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
+    pl.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
+    pl.add_argument("--jobs", type=_jobs, default=-1, help="workers for the pilot (default: all cores)")
+    pl.add_argument("--single-look", action="store_true",
+                    help="plan a run without the sequential rule (the errata suite's scenarios use it)")
+    bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
+    bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
+    bn.add_argument("--out", type=_path, default=None, metavar="FILE",
+                    help="also write the measurements as JSON to FILE (default: print only)")
+    bn.add_argument("--seeds", type=_int_at_least(1), default=1,
+                    help="seeds per view for eps_lower / ceiling (median and minimum; default 1)")
+    bn.add_argument("--json", action="store_true", help="print the measurements as JSON instead of the table")
+    bn.add_argument("--quick", action="store_true",
+                    help="tightness rows at --samples too and no extra benchmarks: a smoke run")
+    sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
+    sm.add_argument("results", type=_path, help="a results.json written by run --out, or that folder")
+    sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
+    sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
+    sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")
+    sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
+    sw.add_argument("--samples", type=_int_at_least(100), default=200_000, help="samples per side and size")
+    sw.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
+    sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
+    sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
+    sw.add_argument("--out", type=_path, help="write DIR/sweep.json")
+    return parser
+
+
+def _sizes(text: str) -> list[int]:
+    try:
+        sizes = [_integer(part) for part in text.split(",") if part.strip()]
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of integers") from None
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(f"{text!r} is invalid: sizes must be integers >= 2")
+    return sizes

@@ -1,0 +1,30 @@
+"""``report``: rebuild the PDF from a saved run (no re-sampling).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dpaudit import reports
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, UsageError, _report_families
+from dpaudit.engine.files import check_output
+from dpaudit.runs.saved import load_results, load_sweep
+
+
+def _report(args: argparse.Namespace) -> int:
+    payload = load_results(args.results[0])
+    sweeps = [load_sweep(p) for p in args.results[1:]]
+    target = Path(args.output)
+    if not target.parent.is_dir():
+        raise UsageError(f"report -o {target}: the folder {target.parent} does not exist")
+    check_output(target, "report -o", folder=False)
+    try:
+        reports.write_pdf(payload, target, sweeps, families=_report_families())
+    except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+    complete = payload.get("complete", True)
+    print(f"wrote {target}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
+    return EXIT_OK

@@ -1,0 +1,354 @@
+"""``run``: the built-in suite, a config file, or one mechanism; resume, checkpoints, results.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import os
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dpaudit import catalog
+from dpaudit.catalog import Scenario
+from dpaudit.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    UsageError,
+    _environment,
+    _load_attr,
+    _load_npz,
+    _parse_params,
+    _Session,
+    _write_report,
+)
+from dpaudit.cli.parser import build_parser
+from dpaudit.core import Guarantee, InputError
+from dpaudit.engine import runner, search
+from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
+from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
+from dpaudit.engine.files import write_atomic
+from dpaudit.engine.results import dumps, envelope
+from dpaudit.neighbors import Pair
+from dpaudit.reports.text import errata_note, summary_table
+from dpaudit.reports.text import footer as text_footer
+from dpaudit.runs import config, rundir
+from dpaudit.runs.config import Plan, RunSettings
+from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
+
+
+def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
+    """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
+    if ":" not in args.mechanism:
+        mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")
+    else:
+        if args.param:
+            raise UsageError("--param applies to built-in mechanisms only")
+        mechanism = _load_attr(args.mechanism, "--mechanism")
+        if not callable(getattr(mechanism, "sample", None)):
+            raise UsageError(f"--mechanism {args.mechanism!r} has no sample(data, size, rng) method")
+        try:
+            name = getattr(mechanism, "name", None)
+        except Exception as exc:  # a property of the user's class
+            raise UsageError(f"--mechanism {args.mechanism!r}: reading its name raised {type(exc).__name__}: "
+                             f"{exc}") from None
+        if name is not None and (not isinstance(name, str) or not name):
+            raise UsageError(f"--mechanism {args.mechanism!r}: its name is {name!r} ({type(name).__name__}): "
+                             "a mechanism's name must be a non-empty string")
+    relation = args.relation or "add-remove"
+    name = getattr(mechanism, "name", None) or args.mechanism
+    if args.search is not None:
+        if args.pair or args.data_prime:
+            raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
+        base = _load_npz(args.data, "--data") if args.data else None
+        space = search.space_from_spec(args.search, relation, base, "--search")
+        return config.search_scenario(name, mechanism, space, relation), space
+    if args.pair:
+        pair = _load_attr(args.pair, "--pair")
+        if isinstance(pair, tuple) and len(pair) == 2:
+            pair = Pair(pair[0], pair[1], f"pair {args.pair}", relation)
+        if not isinstance(pair, Pair):
+            raise UsageError(f"--pair {args.pair!r} must be a neighbors.Pair or a (D, D') tuple")
+        if not isinstance(pair.description, str):
+            raise UsageError(f"--pair {args.pair!r}: its description is {pair.description!r}: it must be a string")
+    elif args.data and args.data_prime:
+        pair = Pair(_load_npz(args.data, "--data"), _load_npz(args.data_prime, "--data-prime"),
+                    f"{args.data.name} vs {args.data_prime.name}", relation)
+    else:
+        raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime, "
+                         "or --search SPACE")
+    return Scenario(name, mechanism, pair), None
+
+
+def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | None:
+    if args.epsilon is None:
+        if args.delta is not None:
+            raise UsageError(f"--delta {args.delta} goes with --epsilon: give the claim's epsilon too")
+        return None
+    if not (math.isfinite(args.epsilon) and args.epsilon >= 0):
+        raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
+    delta = 0.0 if args.delta is None else args.delta
+    if not 0 <= delta < 1:
+        raise UsageError(f"--delta {delta} is invalid: must be in [0, 1)")
+    return [Guarantee(epsilon=args.epsilon, delta=delta, relation=scenario.pair.relation, source="command line",
+                      claim_id="user/claim")]
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    """The scenarios and settings of this run: a config file, one mechanism, or a built-in suite;
+    flags given on the command line override the config's [run] values."""
+    for module in args.allow_plugin:
+        if not all(part.isidentifier() for part in module.split(".")):
+            raise UsageError(f"--allow-plugin {module!r} is invalid: give a module name such as pkg.module")
+    if args.scheduler is not None:
+        check_scheduler_address(args.scheduler)
+    if args.config:
+        if (args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family
+                or args.search is not None or args.delta is not None):
+            raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, "
+                             "--epsilon, --delta, --family, --search")
+        plan = config.load(args.config, args.allow_plugin)
+    elif args.mechanism:
+        if args.family:
+            raise UsageError("--family selects scenarios of a built-in suite: drop it with --mechanism")
+        sc, space = _user_scenario(args)
+        plan = Plan(RunSettings(), [sc], [_claims(args, sc)], searches=[] if space is None else [space])
+    else:
+        if (args.pair or args.data or args.param or args.epsilon is not None or args.delta is not None
+                or args.search is not None):
+            raise UsageError("--pair, --data, --param, --epsilon, --delta and --search need --mechanism")
+        scenarios = catalog.suite(args.suite or "default", args.family)
+        plan = Plan(RunSettings(sequential=(args.suite or "default") in catalog.SEQUENTIAL_SUITES), scenarios,
+                    [sc.claims for sc in scenarios])
+    overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
+                                   "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
+                                   "events": args.events, "sequential": args.sequential}.items() if v is not None}
+    return dataclasses.replace(plan, settings=dataclasses.replace(plan.settings, **overrides))
+
+
+# Options that decide a run's numbers (its fingerprint) and options that only say where it runs.
+IDENTITY_OPTIONS = ("config", "suite", "family", "samples", "seed", "confidence", "mechanism", "param", "pair",
+                    "data", "data_prime", "relation", "epsilon", "delta", "events", "sequential", "search")
+
+
+RUNTIME_OPTIONS = ("jobs", "backend", "scheduler")
+
+
+def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None = None) -> int:
+    """``run``: a new run (``--out DIR``: DIR must not hold another run unless ``--overwrite``),
+    or ``--resume DIR``: exactly the run DIR holds, with its identity checked.  DIR is locked
+    while this process writes it."""
+    session = session or _Session()
+    started, clock = time.time(), time.perf_counter()
+    folder: RunFolder | None = None
+    saved: dict[str, Any] | None = None
+    try:
+        if args.resume is not None:
+            if args.overwrite:
+                raise UsageError("--overwrite starts a new run: it cannot be combined with --resume")
+            if args.out is not None and Path(args.out).resolve() != Path(args.resume).resolve():
+                raise UsageError(f"--resume {args.resume} writes into {args.resume}: drop --out {args.out}")
+            folder = RunFolder.for_resume(args.resume)
+            session.folder = folder.path
+            saved = folder.read_run()
+            args = _resumed_args(args, saved, folder.path)
+            argv = saved["argv"]
+        elif args.out is not None:
+            folder = RunFolder.for_new_run(args.out, args.overwrite)
+            session.folder = folder.path
+        elif args.overwrite:
+            raise UsageError("--overwrite replaces the run in --out DIR: give --out")
+        return _audit(args, argv, folder, saved, started, clock)
+    finally:
+        if folder is not None:
+            folder.release()
+
+
+def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path) -> argparse.Namespace:
+    """The saved run's options (paths relative to ``folder`` restored); identity options given
+    with ``--resume`` are applied so the identity check can refuse them if they change the run;
+    runtime options given override the saved ones."""
+    try:
+        resumed = build_parser().parse_args(saved["argv"])
+    except UsageError as exc:
+        raise UsageError(f"--resume {folder}: {rundir.RUN_FILE} holds a command line this dpaudit cannot read "
+                         f"({exc})") from None
+    if resumed.command != "run":
+        raise UsageError(f"--resume {folder}: {rundir.RUN_FILE} does not describe a run")
+    for name in ("config", "data", "data_prime"):
+        value = getattr(resumed, name)
+        if value is not None:
+            setattr(resumed, name, rundir.restore(str(value), folder))
+    resumed.changing = []
+    for name in IDENTITY_OPTIONS:
+        value = getattr(args, name)
+        if value is not None and value != []:
+            setattr(resumed, name, value)
+            resumed.changing.append(name)
+    for name in RUNTIME_OPTIONS:
+        if getattr(args, name) is not None:
+            setattr(resumed, name, getattr(args, name))
+    # A folder may come from someone else: its run.json is data, so a plugin it names is imported
+    # only when this command line allows it (as a config's plugins are), never before.
+    resumed.allow_plugin = list(args.allow_plugin)
+    for flag, spec in (("--mechanism", resumed.mechanism), ("--pair", resumed.pair)):
+        module = spec.partition(":")[0] if spec and ":" in spec else None
+        if module is not None and not config.allows(module, resumed.allow_plugin):
+            raise UsageError(f"--resume {folder}: its {rundir.RUN_FILE} runs {flag} {spec}; to import the plugin "
+                             f"module {module!r}, allow it on the command line: --allow-plugin {module}")
+    resumed.quiet = args.quiet
+    resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
+    resumed.started_in = saved.get("cwd")
+    return resumed
+
+
+def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
+    """The run's own command line for ``run.json``: its options as parsed (abbreviations and
+    ``--opt=value`` spelled out), input paths made portable (:func:`dpaudit.runs.rundir.portable`),
+    without ``--out`` (the folder is wherever run.json is) and without ``--quiet``."""
+    argv = ["run"]
+    if args.config is not None:
+        argv.append(rundir.portable(args.config, folder))
+    for flag, value in (("--suite", args.suite), ("--samples", args.samples), ("--seed", args.seed),
+                        ("--confidence", args.confidence), ("--jobs", args.jobs), ("--backend", args.backend),
+                        ("--scheduler", args.scheduler), ("--mechanism", args.mechanism), ("--pair", args.pair),
+                        ("--relation", args.relation), ("--epsilon", args.epsilon), ("--delta", args.delta),
+                        ("--events", args.events), ("--search", args.search)):
+        if value is not None:
+            argv += [flag, repr(value) if isinstance(value, float) else str(value)]
+    for flag, values in (("--family", args.family), ("--param", args.param), ("--allow-plugin", args.allow_plugin)):
+        for value in values:
+            argv += [flag, value]
+    for flag, path in (("--data", args.data), ("--data-prime", args.data_prime)):
+        if path is not None:
+            argv += [flag, rundir.portable(path, folder)]
+    if args.sequential:
+        argv.append("--sequential")
+    return argv
+
+
+def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | None, saved: dict[str, Any] | None,
+           started: float, clock: float) -> int:
+    try:
+        plan = _plan(args)
+    except UsageError as exc:
+        where = getattr(args, "started_in", None)
+        if saved is not None and where and "cannot import" in str(exc):
+            raise UsageError(f"{exc} (the run was started in {where}: resume from there, or put the module on "
+                             "PYTHONPATH)") from None
+        raise
+    if not plan.scenarios:
+        raise UsageError("nothing to audit: no scenario selected")
+    st = plan.settings
+    if args.scheduler is not None and st.backend != "dask":
+        raise UsageError("--scheduler needs --backend dask")
+    budgets = [max(20, round(st.samples * sc.samples_factor)) for sc in plan.scenarios]
+    workers = Execution(n_jobs=st.jobs).workers(1 << 30)
+    for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
+        runner.check_memory(budget, 1, 8, workers)
+    ident = rundir.identity(st, plan.scenarios, plan.claims, budgets)
+    fp = rundir.fingerprint(ident)
+    checkpoint = None
+    if folder is not None and saved is not None:
+        changed = rundir.differences(saved["identity"], ident)
+        if changed and args.changing:
+            given = ", ".join("CONFIG" if n == "config" else "--" + n.replace("_", "-") for n in args.changing)
+            raise UsageError(f"--resume {folder.path}: {given} would change the run ({'; '.join(changed)}): a "
+                             "folder holds one run; resume it unchanged (only --jobs, --backend, --scheduler and "
+                             "--quiet may differ), or start a new run with another --out")
+        code = sorted({c.split(".mechanism.code.", 1)[1].split(":", 1)[0] for c in changed if ".mechanism.code." in c})
+        if code:  # named first: a run whose code changed mid-way would mix two mechanisms' counts
+            raise UsageError(f"--resume {folder.path}: the mechanism's code changed since the run started (module "
+                             f"{', '.join(code)}: its file's SHA-256 is not the one {rundir.RUN_FILE} recorded); "
+                             "refusing to mix counts of two versions of the code; start a new run (--overwrite)")
+        if changed:
+            raise UsageError(f"--resume {folder.path}: the run is no longer the one {rundir.RUN_FILE} recorded "
+                             f"({'; '.join(changed)}): its config or data files, the mechanism's code, dpaudit, or "
+                             f"{rundir.RUN_FILE} itself changed since it started; refusing to mix two runs' counts; "
+                             "start a new run")
+        checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp)
+        if checkpoint.foreign:
+            lines = ", ".join(map(str, checkpoint.foreign[:5])) + (" ..." if len(checkpoint.foreign) > 5 else "")
+            raise UsageError(f"--resume {folder.path}: {CHECKPOINT_FILE} line(s) {lines} belong to another run (a "
+                             "different fingerprint): refusing to mix two runs' counts; start a new run")
+        if checkpoint.rejected:
+            print(f"warning: {CHECKPOINT_FILE}: {len(checkpoint.rejected)} unusable line(s) dropped and their chunks "
+                  f"redrawn ({'; '.join(checkpoint.rejected[:3])})", file=sys.stderr)
+            checkpoint.compact()
+    elif folder is not None:
+        if args.overwrite:
+            folder.clear()
+        folder.write_run(_canonical_argv(args, folder.path), ident, fp, os.getcwd())
+        write_atomic(folder.path / "config.resolved.json", dumps({**_resolved(plan, argv), "fingerprint": fp}))
+        checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp, fresh=True)
+    out = folder.path if folder is not None else None
+    mode = "off" if args.quiet else ("bar" if sys.stderr.isatty() else "log")
+    client = None
+    if st.backend == "dask":
+        modules = tuple({type(sc.mechanism).__module__ for sc in plan.scenarios})
+        client = connect_dask(st.scheduler, st.jobs if st.jobs > 0 else 2, modules)
+    execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode, client=client)
+    registry, documents = catalog.claims(), catalog.documents()
+    suite = None if (args.mechanism or args.config) else (args.suite or "default")
+
+    def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
+        return envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
+                        seconds=wall, complete=complete, planned=len(plan.scenarios), environment=_environment(),
+                        documents=documents, fingerprint=fp)
+
+    try:
+        results = []
+        for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
+            # progress is labelled by scenario, with an overall line of scenarios done
+            here = dataclasses.replace(execution, label=sc.name, position=(index, len(plan.scenarios)))
+            context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
+                                 registry=registry)
+            space = plan.searches[index] if plan.searches else None
+            try:
+                if space is not None:  # the pilot chooses the pair, the audit runs on fresh samples
+                    results.append(search.search_pair(
+                        sc.mechanism, space, samples=budget, deltas=st.deltas, confidence=st.confidence,
+                        seed=st.seed, claims=claims, expected=sc.expected, events=st.events,
+                        sequential=st.sequential, context=context))
+                else:
+                    results.append(audit_mechanism(
+                        sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
+                        confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                        expected=sc.expected, events=st.events, sequential=st.sequential, context=context))
+            except InputError as exc:  # which scenario it was: a config may hold many
+                raise InputError(f"scenario {sc.name!r}: {exc}") from None
+            except runner.MechanismError as exc:
+                raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
+            if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
+                write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
+    finally:
+        if client is not None:
+            client.close()
+    final = payload(results, True, time.perf_counter() - clock)
+    table = summary_table(final["records"], witness=getattr(args, "witness", False))
+    ok = final["as_expected"]
+    footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
+                         f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
+    if suite in catalog.SEQUENTIAL_SUITES:
+        footer += errata_note(final["records"])
+    sys.stdout.write(table + footer)
+    if out:
+        write_atomic(out / "results.json", dumps(final))
+        write_atomic(out / "summary.txt", table + footer)
+        # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
+        _write_report(final, out / "report.pdf")
+    return EXIT_OK if ok else EXIT_FAIL
+
+
+def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
+    return {"argv": list(argv), "settings": dataclasses.asdict(plan.settings),
+            "scenarios": [{"name": sc.name, "mechanism": runner.mechanism_name(sc.mechanism),
+                           "params": mechanism_params(sc.mechanism), "relation": sc.pair.relation,
+                           "pair": sc.pair.description, "expected": dict(sc.expected),
+                           "samples_factor": sc.samples_factor}
+                          for sc in plan.scenarios],
+            "config": plan.source or None}
