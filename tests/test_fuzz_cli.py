@@ -32,7 +32,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit import cli
+from dpaudit.cli import commands as cli_commands
+from dpaudit.cli import common as cli_common
+from dpaudit.cli import main
+from dpaudit.cli import run as cli_run
+from dpaudit.cli import sweep as cli_sweep
 from dpaudit.engine.results import outcome
 
 PAIR = "tests.plugins.user_mechanisms:pair"
@@ -230,14 +234,18 @@ def _failure_is_real(record, truths):
 @contextlib.contextmanager
 def _captured_records(monkeypatch):
     seen = []
-    real = cli.summary_table
+    real = cli_run.summary_table
 
     def capture(records, **options):
         seen.append(copy.deepcopy(records))
         return real(records, **options)
 
-    monkeypatch.setattr(cli, "summary_table", capture)
+    monkeypatch.setattr(cli_run, "summary_table", capture)
     yield seen
+
+
+# every verb module that writes files: the fault hits each of their writes
+_CLI_WRITERS = [m for m in (cli_commands, cli_common, cli_run, cli_sweep) if hasattr(m, "write_atomic")]
 
 
 def _full_disk(path, data):
@@ -250,10 +258,11 @@ def _check(invocation, monkeypatch, seen):
     out, err = io.StringIO(), io.StringIO()
     with monkeypatch.context() as patch:
         if invocation.fault:  # an environment fault of our making: every result write fails
-            patch.setattr(cli, "write_atomic", _full_disk)
+            for module in _CLI_WRITERS:
+                patch.setattr(module, "write_atomic", _full_disk)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                code = cli.main(invocation.argv)
+                code = main(invocation.argv)
             except SystemExit as exc:  # --help, --version
                 code = exc.code if isinstance(exc.code, int) else 2
     text, where = err.getvalue(), " ".join(invocation.argv)[:400]
@@ -358,7 +367,7 @@ def bases(tmp_path_factory):
     for i, args in enumerate(runs):
         target = folder / f"base{i}"
         with contextlib.redirect_stdout(io.StringIO()):
-            code = cli.main(["run", *map(str, args), "--samples", "20000", "--quiet", "--out", str(target)])
+            code = main(["run", *map(str, args), "--samples", "20000", "--quiet", "--out", str(target)])
         assert code in (0, 1)
         out.append(json.loads((target / "results.json").read_text()))
     return folder, out

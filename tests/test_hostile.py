@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dpaudit import cli
 from dpaudit.cli import main
+from dpaudit.cli import run as cli_run
 from dpaudit.core import InputError
 from dpaudit.engine.execution import Progress, _checksum
 from dpaudit.engine.files import FolderLock, append_line, write_atomic
@@ -391,7 +391,7 @@ def _bug_of_ours():
 
 
 def test_an_internal_error_is_exit_3_with_the_traceback_in_a_log(monkeypatch, capsys):
-    monkeypatch.setattr(cli, "summary_table", _bug_of_ours())
+    monkeypatch.setattr(cli_run, "summary_table", _bug_of_ours())
     assert main(["run", *CORRECT, "--samples", "1000", "--quiet"]) == 3
     err = capsys.readouterr().err
     assert err.startswith("error: internal error: ZeroDivisionError: a bug of ours") and len(err.splitlines()) == 1
@@ -404,7 +404,7 @@ def test_the_same_error_raised_in_a_users_code_is_exit_2_naming_the_file(monkeyp
     def broken(records, **options):  # this test file is not dpaudit's: a user's code
         raise ZeroDivisionError("a bug of the user's")
 
-    monkeypatch.setattr(cli, "summary_table", broken)
+    monkeypatch.setattr(cli_run, "summary_table", broken)
     assert main(["run", *CORRECT, "--samples", "1000", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: your code raised ZeroDivisionError") and "test_hostile.py:" in err
