@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from audit.chunks import Chunks, parts, plan_chunks
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from audit.execution import Execution, Progress, available_memory, events_fingerprint
 from audit.selection import count_members, describe_outputs, select_events
@@ -133,10 +134,19 @@ def _size(n: float) -> str:
     return f"{n:.3g} PB"
 
 
+# Samples per side at most: event counts are int64, and the counts of both sides are summed
+# (pooled frequencies, the progress total); 2^62 per side keeps every such sum below 2^63.
+MAX_SAMPLES = 1 << 62
+
+
 def check_memory(samples: int, width: int, itemsize: int, workers: int,
                  selection_fraction: float = SELECTION_FRACTION) -> None:
     """An :class:`InputError` with the estimate when an audit cannot fit in the memory available
-    (instead of growing until the OOM killer ends the run with no message)."""
+    (instead of growing until the OOM killer ends the run with no message), or when ``samples``
+    overflows what the counters hold (:data:`MAX_SAMPLES`)."""
+    if not isinstance(samples, int | np.integer) or not 1 <= samples <= MAX_SAMPLES:
+        raise InputError(f"samples = {samples!r} per side: the counters hold at most {MAX_SAMPLES} (2^62) per side "
+                         "(64-bit counts of both sides summed); give a budget from 1 to 2^62")
     need = memory_needed(samples, width, itemsize, workers, selection_fraction)
     have = available_memory()
     if have is not None and need > have:
@@ -146,16 +156,16 @@ def check_memory(samples: int, width: int, itemsize: int, workers: int,
                          f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
 
 
-def _chunk_sizes(total: int, chunk: int = CHUNK) -> list[int]:
-    full, rest = divmod(total, chunk)
-    return [chunk] * full + ([rest] if rest else [])
+def _chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
+    return Chunks(total, chunk)
 
 
-def _estimation_chunks(mechanism: Any, n_est: int) -> list[int]:
+def _estimation_chunks(mechanism: Any, n_est: int) -> Chunks:
     """The estimation split's chunk sizes: :data:`CHUNK`, or larger for a mechanism whose draws are
-    counted (:func:`audit.streaming.chunk_size`).  The chunk seeds follow this list, so every
-    reader of the estimation split must size it here."""
-    return _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
+    counted (:func:`audit.streaming.chunk_size`), and larger still past :data:`audit.chunks.MAX_CHUNKS`
+    chunks per side.  The chunk seeds follow these sizes, so every reader of the estimation split
+    must size it here."""
+    return plan_chunks(n_est, chunk_size(mechanism, CHUNK, n_est))
 
 
 def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
@@ -181,11 +191,18 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
                  kind: OutputKind | None = None) -> np.ndarray:
     # Finite outputs handed back as counts (audit.streaming): no outputs drawn, same law.
-    counted = count_from_counts(mechanism, data, size, _rng(seed, key, ESTIMATION, side, chunk), events, kind,
-                                _where(mechanism, ESTIMATION, side, chunk), MechanismError, conform)
+    rng = _rng(seed, key, ESTIMATION, side, chunk)
+    where = _where(mechanism, ESTIMATION, side, chunk)
+    counted = count_from_counts(mechanism, data, size, rng, events, kind, where, MechanismError, conform)
     if counted is not None:
         return counted
-    return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
+    if size <= CHUNK:
+        return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
+    total = np.zeros(len(events), dtype=np.int64)
+    for part in parts(size, CHUNK):  # a chunk past the chunk cap (audit.chunks): drawn part by part
+        out = draw(mechanism, data, part, rng)
+        total += count_members(out if kind is None else conform(out, kind, where), events)
+    return total
 
 
 LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
@@ -219,22 +236,20 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
     progress = Progress(execution.progress, 2 * samples, mechanism_name(mechanism), execution.log_every)
     k = np.zeros((2, 0), dtype=np.int64)
-    drawn_per_side = np.zeros(2, dtype=np.int64)
     chosen: list[Event] = []
 
-    looked: list[float] = []  # the first level's bound at each finished look
+    looked: list[float] = []  # the first level's bound at each finished look (alpha-spending looks only)
 
     def running_epsilon() -> float | None:
-        """What progress shows: None until it means something (before the events are chosen and
-        one estimation chunk per side is in); for a sequential run the bound of the last look;
-        otherwise the bound of the chunks counted so far (a valid bound on its own)."""
-        n = int(drawn_per_side.min())
-        if not chosen or not n:
-            return None
-        if len(stops) > 1:
-            return looked[-1] if looked else None
-        return bound_from_counts(chosen[0], deltas[0], k[0, 0], n, k[1, 0], n, confidences[0]).epsilon_lower
+        """What progress shows before the run is over: only a figure as valid as the final one, the
+        bound of a finished look of a sequential run (each look spends its share of alpha).  The
+        bound of the chunks counted so far is valid at one fixed sample size, but shown at every
+        line it is a look without a correction: its maximum over the run overstates epsilon (a
+        mechanism of true epsilon 1 showed 1.415).  So nothing else is shown."""
+        return looked[-1] if looked else None
 
+    interrupted = False
+    at_look: tuple[np.ndarray, int] = (k, 0)  # the counts and chunk pairs of the last finished look
     try:
         # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
         # first one also gives the real size of an output for the memory check.
@@ -244,6 +259,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,
                      selection_fraction)
         progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
+        progress.announce()
         rest = [(s, c) for s in (0, 1) for c in range(len(sel_sizes)) if (s, c) != (0, 0)]
         drawn: dict[tuple[int, int], np.ndarray] = {(0, 0): first}
         outputs = execution.map(_draw_chunk, [(mechanism, sides[s], sel_sizes[c], seed, key, SELECTION, s, c)
@@ -281,38 +297,59 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             spend = {k: v / total for k, v in spend.items()}
         k = np.zeros((2, len(counted)), dtype=np.int64)
         fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
-        first_counts = np.zeros((2, len(sizes)), dtype=np.int64)  # per chunk, the first event's counts: convergence
+        # The first event's counts after 1, 2, 4, ... chunk pairs (convergence), not per chunk: a
+        # huge budget has millions of chunks.
+        marks = {2 ** i for i in range(max(1, len(sizes)).bit_length())}
+        series: list[tuple[int, int, int]] = []
         done, note = 0, None
+
+        def saved(s: int, c: int) -> np.ndarray | None:
+            if execution.checkpoint is None:
+                return None
+            return execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
+
         for look, stop in enumerate(stops):
-            todo = []
-            for s in (0, 1):
+            # Chunk pairs in order, both sides of chunk c together (an interrupted run then holds
+            # whole pairs); the arguments are generated as chunks are handed out, never listed.
+            todo = ((s, c) for c in range(done, stop) for s in (0, 1) if saved(s, c) is None)
+            n_todo = sum(saved(s, c) is None for c in range(done, stop) for s in (0, 1))
+            results = execution.map(_count_chunk, ((mechanism, sides[s], sizes[c], seed, key, s, c, counted,
+                                                    kinds[s]) for s, c in todo), n_todo)
+            try:
                 for c in range(done, stop):
-                    saved = (execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
-                             if execution.checkpoint else None)
-                    if saved is None:
-                        todo.append((s, c))
-                    else:
-                        k[s] += saved
-                        first_counts[s, c] = saved[0]
-                        drawn_per_side[s] += sizes[c]
-            results = execution.map(_count_chunk, [(mechanism, sides[s], sizes[c], seed, key, s, c, counted, kinds[s])
-                                                   for s, c in todo])
-            for (s, c), counts in zip(todo, results, strict=True):
-                k[s] += counts
-                first_counts[s, c] = counts[0]
-                drawn_per_side[s] += sizes[c]
-                if execution.checkpoint:
-                    execution.checkpoint.add(key, fingerprint, s, c, counts, sizes[c])
-                progress.update(sizes[c], 2 * n_sel + int(drawn_per_side.sum()), running_epsilon)
+                    pair = []
+                    for s in (0, 1):
+                        counts = saved(s, c)
+                        if counts is None:
+                            counts = next(results)
+                            if execution.checkpoint:
+                                execution.checkpoint.add(key, fingerprint, s, c, counts, sizes[c])
+                        pair.append(counts)
+                    k[0] += pair[0]
+                    k[1] += pair[1]
+                    done = c + 1
+                    if done in marks:
+                        series.append((sizes.upto(done), int(k[0, 0]), int(k[1, 0])))
+                    progress.update(2 * sizes[c], 2 * n_sel + 2 * sizes.upto(done), running_epsilon)
+            except KeyboardInterrupt:
+                if not USER_INTERRUPT.is_set():
+                    raise
+                interrupted = True  # the user's Ctrl-C: a partial result of the whole chunk pairs counted
+            finally:
+                results.close()  # cancels what is still in flight
             k_d, k_dp = k[0], k[1]
-            done = stop
-            n_done = int(sum(sizes[:done]))
+            n_done = sizes.upto(done)
+            if interrupted and (looked or not n_done):
+                break  # the last finished look's bounds stand (or nothing was counted: below)
             share = spend[stop]
             bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
                            for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+            if interrupted:
+                break
             looked.append(bounds[0].epsilon_lower)
+            at_look = (k.copy(), done)
             if len(stops) > 1:
-                progress.update(0, 2 * n_sel + int(drawn_per_side.sum()), running_epsilon)  # the look's bound
+                progress.update(0, 2 * n_sel + 2 * n_done, running_epsilon)  # the look's bound
                 note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
                 if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
                     note += ": stopped, violation certified"
@@ -322,25 +359,29 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                     break
     finally:
         progress.close()
-    n_done = int(sum(sizes[:done]))
+    if interrupted:
+        if looked:  # a sequential run: the last finished look's bounds stand, at that look's share of alpha
+            k_d, k_dp, done = at_look[0][0], at_look[0][1], at_look[1]
+        elif not sizes.upto(done):
+            raise KeyboardInterrupt  # interrupted before a whole chunk pair was counted: no bound to report
+        note = ((note + "; ") if note else "") + (f"interrupted by the user: a partial result of "
+                                                 f"{sizes.upto(done)} of {n_est} estimation samples per side")
+    n_done = sizes.upto(done)
+    series = [point for point in series if point[0] < n_done] + [(n_done, int(k_d[0]), int(k_dp[0]))]
     curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
     return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve,
-                    convergence=_convergence(chosen[0], deltas[0], confidences[0], first_counts[:, :done],
-                                             sizes[:done]),
+                    convergence=_convergence(chosen[0], deltas[0], confidences[0], series),
                     display=display)
 
 
-def _convergence(event: Event, delta: float, confidence: float, per_chunk: np.ndarray, sizes: list[int]
+def _convergence(event: Event, delta: float, confidence: float, series: list[tuple[int, int, int]]
                  ) -> tuple[tuple[int, float], ...]:
-    """ε_lower of the first level after 1, 2, 4, ... chunks and at the end (samples per side, bound).
+    """ε_lower of the first level after 1, 2, 4, ... chunk pairs and at the end (samples per side,
+    bound), from ``series`` of (estimation samples per side, count under D, count under D′).
 
     Each point is a valid bound on its own; the series shows convergence, not a sequential test."""
-    if not sizes:
-        return ()
-    ends = sorted({*(2 ** i for i in range(int(np.log2(len(sizes))) + 1)), len(sizes)})
-    cum, n = np.cumsum(per_chunk, axis=1), np.cumsum(sizes)
-    return tuple((int(n[m - 1]), bound_from_counts(event, delta, cum[0, m - 1], int(n[m - 1]), cum[1, m - 1],
-                                                   int(n[m - 1]), confidence).epsilon_lower) for m in ends)
+    return tuple((n, bound_from_counts(event, delta, kd, n, kdp, n, confidence).epsilon_lower)
+                 for n, kd, kdp in series if n > 0)
 
 
 def _futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:

@@ -45,6 +45,7 @@ def keys(outputs: np.ndarray) -> np.ndarray:
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
 
 
+_INT64_MAX = (1 << 63) - 1
 _MAX_CODE = 1 << 62        # integer row codes stay below this (int64, with room for the sentinel)
 
 
@@ -67,11 +68,15 @@ class RowCodec:
         """The codec of the box around ``parts`` (integer outputs), or None when its codes would
         not fit in an int64 (the caller falls back to byte keys)."""
         mats = [np.asarray(p).reshape(len(p), -1) for p in parts if len(p)]
-        low = np.min([m.min(axis=0) for m in mats], axis=0).astype(np.int64)
-        high = np.max([m.max(axis=0) for m in mats], axis=0).astype(np.int64)
-        spans = [int(h) - int(lo) + 1 for lo, h in zip(low, high, strict=True)]
+        # Python integers: uint64 outputs up to 2^64 - 1 do not fit an int64 (cast, they would wrap).
+        lows = [min(int(v) for v in col) for col in zip(*(m.min(axis=0) for m in mats), strict=True)]
+        highs = [max(int(v) for v in col) for col in zip(*(m.max(axis=0) for m in mats), strict=True)]
+        if max(highs) > _INT64_MAX or min(lows) < -_INT64_MAX - 1:
+            return None  # the byte keys (audit.statistics.keys) tell such rows apart
+        spans = [h - lo + 1 for lo, h in zip(lows, highs, strict=True)]
         if math.prod(spans) >= _MAX_CODE:
             return None
+        low, high = np.asarray(lows, dtype=np.int64), np.asarray(highs, dtype=np.int64)
         strides = np.ones(len(spans), dtype=np.int64)
         for j in range(len(spans) - 2, -1, -1):
             strides[j] = strides[j + 1] * spans[j + 1]
@@ -88,6 +93,9 @@ class RowCodec:
         outside = np.zeros(len(x), dtype=bool)
         for j in range(x.shape[1]):  # column by column: no (n, m) int64 temporary
             col = x[:, j]
+            if col.dtype.kind == "u":  # compared as int64, not as the float64 numpy mixes uint64 and int64 in
+                outside |= col > _INT64_MAX
+                col = col.astype(np.int64)
             outside |= (col < self.low[j]) | (col > self.high[j])
             codes += (col.astype(np.int64) - self.low[j]) * self.strides[j]
         codes[outside] = -1
