@@ -19,7 +19,7 @@ from audit.chunks import Chunks, parts, plan_chunks
 from audit.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from audit.execution import Execution, Progress, available_memory, events_fingerprint
 from audit.selection import count_members, describe_outputs, select_events
-from audit.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
+from audit.streaming import chunk_size, count_from_counts, counts_capable, pilot_size, refine_thresholds, selection_size
 from audit.tradeoff import tradeoff_points
 from audit.views import Event
 from dpcore import InputError, require
@@ -191,18 +191,42 @@ def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side:
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
                  kind: OutputKind | None = None) -> np.ndarray:
     # Finite outputs handed back as counts (audit.streaming): no outputs drawn, same law.
-    rng = _rng(seed, key, ESTIMATION, side, chunk)
-    where = _where(mechanism, ESTIMATION, side, chunk)
-    counted = count_from_counts(mechanism, data, size, rng, events, kind, where, MechanismError, conform)
+    counted = count_from_counts(mechanism, data, size, _rng(seed, key, ESTIMATION, side, chunk), events, kind,
+                                _where(mechanism, ESTIMATION, side, chunk), MechanismError, conform)
     if counted is not None:
         return counted
-    if size <= CHUNK:
-        return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
-    total = np.zeros(len(events), dtype=np.int64)
-    for part in parts(size, CHUNK):  # a chunk past the chunk cap (audit.chunks): drawn part by part
-        out = draw(mechanism, data, part, rng)
-        total += count_members(out if kind is None else conform(out, kind, where), events)
-    return total
+    return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
+
+
+PARTS = 3  # the phase of the spawn keys of a large chunk's parts (selection 0, estimation 1, tail pilot 2)
+
+
+def _n_parts(mechanism: Any, size: int) -> int:
+    """The tasks a chunk of ``size`` is counted in: one (its own seed, as always), or, for a chunk
+    larger than :data:`CHUNK` outputs that are drawn (past the chunk cap, :mod:`audit.chunks`),
+    one per :data:`CHUNK` outputs, each with its own seed."""
+    return 1 if size <= CHUNK or counts_capable(mechanism) else -(-size // CHUNK)
+
+
+def _parts_of(mechanism: Any, size: int) -> Iterator[tuple[int, int]]:
+    """(part index, outputs) of a chunk's tasks; index −1 for a chunk counted whole."""
+    if _n_parts(mechanism, size) == 1:
+        yield -1, size
+        return
+    yield from enumerate(parts(size, CHUNK))
+
+
+def _count_part(mechanism, data, size, seed, key, side, chunk, part, events: Sequence[Event],
+                kind: OutputKind | None = None) -> np.ndarray:
+    """Members of each event among one task's outputs: the whole chunk (``part`` −1), or part
+    ``part`` of a large chunk, drawn from ``SeedSequence(seed, spawn_key=(*key, PARTS, side,
+    chunk, part))``.  A part is what one task holds in memory and what a Ctrl-C can end after."""
+    if part < 0:
+        return _count_chunk(mechanism, data, size, seed, key, side, chunk, events, kind)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*key, PARTS, side, chunk, part)))
+    out = draw(mechanism, data, size, rng)
+    where = _where(mechanism, ESTIMATION, side, chunk)
+    return count_members(out if kind is None else conform(out, kind, where), events)
 
 
 LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
@@ -308,44 +332,62 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                 return None
             return execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
 
+        # One state, replaced by single assignments (a Ctrl-C lands between bytecodes): the counts of
+        # the whole chunk pairs, how many there are, and the pair in progress (counts, outputs per side).
+        state: tuple[np.ndarray, int, np.ndarray, tuple[int, int]] = (k, 0, np.zeros_like(k), (0, 0))
         for look, stop in enumerate(stops):
-            # Chunk pairs in order, both sides of chunk c together (an interrupted run then holds
-            # whole pairs); the arguments are generated as chunks are handed out, never listed.
-            todo = ((s, c) for c in range(done, stop) for s in (0, 1) if saved(s, c) is None)
-            n_todo = sum(saved(s, c) is None for c in range(done, stop) for s in (0, 1))
-            results = execution.map(_count_chunk, ((mechanism, sides[s], sizes[c], seed, key, s, c, counted,
-                                                    kinds[s]) for s, c in todo), n_todo)
+            need = {c: [s for s in (0, 1) if saved(s, c) is None] for c in range(done, stop)} if (
+                execution.checkpoint) else None
+
+            def sides_to_count(c: int, need: dict[int, list[int]] | None = need) -> list[int]:
+                return need[c] if need is not None else [0, 1]
+
+            def tasks(lo: int = done, hi: int = stop) -> Iterator[tuple]:
+                # Chunk pairs in order, both sides' parts interleaved (an interrupted run then holds
+                # as many outputs of each side); generated as tasks are handed out, never listed.
+                for c in range(lo, hi):
+                    todo = sides_to_count(c)
+                    for p, size in _parts_of(mechanism, sizes[c]):
+                        for s in todo:
+                            yield (mechanism, sides[s], size, seed, key, s, c, p, counted, kinds[s])
+
+            n_tasks = sum(len(sides_to_count(c)) * _n_parts(mechanism, sizes[c]) for c in range(done, stop))
+            results = execution.map(_count_part, tasks(), n_tasks)
             try:
                 for c in range(done, stop):
-                    pair = []
+                    todo = sides_to_count(c)
+                    base = np.zeros_like(k)
                     for s in (0, 1):
-                        counts = saved(s, c)
-                        if counts is None:
+                        if s not in todo:
+                            base[s] = saved(s, c)
+                    state = (state[0], state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
+                    for _, size in _parts_of(mechanism, sizes[c]):
+                        for s in todo:
                             counts = next(results)
-                            if execution.checkpoint:
-                                execution.checkpoint.add(key, fingerprint, s, c, counts, sizes[c])
-                        pair.append(counts)
-                    k[0] += pair[0]
-                    k[1] += pair[1]
-                    done = c + 1
-                    if done in marks:
-                        series.append((sizes.upto(done), int(k[0, 0]), int(k[1, 0])))
-                    progress.update(2 * sizes[c], 2 * n_sel + 2 * sizes.upto(done), running_epsilon)
+                            part_k = state[2].copy()
+                            part_k[s] += counts
+                            part_n = (state[3][0] + size * (s == 0), state[3][1] + size * (s == 1))
+                            state = (state[0], state[1], part_k, part_n)
+                            progress.update(size, progress.done + size, running_epsilon)
+                    if execution.checkpoint:
+                        for s in todo:
+                            execution.checkpoint.add(key, fingerprint, s, c, state[2][s], sizes[c])
+                    state = (state[0] + state[2], c + 1, np.zeros_like(k), (0, 0))
+                    if state[1] in marks:
+                        series.append((sizes.upto(state[1]), int(state[0][0, 0]), int(state[0][1, 0])))
             except KeyboardInterrupt:
                 if not USER_INTERRUPT.is_set():
                     raise
-                interrupted = True  # the user's Ctrl-C: a partial result of the whole chunk pairs counted
+                interrupted = True  # the user's Ctrl-C: a partial result of what was counted
             finally:
                 results.close()  # cancels what is still in flight
-            k_d, k_dp = k[0], k[1]
+            k, done = state[0], state[1]
             n_done = sizes.upto(done)
-            if interrupted and (looked or not n_done):
-                break  # the last finished look's bounds stand (or nothing was counted: below)
-            share = spend[stop]
-            bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
-                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
             if interrupted:
                 break
+            share = spend[stop]
+            bounds = tuple(bound_from_counts(ev, delta, k[0, i], n_done, k[1, i], n_done, 1 - (1 - conf) * share)
+                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
             looked.append(bounds[0].epsilon_lower)
             at_look = (k.copy(), done)
             if len(stops) > 1:
@@ -359,17 +401,30 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                     break
     finally:
         progress.close()
+    n_d = n_dp = sizes.upto(done)
+    k_d, k_dp = k[0], k[1]
     if interrupted:
         if looked:  # a sequential run: the last finished look's bounds stand, at that look's share of alpha
             k_d, k_dp, done = at_look[0][0], at_look[0][1], at_look[1]
-        elif not sizes.upto(done):
-            raise KeyboardInterrupt  # interrupted before a whole chunk pair was counted: no bound to report
-        note = ((note + "; ") if note else "") + (f"interrupted by the user: a partial result of "
-                                                 f"{sizes.upto(done)} of {n_est} estimation samples per side")
-    n_done = sizes.upto(done)
-    series = [point for point in series if point[0] < n_done] + [(n_done, int(k_d[0]), int(k_dp[0]))]
-    curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
-    return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve,
+            n_d = n_dp = sizes.upto(done)
+        else:  # every output counted so far, the pair in progress too: at each side a prefix of its streams
+            k_d, k_dp = k[0] + state[2][0], k[1] + state[2][1]
+            n_d, n_dp = n_d + state[3][0], n_dp + state[3][1]
+            if not (n_d and n_dp):
+                raise KeyboardInterrupt  # nothing counted on a side: no bound to report
+            # The user's stop cannot depend on the counts (no bound is shown before a look), so the
+            # bound of the outputs counted is valid at its full confidence (the first look's share
+            # for a sequential run).
+            share = spend[stops[0]]
+            bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_d, k_dp[i], n_dp, 1 - (1 - conf) * share)
+                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+        note = ((note + "; ") if note else "") + (f"interrupted by the user: a partial result of {min(n_d, n_dp)} "
+                                                 f"of {n_est} estimation samples per side")
+    series = [point for point in series if point[0] < min(n_d, n_dp)]
+    if n_d == n_dp:
+        series.append((n_d, int(k_d[0]), int(k_dp[0])))
+    curve = tradeoff_points(family, k_d[len(chosen):], n_d, k_dp[len(chosen):], n_dp, confidences[0])
+    return Estimate(bounds, confidences[0], n_sel + min(n_d, n_dp), n_sel, sequential=note, tradeoff=curve,
                     convergence=_convergence(chosen[0], deltas[0], confidences[0], series),
                     display=display)
 

@@ -44,6 +44,8 @@ def keys(outputs: np.ndarray) -> np.ndarray:
     """Sortable keys: the values for scalars, a byte view per row for vectors (a 128-bit hash of
     the row for rows of :data:`WIDE_ROW` values or more, :func:`row_hash`)."""
     if outputs.ndim == 1:
+        if outputs.dtype == np.uint64:  # up to 2^64 - 1: as int64 they would wrap (and be shown negative)
+            return outputs.copy()
         return outputs.astype(np.int64) if outputs.dtype.kind in "biu" else outputs.astype(float)
     rows = np.ascontiguousarray(outputs.astype(np.int64 if outputs.dtype.kind in "biu" else float))
     rows = rows.reshape(len(rows), -1)

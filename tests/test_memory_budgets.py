@@ -24,7 +24,7 @@ from audit import runner
 from audit.api import audit_mechanism
 from audit.chunks import MAX_CHUNKS, PART, Chunks, parts
 from audit.execution import Execution, Progress, projected_end
-from audit.runner import CHUNK, MAX_SAMPLES, _count_chunk, _estimation_chunks, _rng
+from audit.runner import CHUNK, MAX_SAMPLES, _count_chunk, _estimation_chunks
 from dpcore import InputError
 from tests.zoo import LaplaceOnCount
 
@@ -59,16 +59,22 @@ def test_huge_budgets_have_at_most_max_chunks(n_est):
     assert len(c) <= MAX_CHUNKS and c.upto(len(c)) == n_est and c.size >= CHUNK
 
 
-def test_a_chunk_past_the_cap_counts_its_parts_from_its_one_generator():
-    """A chunk of 2.5 parts: its count is that of the parts drawn in turn from the chunk's generator."""
-    mech = LaplaceOnCount(1.0)
+def test_a_chunk_past_the_cap_is_counted_in_parts_of_their_own_seeds():
+    """A chunk of 2.5 parts is three tasks, part p drawn from spawn key (PARTS, side, chunk, p);
+    a chunk of at most CHUNK outputs is one task with the chunk's own seed, as always."""
     from audit.statistics import Identity
     from audit.views import Event
+    mech = LaplaceOnCount(1.0)
     event = Event("D", "threshold", Identity(), threshold=0.5)
     size = 2 * CHUNK + CHUNK // 2
-    rng = _rng(3, (0,), runner.ESTIMATION, 1, 7)
-    expected = sum(int(np.count_nonzero(mech.sample(1, p, rng) >= 0.5)) for p in (CHUNK, CHUNK, CHUNK // 2))
-    assert _count_chunk(mech, 1, size, 3, (0,), 1, 7, [event])[0] == expected
+    assert list(runner._parts_of(mech, size)) == [(0, CHUNK), (1, CHUNK), (2, CHUNK // 2)]
+    assert list(runner._parts_of(mech, CHUNK)) == [(-1, CHUNK)]
+    for p, n in runner._parts_of(mech, size):
+        rng = np.random.default_rng(np.random.SeedSequence(3, spawn_key=(0, runner.PARTS, 1, 7, p)))
+        expected = int(np.count_nonzero(mech.sample(1, n, rng) >= 0.5))
+        assert runner._count_part(mech, 1, n, 3, (0,), 1, 7, p, [event])[0] == expected
+    whole = runner._count_part(mech, 1, CHUNK, 3, (0,), 1, 7, -1, [event])
+    assert whole[0] == _count_chunk(mech, 1, CHUNK, 3, (0,), 1, 7, [event])[0]
 
 
 def test_execution_map_reads_a_generator_as_it_goes():
@@ -110,15 +116,14 @@ def user_interrupt():
     runner.USER_INTERRUPT.clear()
 
 
-@pytest.mark.slow  # a 10^13 budget's selection split (2 x 3e6 outputs) and one chunk pair of 7.6e7 per side
-def test_a_1e13_budget_holds_little_memory_and_ctrl_c_leaves_the_bound_of_whole_chunk_pairs(user_interrupt):
+@pytest.mark.slow  # a 10^13 budget's selection split (2 x 3e6 outputs) and 2 x 6 parts of the first chunk pair
+def test_a_1e13_budget_holds_little_memory_and_ctrl_c_leaves_the_bound_of_what_was_counted(user_interrupt):
     """Before: the 3.8e7 chunks' sizes, arguments and per-chunk counts were listed before the
     first count (16 GB RSS within 240 s).  Now the run's allocations stay below 1 GiB, and the
-    user's Ctrl-C in the estimation split returns the bound of the whole chunk pairs counted
-    (here one: the second pair was interrupted after one part).  The rows view only, so no tail
-    pilot runs."""
-    chunk = _estimation_chunks(LaplaceOnCount(1.0), 10**13 - 3_000_000).size
-    mech = CountingStop(1.0, 2 * 3_000_000 + 2 * chunk + PART)
+    user's Ctrl-C in the estimation split returns the bound of the parts counted, both sides'
+    parts interleaved (a chunk of 7.6e7 outputs per side would otherwise hold a whole pair back).
+    The rows view only, so no tail pilot runs."""
+    mech = CountingStop(1.0, 2 * 3_000_000 + 12 * PART + 1)
     tracemalloc.start()
     try:
         result = audit_mechanism(mech, 0, 1, samples=10**13, seed=0, epsilon=1.0, events="rows")
@@ -128,10 +133,10 @@ def test_a_1e13_budget_holds_little_memory_and_ctrl_c_leaves_the_bound_of_whole_
     assert peak < 1 << 30, f"{peak / 2**20:.0f} MiB"
     est = result.estimate
     assert "interrupted by the user" in est.sequential
-    assert est.samples - est.selection_samples == chunk       # exactly the one whole pair
     b = est.bounds[0]
-    assert b.counts[1] == b.counts[3] == chunk
-    assert 0.5 < b.epsilon_lower <= 1.0                      # true epsilon 1, at 95 %: a real bound
+    assert b.counts[1] == b.counts[3] == 6 * PART                # six parts of each side, the 13th draw stopped
+    assert est.samples - est.selection_samples == 6 * PART
+    assert 0.5 < b.epsilon_lower <= 1.0                          # true epsilon 1, at 95 %: a real bound
 
 
 def test_ctrl_c_before_a_whole_chunk_pair_is_still_an_interrupt(user_interrupt):
