@@ -28,7 +28,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -220,7 +220,7 @@ class Execution:
         wanted = cpu_count() if self.n_jobs < 1 else self.n_jobs
         return max(1, min(wanted, tasks, cpu_count()))
 
-    def map(self, fn: Callable, arglists: Iterable[tuple], count: int | None = None) -> Iterator[Any]:
+    def map(self, fn: Callable, arglists: Iterable[tuple], count: int | None = None) -> Generator[Any, None, None]:
         """Results of ``fn(*args)`` for each args, in order, computed where this execution says.
 
         ``arglists`` may be a generator (then ``count`` says how many it yields): it is read as
@@ -321,7 +321,7 @@ class _Sharer:
         self.bundles: list[Any] = []   # the futures of the scattered bundles
 
     def row(self, args: tuple) -> tuple:
-        new = []
+        new: list[Any] = []
         for value in args:
             if not _plain(value) and id(value) not in self.where and all(v is not value for v in new):
                 new.append(value)
@@ -371,8 +371,8 @@ def _dask_map(client: Any, fn: Callable, arglists: Iterator[tuple], count: int) 
         position += len(batch)
         return future
 
-    first = [submit() for _ in range(min(count, slots * DASK_IN_FLIGHT))]
-    queue = as_completed([f for f in first if f is not None], with_results=True)
+    initial = [submit() for _ in range(min(count, slots * DASK_IN_FLIGHT))]
+    queue = as_completed([f for f in initial if f is not None], with_results=True)
     done: dict[int, Any] = {}
     following = 0
     try:

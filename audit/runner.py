@@ -358,8 +358,9 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                     todo = sides_to_count(c)
                     base = np.zeros_like(k)
                     for s in (0, 1):
-                        if s not in todo:
-                            base[s] = saved(s, c)
+                        kept = saved(s, c) if s not in todo else None
+                        if kept is not None:
+                            base[s] = kept
                     state = (state[0], state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
                     for _, size in _parts_of(mechanism, sizes[c]):
                         for s in todo:
