@@ -28,6 +28,9 @@ def bandit_candidates(n_actions: int, reward_range: float = 1.0) -> list[dict]:
     return [{"action": a, "reward": r} for a in range(n_actions) for r in (0.0, float(reward_range))]
 
 
+MAX_VOTE_SCORES = 1 << 25  # votes x options a dataset may hold (256 MiB of float64 scores)
+
+
 def votes(counts: Sequence[int]) -> Dataset:
     """Score rows for the exponential mechanism: a vote for option j scores +1 on j, −1 elsewhere.
 
@@ -36,6 +39,14 @@ def votes(counts: Sequence[int]) -> Dataset:
     """
     k = len(counts)
     require(k >= 2, "counts", counts, "need at least 2 options")
+    require(all((isinstance(c, int | np.integer) and not isinstance(c, bool) and c >= 0)
+                or (isinstance(c, float) and c.is_integer() and c >= 0) for c in counts),
+            "counts", counts, "must be whole numbers of votes >= 0")
+    n = sum(int(c) for c in counts)
+    require(n * k <= MAX_VOTE_SCORES, "counts", counts,
+            f"ask for {n} votes over {k} options, {n * k} scores ({8 * n * k / 2**30:.3g} GiB as float64): at most "
+            f"{MAX_VOTE_SCORES} scores (votes x options)")
+    counts = [int(c) for c in counts]
     choices = np.concatenate([np.full(c, j) for j, c in enumerate(counts)]).astype(int)
     return Dataset({"score": 2.0 * np.eye(k)[choices] - 1.0 if len(choices) else np.zeros((0, k))})
 

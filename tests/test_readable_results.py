@@ -90,6 +90,8 @@ def test_progress_shows_no_bound_before_one_chunk_per_side_or_the_first_look(cap
 
     selection = 4  # the selection split (2 chunks per side) is reported first, with no bound
     plain = progress_lines()
-    assert pending_then_current(plain) == selection + 7  # side D's 7 estimation chunks, then one of D''s
+    # Without looks no bound is shown before the end: the bound of the chunks so far, shown at every
+    # line, is an uncorrected look (its maximum over a run showed 1.415 for a true epsilon of 1).
+    assert len(plain) > selection and all("eps_lower pending" in line for line in plain)
     sequential = progress_lines(sequential=True, epsilon=5.0)
     assert pending_then_current(sequential) == selection + 2  # the first look: one chunk per side

@@ -323,12 +323,14 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                 raise InputError(f"scenario {sc.name!r}: {exc}") from None
             except runner.MechanismError as exc:
                 raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
+            if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
+                break
             if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     finally:
         if client is not None:
             client.close()
-    final = payload(results, True, time.perf_counter() - clock)
+    final = payload(results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - clock)
     table = summary_table(final["records"], witness=getattr(args, "witness", False))
     ok = final["as_expected"]
     footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "

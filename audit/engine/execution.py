@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import itertools
 import json
 import logging
 import os
 import socket
 import time
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,8 +220,12 @@ class Execution:
         wanted = cpu_count() if self.n_jobs < 1 else self.n_jobs
         return max(1, min(wanted, tasks, cpu_count()))
 
-    def map(self, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
+    def map(self, fn: Callable, arglists: Iterable[tuple], count: int | None = None) -> Generator[Any, None, None]:
         """Results of ``fn(*args)`` for each args, in order, computed where this execution says.
+
+        ``arglists`` may be a generator (then ``count`` says how many it yields): it is read as
+        chunks are handed out, never listed, so a budget of millions of chunks holds only the
+        chunks in flight.
 
         Locally, a worker pool starts only when it pays: with more than one chunk per worker to
         run, the first chunk runs in this process and is timed, and the rest go to the pool only
@@ -228,13 +233,16 @@ class Execution:
         (:data:`POOL_STARTUP_SECONDS`, once per process; loky keeps its workers).  Small budgets
         therefore run in process.  Where a chunk runs never changes its numbers (its seed is its
         own)."""
+        if count is None:
+            arglists = list(arglists)
+            count = len(arglists)
         if self.backend == "dask":
             client = self.client
             try:
                 if client is None:  # a client the caller made current (distributed.Client(...) in a with)
                     from distributed import get_client  # optional dependency: the [dask] extra
                     client = get_client()
-                yield from _dask_map(client, fn, arglists)
+                yield from _dask_map(client, fn, iter(arglists), count)
             except Exception as exc:
                 status = getattr(client, "status", "running")
                 if client is not None and status != "running":
@@ -245,20 +253,24 @@ class Execution:
                                              "the cluster is back") from exc
                 raise
             return
-        workers = self.workers(len(arglists))
-        if workers == 1 or len(arglists) <= workers:  # at most one chunk per worker: no pool
-            yield from (fn(*a) for a in arglists)
+        workers = self.workers(count)
+        rest = iter(arglists)
+        if workers == 1 or count <= workers:  # at most one chunk per worker: no pool
+            yield from (fn(*a) for a in rest)
+            return
+        first = next(rest, None)
+        if first is None:
             return
         start = time.perf_counter()
-        yield fn(*arglists[0])
+        yield fn(*first)
         per_chunk = time.perf_counter() - start
-        rest = arglists[1:]
-        in_process = per_chunk * len(rest)
-        saved = in_process * (1 - 1 / min(workers, len(rest)))
+        in_process = per_chunk * (count - 1)
+        saved = in_process * (1 - 1 / min(workers, count - 1))
         if saved <= (POOL_DISPATCH_SECONDS if _pool_started else POOL_STARTUP_SECONDS):
             yield from (fn(*a) for a in rest)
             return
         _mark_pool_started()
+        # joblib reads a generator of tasks as it dispatches them (pre_dispatch: 2 per worker).
         yield from Parallel(n_jobs=workers, return_as="generator")(delayed(fn)(*a) for a in rest)
 
 
@@ -276,16 +288,18 @@ DASK_IN_FLIGHT = 2
 
 @dataclass(frozen=True)
 class _Shared:
-    """Stands in a task's arguments for the ``index``-th object sent to every worker once."""
+    """Stands in a task's arguments for the ``index``-th object of the ``bundle``-th bundle sent
+    to every worker once."""
 
+    bundle: int
     index: int
 
 
 @dataclass(frozen=True)
 class _Bundle:
-    """The shared objects, scattered as ONE pickle: Dask serialises a bare list element by
-    element, which would turn objects shared by reference (one statistic used by many events,
-    evaluated once per chunk by identity) into copies, each evaluated again."""
+    """Shared objects, scattered as ONE pickle: Dask serialises a bare list element by element,
+    which would turn objects shared by reference (one statistic used by many events, evaluated
+    once per chunk by identity) into copies, each evaluated again."""
 
     objects: tuple[Any, ...]
 
@@ -297,63 +311,71 @@ def _plain(value: Any) -> bool:
     return isinstance(value, tuple) and all(_plain(v) for v in value)
 
 
-def _share(client: Any, arglists: list[tuple]) -> tuple[Any, list[tuple]]:
+class _Sharer:
     """Every non-plain argument (mechanism, datasets, events, ...) scattered once to all workers,
-    together in one :class:`_Bundle` (its future, or None), and the arglists with :class:`_Shared`
-    in their place."""
-    bundle = None
-    where: dict[int, int] = {}
-    objects: list[Any] = []  # held, so no id is reused while this map runs
-    rows = []
-    for args in arglists:
-        row = []
+    the arguments of a task rewritten with :class:`_Shared` in its place.  Arguments are read as
+    tasks are submitted: the objects met in one task's arguments are scattered together, in one
+    :class:`_Bundle` (a run's chunks meet two or three such bundles: the mechanism with D, then D′)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.where: dict[int, _Shared] = {}
+        self.objects: list[Any] = []   # held, so no id is reused while the map runs
+        self.bundles: list[Any] = []   # the futures of the scattered bundles
+
+    def row(self, args: tuple) -> tuple:
+        new: list[Any] = []
         for value in args:
-            if _plain(value):
-                row.append(value)
-                continue
-            if id(value) not in where:
-                where[id(value)] = len(objects)
-                objects.append(value)
-            row.append(_Shared(where[id(value)]))
-        rows.append(tuple(row))
-    if objects:
-        [bundle] = client.scatter([_Bundle(tuple(objects))], broadcast=True, hash=False)
-    return bundle, rows
+            if not _plain(value) and id(value) not in self.where and all(v is not value for v in new):
+                new.append(value)
+        if new:
+            [future] = self.client.scatter([_Bundle(tuple(new))], broadcast=True, hash=False)
+            for i, value in enumerate(new):
+                self.where[id(value)] = _Shared(len(self.bundles), i)
+                self.objects.append(value)
+            self.bundles.append(future)
+        return tuple(value if _plain(value) else self.where[id(value)] for value in args)
 
 
-def _run_batch(fn: Callable, shared: _Bundle | None, batch: list[tuple]) -> tuple[list[Any], float]:
+def _run_batch(fn: Callable, bundles: list[_Bundle], batch: list[tuple]) -> tuple[list[Any], float]:
     """On a worker: ``fn`` on each chunk's arguments (shared objects put back), and the seconds it took."""
     start = time.perf_counter()
-    out = [fn(*(shared.objects[v.index] if isinstance(v, _Shared) and shared else v for v in args))
+    out = [fn(*(bundles[v.bundle].objects[v.index] if isinstance(v, _Shared) else v for v in args))
            for args in batch]
     return out, time.perf_counter() - start
 
 
-def _dask_map(client: Any, fn: Callable, arglists: list[tuple]) -> Iterator[Any]:
-    """``fn(*args)`` for each args on the Dask cluster of ``client``, yielded in order, chunks
-    batched into tasks of about :data:`TASK_SECONDS` (the first tasks hold one chunk each, to time
-    them)."""
-    if not arglists:
+def _dask_map(client: Any, fn: Callable, arglists: Iterator[tuple], count: int) -> Iterator[Any]:
+    """``fn(*args)`` for each of the ``count`` args on the Dask cluster of ``client``, yielded in
+    order, chunks batched into tasks of about :data:`TASK_SECONDS` (the first tasks hold one chunk
+    each, to time them).  The args are read as tasks are submitted, and only the tasks in flight
+    (:data:`DASK_IN_FLIGHT` per worker thread) and the results waiting for an earlier one are held."""
+    if count <= 0:
         return
     from distributed import as_completed  # optional dependency: the [dask] extra
-    shared, rows = _share(client, arglists)
+    sharer = _Sharer(client)
     slots = max(1, sum(client.nthreads().values()))
     starts: dict[Any, tuple[int, int, Any]] = {}  # task key -> (first chunk, chunks, future): running
     timed = [0.0, 0]  # worker seconds, chunks: the measured cost of a chunk
     position = 0
 
     def submit() -> Any:
-        nonlocal position
+        nonlocal position, count
         size = 1
         if timed[1]:
-            fair = -(-(len(rows) - position) // (slots * DASK_IN_FLIGHT))
+            fair = -(-(count - position) // (slots * DASK_IN_FLIGHT))
             size = max(1, min(fair, int(TASK_SECONDS * timed[1] / max(timed[0], 1e-9))))
-        future = client.submit(_run_batch, fn, shared, rows[position:position + size], pure=False)
-        starts[future.key] = (position, size, future)
-        position += size
+        batch = [sharer.row(args) for args in itertools.islice(arglists, size)]
+        if not batch:  # fewer args than announced: the map ends with them
+            count = position
+            return None
+        future = client.submit(_run_batch, fn, sharer.bundles[:], batch, pure=False)
+        starts[future.key] = (position, len(batch), future)
+        position += len(batch)
         return future
 
-    queue = as_completed([submit() for _ in range(min(len(rows), slots * DASK_IN_FLIGHT))], with_results=True)
+    initial = [submit() for _ in range(min(count, slots * DASK_IN_FLIGHT))]
+    queue = as_completed([f for f in initial if f is not None], with_results=True)
     done: dict[int, Any] = {}
     following = 0
     try:
@@ -362,8 +384,8 @@ def _dask_map(client: Any, fn: Callable, arglists: list[tuple]) -> Iterator[Any]
             timed[0] += seconds
             timed[1] += size
             done.update(zip(range(first, first + size), values, strict=True))
-            if position < len(rows):
-                queue.add(submit())
+            if position < count and (future := submit()) is not None:
+                queue.add(future)
             while following in done:
                 yield done.pop(following)
                 following += 1

@@ -18,8 +18,10 @@ __all__ = ["Progress", "projected_end"]
 
 
 def _span(seconds: float) -> str:
+    days = seconds / 86_400
     return (f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min" if seconds < 7200
-            else f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{seconds / 86_400:.1f} days")
+            else f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{days:.3g} days" if days < 730
+            else f"{days / 365.25:.3g} years")
 
 
 def projected_end(remaining: int, rate: float, now: float | None = None) -> str:
@@ -29,10 +31,15 @@ def projected_end(remaining: int, rate: float, now: float | None = None) -> str:
     if remaining <= 0 or not rate > 0:
         return ""
     left = remaining / rate
+    if left >= 172_800:  # days or years away: a clock time means nothing (and past year 9999 fails)
+        return f", projected end in {_span(left)}"
     now = time.time() if now is None else now
     same_day = time.localtime(now + left)[:3] == time.localtime(now)[:3]
     at = time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S", time.localtime(now + left))
     return f", projected end in {_span(left)} (at {at})"
+
+
+ANNOUNCE_SECONDS = 600.0  # a budget projected to take longer is announced with its end at the start
 
 
 class Progress:
@@ -102,6 +109,24 @@ class Progress:
                    f"{_span((self.total - self.done) / rate)})"
         print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}{end}",
               file=sys.stderr, flush=True)
+
+    def announce(self, longer_than: float = ANNOUNCE_SECONDS) -> None:
+        """At the start (after the first chunk), the budget's projected end at the rate so far, when
+        it is more than ``longer_than`` seconds away: a budget that cannot end in reasonable time
+        still runs, and the user learns at once what it costs and that Ctrl-C stops it with a
+        partial result."""
+        if self.mode == "off" or not self.done:
+            return
+        rate = self.done / max(self.clock() - self.start, 1e-9)
+        if (self.total - self.done) / rate <= longer_than:
+            return
+        text = (f"[dpaudit] {self.label}: {self.total:.3g} samples planned (both sides) at {rate:.3g}/s"
+                f"{projected_end(self.total - self.done, rate, self.wall())}; Ctrl-C stops with a partial result "
+                "of the samples counted so far")
+        if self.bar is not None:
+            self.bar.write(text, file=sys.stderr)
+        else:
+            print(text, file=sys.stderr, flush=True)
 
     def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
         """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None

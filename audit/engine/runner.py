@@ -16,12 +16,20 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
+from dpaudit.engine.chunks import Chunks, parts, plan_chunks
 from dpaudit.engine.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
 from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
 from dpaudit.engine.expected_stop import expected_look
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import count_members, describe_outputs, select_events
-from dpaudit.engine.streaming import chunk_size, count_from_counts, pilot_size, refine_thresholds, selection_size
+from dpaudit.engine.streaming import (
+    chunk_size,
+    count_from_counts,
+    counts_capable,
+    pilot_size,
+    refine_thresholds,
+    selection_size,
+)
 from dpaudit.engine.tradeoff import tradeoff_points
 from dpaudit.engine.views import Event
 
@@ -140,10 +148,19 @@ def _size(n: float) -> str:
     return f"{n:.3g} PB"
 
 
+# Samples per side at most: event counts are int64, and the counts of both sides are summed
+# (pooled frequencies, the progress total); 2^62 per side keeps every such sum below 2^63.
+MAX_SAMPLES = 1 << 62
+
+
 def check_memory(samples: int, width: int, itemsize: int, workers: int,
                  selection_fraction: float = SELECTION_FRACTION) -> None:
     """An :class:`InputError` with the estimate when an audit cannot fit in the memory available
-    (instead of growing until the OOM killer ends the run with no message)."""
+    (instead of growing until the OOM killer ends the run with no message), or when ``samples``
+    overflows what the counters hold (:data:`MAX_SAMPLES`)."""
+    if not isinstance(samples, int | np.integer) or not 1 <= samples <= MAX_SAMPLES:
+        raise InputError(f"samples = {samples!r} per side: the counters hold at most {MAX_SAMPLES} (2^62) per side "
+                         "(64-bit counts of both sides summed); give a budget from 1 to 2^62")
     need = memory_needed(samples, width, itemsize, workers, selection_fraction)
     have = available_memory()
     if have is not None and need > have:
@@ -153,16 +170,16 @@ def check_memory(samples: int, width: int, itemsize: int, workers: int,
                          f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
 
 
-def _chunk_sizes(total: int, chunk: int = CHUNK) -> list[int]:
-    full, rest = divmod(total, chunk)
-    return [chunk] * full + ([rest] if rest else [])
+def _chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
+    return Chunks(total, chunk)
 
 
-def _estimation_chunks(mechanism: Any, n_est: int) -> list[int]:
+def _estimation_chunks(mechanism: Any, n_est: int) -> Chunks:
     """The estimation split's chunk sizes: :data:`CHUNK`, or larger for a mechanism whose draws are
-    counted (:func:`dpaudit.engine.streaming.chunk_size`).  The chunk seeds follow this list, so every
-    reader of the estimation split must size it here."""
-    return _chunk_sizes(n_est, chunk_size(mechanism, CHUNK, n_est))
+    counted (:func:`dpaudit.engine.streaming.chunk_size`), and larger still past
+    :data:`dpaudit.engine.chunks.MAX_CHUNKS` chunks per side.  The chunk seeds follow these sizes, so every reader of the estimation split
+    must size it here."""
+    return plan_chunks(n_est, chunk_size(mechanism, CHUNK, n_est))
 
 
 def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
@@ -201,6 +218,37 @@ def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence
     return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
 
 
+PARTS = 3  # the phase of the spawn keys of a large chunk's parts (selection 0, estimation 1, tail pilot 2)
+
+
+def _n_parts(mechanism: Any, size: int) -> int:
+    """The tasks a chunk of ``size`` is counted in: one (its own seed, as always), or, for a chunk
+    larger than :data:`CHUNK` outputs that are drawn (past the chunk cap, :mod:`dpaudit.engine.chunks`),
+    one per :data:`CHUNK` outputs, each with its own seed."""
+    return 1 if size <= CHUNK or counts_capable(mechanism) else -(-size // CHUNK)
+
+
+def _parts_of(mechanism: Any, size: int) -> Iterator[tuple[int, int]]:
+    """(part index, outputs) of a chunk's tasks; index −1 for a chunk counted whole."""
+    if _n_parts(mechanism, size) == 1:
+        yield -1, size
+        return
+    yield from enumerate(parts(size, CHUNK))
+
+
+def _count_part(mechanism, data, size, seed, key, side, chunk, part, events: Sequence[Event],
+                kind: OutputKind | None = None) -> np.ndarray:
+    """Members of each event among one task's outputs: the whole chunk (``part`` −1), or part
+    ``part`` of a large chunk, drawn from ``SeedSequence(seed, spawn_key=(*key, PARTS, side,
+    chunk, part))``.  A part is what one task holds in memory and what a Ctrl-C can end after."""
+    if part < 0:
+        return _count_chunk(mechanism, data, size, seed, key, side, chunk, events, kind)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*key, PARTS, side, chunk, part)))
+    out = draw(mechanism, data, size, rng)
+    where = _where(mechanism, ESTIMATION, side, chunk)
+    return count_members(out if kind is None else conform(out, kind, where), events)
+
+
 LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
 SPENDING = (0.125, 0.125, 0.25, 0.5)      # share of alpha spent at each look (sums to 1)
 RULE = ("alpha-spending over looks at 1/8, 1/4, 1/2 and all of the budget with alpha x (1/8, 1/8, 1/4, 1/2) "
@@ -233,22 +281,20 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     progress = Progress(execution.progress, 2 * samples, execution.label or mechanism_name(mechanism),
                         execution.log_every, position=execution.position)
     k = np.zeros((2, 0), dtype=np.int64)
-    drawn_per_side = np.zeros(2, dtype=np.int64)
     chosen: list[Event] = []
 
-    looked: list[float] = []  # the first level's bound at each finished look
+    looked: list[float] = []  # the first level's bound at each finished look (alpha-spending looks only)
 
     def running_epsilon() -> float | None:
-        """What progress shows: None until it means something (before the events are chosen and
-        one estimation chunk per side is in); for a sequential run the bound of the last look;
-        otherwise the bound of the chunks counted so far (a valid bound on its own)."""
-        n = int(drawn_per_side.min())
-        if not chosen or not n:
-            return None
-        if len(stops) > 1:
-            return looked[-1] if looked else None
-        return bound_from_counts(chosen[0], deltas[0], k[0, 0], n, k[1, 0], n, confidences[0]).epsilon_lower
+        """What progress shows before the run is over: only a figure as valid as the final one, the
+        bound of a finished look of a sequential run (each look spends its share of alpha).  The
+        bound of the chunks counted so far is valid at one fixed sample size, but shown at every
+        line it is a look without a correction: its maximum over the run overstates epsilon (a
+        mechanism of true epsilon 1 showed 1.415).  So nothing else is shown."""
+        return looked[-1] if looked else None
 
+    interrupted = False
+    at_look: tuple[np.ndarray, int] = (k, 0)  # the counts and chunk pairs of the last finished look
     try:
         # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
         # first one also gives the real size of an output for the memory check.
@@ -258,6 +304,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,
                      selection_fraction)
         progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
+        progress.announce()
         rest = [(s, c) for s in (0, 1) for c in range(len(sel_sizes)) if (s, c) != (0, 0)]
         drawn: dict[tuple[int, int], np.ndarray] = {(0, 0): first}
         outputs = execution.map(_draw_chunk, [(mechanism, sides[s], sel_sizes[c], seed, key, SELECTION, s, c)
@@ -306,38 +353,78 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             expect(*seen, 0)
         k = np.zeros((2, len(counted)), dtype=np.int64)
         fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
-        first_counts = np.zeros((2, len(sizes)), dtype=np.int64)  # per chunk, the first event's counts: convergence
+        # The first event's counts after 1, 2, 4, ... chunk pairs (convergence), not per chunk: a
+        # huge budget has millions of chunks.
+        marks = {2 ** i for i in range(max(1, len(sizes)).bit_length())}
+        series: list[tuple[int, int, int]] = []
         done, note = 0, None
+
+        def saved(s: int, c: int) -> np.ndarray | None:
+            if execution.checkpoint is None:
+                return None
+            return execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
+
+        # One state, replaced by single assignments (a Ctrl-C lands between bytecodes): the counts of
+        # the whole chunk pairs, how many there are, and the pair in progress (counts, outputs per side).
+        state: tuple[np.ndarray, int, np.ndarray, tuple[int, int]] = (k, 0, np.zeros_like(k), (0, 0))
         for look, stop in enumerate(stops):
-            todo = []
-            for s in (0, 1):
+            need = {c: [s for s in (0, 1) if saved(s, c) is None] for c in range(done, stop)} if (
+                execution.checkpoint) else None
+
+            def sides_to_count(c: int, need: dict[int, list[int]] | None = need) -> list[int]:
+                return need[c] if need is not None else [0, 1]
+
+            def tasks(lo: int = done, hi: int = stop) -> Iterator[tuple]:
+                # Chunk pairs in order, both sides' parts interleaved (an interrupted run then holds
+                # as many outputs of each side); generated as tasks are handed out, never listed.
+                for c in range(lo, hi):
+                    todo = sides_to_count(c)
+                    for p, size in _parts_of(mechanism, sizes[c]):
+                        for s in todo:
+                            yield (mechanism, sides[s], size, seed, key, s, c, p, counted, kinds[s])
+
+            n_tasks = sum(len(sides_to_count(c)) * _n_parts(mechanism, sizes[c]) for c in range(done, stop))
+            results = execution.map(_count_part, tasks(), n_tasks)
+            try:
                 for c in range(done, stop):
-                    saved = (execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
-                             if execution.checkpoint else None)
-                    if saved is None:
-                        todo.append((s, c))
-                    else:
-                        k[s] += saved
-                        first_counts[s, c] = saved[0]
-                        drawn_per_side[s] += sizes[c]
-            results = execution.map(_count_chunk, [(mechanism, sides[s], sizes[c], seed, key, s, c, counted, kinds[s])
-                                                   for s, c in todo])
-            for (s, c), counts in zip(todo, results, strict=True):
-                k[s] += counts
-                first_counts[s, c] = counts[0]
-                drawn_per_side[s] += sizes[c]
-                if execution.checkpoint:
-                    execution.checkpoint.add(key, fingerprint, s, c, counts, sizes[c])
-                progress.update(sizes[c], 2 * n_sel + int(drawn_per_side.sum()), running_epsilon)
-            k_d, k_dp = k[0], k[1]
-            done = stop
-            n_done = int(sum(sizes[:done]))
+                    todo = sides_to_count(c)
+                    base = np.zeros_like(k)
+                    for s in (0, 1):
+                        kept = saved(s, c) if s not in todo else None
+                        if kept is not None:
+                            base[s] = kept
+                    state = (state[0], state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
+                    for _, size in _parts_of(mechanism, sizes[c]):
+                        for s in todo:
+                            counts = next(results)
+                            part_k = state[2].copy()
+                            part_k[s] += counts
+                            part_n = (state[3][0] + size * (s == 0), state[3][1] + size * (s == 1))
+                            state = (state[0], state[1], part_k, part_n)
+                            progress.update(size, progress.done + size, running_epsilon)
+                    if execution.checkpoint:
+                        for s in todo:
+                            execution.checkpoint.add(key, fingerprint, s, c, state[2][s], sizes[c])
+                    state = (state[0] + state[2], c + 1, np.zeros_like(k), (0, 0))
+                    if state[1] in marks:
+                        series.append((sizes.upto(state[1]), int(state[0][0, 0]), int(state[0][1, 0])))
+            except KeyboardInterrupt:
+                if not USER_INTERRUPT.is_set():
+                    raise
+                interrupted = True  # the user's Ctrl-C: a partial result of what was counted
+            finally:
+                results.close()  # cancels what is still in flight
+            k, done = state[0], state[1]
+            n_done = sizes.upto(done)
+            if interrupted:
+                break
             share = spend[stop]
-            bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_done, k_dp[i], n_done, 1 - (1 - conf) * share)
+            bounds = tuple(bound_from_counts(ev, delta, k[0, i], n_done, k[1, i], n_done, 1 - (1 - conf) * share)
                            for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
             looked.append(bounds[0].epsilon_lower)
+            at_look = (k.copy(), done)
             if len(stops) > 1:
-                progress.update(0, 2 * n_sel + int(drawn_per_side.sum()), running_epsilon)  # the look's bound
+                progress.update(0, 2 * n_sel + 2 * n_done, running_epsilon)  # the look's bound
                 note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
                 if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
                     note += ": stopped, violation certified"
@@ -349,25 +436,42 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                     expect(k[:, :len(chosen)], n_done, look + 1)
     finally:
         progress.close()
-    n_done = int(sum(sizes[:done]))
-    curve = tradeoff_points(family, k_d[len(chosen):], n_done, k_dp[len(chosen):], n_done, confidences[0])
-    return Estimate(bounds, confidences[0], n_sel + n_done, n_sel, sequential=note, tradeoff=curve,
-                    convergence=_convergence(chosen[0], deltas[0], confidences[0], first_counts[:, :done],
-                                             sizes[:done]),
+    n_d = n_dp = sizes.upto(done)
+    k_d, k_dp = k[0], k[1]
+    if interrupted:
+        if looked:  # a sequential run: the last finished look's bounds stand, at that look's share of alpha
+            k_d, k_dp, done = at_look[0][0], at_look[0][1], at_look[1]
+            n_d = n_dp = sizes.upto(done)
+        else:  # every output counted so far, the pair in progress too: at each side a prefix of its streams
+            k_d, k_dp = k[0] + state[2][0], k[1] + state[2][1]
+            n_d, n_dp = n_d + state[3][0], n_dp + state[3][1]
+            if not (n_d and n_dp):
+                raise KeyboardInterrupt  # nothing counted on a side: no bound to report
+            # The user's stop cannot depend on the counts (no bound is shown before a look), so the
+            # bound of the outputs counted is valid at its full confidence (the first look's share
+            # for a sequential run).
+            share = spend[stops[0]]
+            bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_d, k_dp[i], n_dp, 1 - (1 - conf) * share)
+                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+        note = ((note + "; ") if note else "") + (f"interrupted by the user: a partial result of {min(n_d, n_dp)} "
+                                                 f"of {n_est} estimation samples per side")
+    series = [point for point in series if point[0] < min(n_d, n_dp)]
+    if n_d == n_dp:
+        series.append((n_d, int(k_d[0]), int(k_dp[0])))
+    curve = tradeoff_points(family, k_d[len(chosen):], n_d, k_dp[len(chosen):], n_dp, confidences[0])
+    return Estimate(bounds, confidences[0], n_sel + min(n_d, n_dp), n_sel, sequential=note, tradeoff=curve,
+                    convergence=_convergence(chosen[0], deltas[0], confidences[0], series),
                     display=display)
 
 
-def _convergence(event: Event, delta: float, confidence: float, per_chunk: np.ndarray, sizes: list[int]
+def _convergence(event: Event, delta: float, confidence: float, series: list[tuple[int, int, int]]
                  ) -> tuple[tuple[int, float], ...]:
-    """ε_lower of the first level after 1, 2, 4, ... chunks and at the end (samples per side, bound).
+    """ε_lower of the first level after 1, 2, 4, ... chunk pairs and at the end (samples per side,
+    bound), from ``series`` of (estimation samples per side, count under D, count under D′).
 
     Each point is a valid bound on its own; the series shows convergence, not a sequential test."""
-    if not sizes:
-        return ()
-    ends = sorted({*(2 ** i for i in range(int(np.log2(len(sizes))) + 1)), len(sizes)})
-    cum, n = np.cumsum(per_chunk, axis=1), np.cumsum(sizes)
-    return tuple((int(n[m - 1]), bound_from_counts(event, delta, cum[0, m - 1], int(n[m - 1]), cum[1, m - 1],
-                                                   int(n[m - 1]), confidence).epsilon_lower) for m in ends)
+    return tuple((n, bound_from_counts(event, delta, kd, n, kdp, n, confidence).epsilon_lower)
+                 for n, kd, kdp in series if n > 0)
 
 
 def _futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:

@@ -72,6 +72,9 @@ def _fmt(v: np.ndarray) -> str:
     return "(" + ", ".join(f"{x:g}" for x in v) + ")"
 
 
+MAX_DIM = 4096  # query answers per vector at most: the unit basis of the patterns is dim^2 floats (128 MiB)
+
+
 @dataclass(frozen=True)
 class QueryVectors:
     """Pairs of query-answer vectors q, q′ ∈ ℝ^dim with ‖q − q′‖_∞ ≤ ``sensitivity``.
@@ -96,8 +99,9 @@ class QueryVectors:
     relation: str = "add-remove"  # the relation the pairs stand for (neighbouring datasets' answers)
 
     def __post_init__(self) -> None:
-        require(isinstance(self.dim, int) and not isinstance(self.dim, bool) and self.dim >= 1, "dim", self.dim,
-                "must be an integer >= 1")
+        require(isinstance(self.dim, int) and not isinstance(self.dim, bool) and 1 <= self.dim <= MAX_DIM, "dim",
+                self.dim, f"must be an integer from 1 to {MAX_DIM} (the candidate patterns are built from the "
+                f"{self.dim} x {self.dim} unit basis: {8 * self.dim ** 2 / 2**30:.3g} GiB asked)")
         check_positive("sensitivity", self.sensitivity)
         require(isinstance(self.refinements, int) and self.refinements >= 0, "refinements", self.refinements,
                 "must be an integer >= 0")

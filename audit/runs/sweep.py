@@ -18,6 +18,9 @@ from dpaudit import catalog
 from dpaudit.core import require
 from dpaudit.engine.api import RunContext, audit_mechanism
 
+MAX_N = 1_000_000   # records in a sweep's fixture at most (10^6 builds in about 2 s)
+RECORD_BYTES = 64   # a fixture record's columns, about (an action or features, a reward or a label)
+
 
 def sweep(family: str, ns: Sequence[int], *, samples: int = 200_000, seed: int = 0, confidence: float = 0.95,
           n_jobs: int = 1) -> list[dict[str, Any]]:
@@ -27,6 +30,9 @@ def sweep(family: str, ns: Sequence[int], *, samples: int = 200_000, seed: int =
             f"must be one of {', '.join(cases)}{catalog.suggest(str(family), list(cases))}")
     require(len(ns) >= 1 and all(isinstance(n, int) and n >= 2 for n in ns), "n", list(ns),
             "must be integers >= 2")
+    big = max(ns)
+    require(big <= MAX_N, "n", list(ns), f"must be at most {MAX_N}: n = {big} builds a fixture of {big} records (about "
+            f"{big * RECORD_BYTES / 2**30:.3g} GiB, held with the mechanism's statistics of it) per size")
     records = []
     for i, n in enumerate(ns):
         mech, pair = cases[family](n)

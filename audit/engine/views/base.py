@@ -216,12 +216,29 @@ def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins
     """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 %."""
     sx, sy = statistic(x), statistic(y)
     pooled = np.concatenate([sx, sy])
-    lo, hi = np.quantile(pooled, [0.001, 0.999])
-    if not hi > lo:
-        lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
-    edges = np.linspace(lo, hi, bins + 1)
-    # Equal bins given as a count and a range: numpy's arithmetic path, checked against these
-    # same linspace edges (the counts of edges given as an array, without sorting the values).
-    counts = [np.histogram(s, bins, (lo, hi))[0].tolist() for s in (sx, sy)]
+    pooled = pooled[np.isfinite(pooled)]
+    if not len(pooled):
+        pooled = np.zeros(1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        lo, hi = np.quantile(pooled, [0.001, 0.999])
+        if not (np.isfinite(lo) and np.isfinite(hi)):  # the interpolation of values near ±1.8e308 overflowed
+            lo, hi = np.quantile(pooled, [0.001, 0.999], method="nearest")
+        if not hi > lo:
+            lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
+        edges = np.linspace(lo, hi, bins + 1)
+        if np.isfinite(hi - lo) and len(np.unique(edges)) == bins + 1:
+            # Equal bins given as a count and a range: numpy's arithmetic path, checked against these
+            # same linspace edges (the counts of edges given as an array, without sorting the values).
+            counts = [np.histogram(s, bins, (lo, hi))[0].tolist() for s in (sx, sy)]
+        else:
+            # A range wider than the largest float (±1.7e308) or narrower than bins of distinct
+            # floats (subnormals): exact edges, each a float between the ends, duplicates merged.
+            t = np.linspace(0.0, 1.0, bins + 1)
+            edges = np.unique(np.clip(lo * (1 - t) + hi * t, lo, hi))
+            if len(edges) < 2:  # one value: one bin from it to the next float (both finite)
+                v = float(edges[0])
+                edges = np.array([v, np.nextafter(v, np.inf)] if v < np.finfo(float).max
+                                 else [np.nextafter(v, -np.inf), v])
+            counts = [np.histogram(s[np.isfinite(s)], edges)[0].tolist() for s in (sx, sy)]
     return {"kind": "histogram", "statistic": statistic.name, "edges": edges.tolist(),
             "D": counts[0], "D'": counts[1], "n": [len(x), len(y)]}
