@@ -17,10 +17,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import itertools
-import json
 import logging
 import os
 import socket
@@ -36,113 +34,10 @@ from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.files import append_line, read_text_nofollow, write_atomic
+from dpaudit.engine.checkpoint import Checkpoint, events_fingerprint  # noqa: F401  (re-exported: their old home)
 from dpaudit.engine.progress import Progress, projected_end  # noqa: F401  (re-exported: their old home)
 
 BACKENDS = ("local", "dask")
-
-
-class Checkpoint:
-    """Finished chunks' counts, appended line by line to ``path``, each line checked on reading.
-
-    A line carries the run's ``fingerprint`` (:mod:`dpaudit.runs.rundir`), what it counts (scenario
-    key, events, phase, side, chunk), its own sample count, the counts, and ``check``: the
-    SHA-256 of the canonical line salted with the fingerprint.  On reading, a line that is torn,
-    fails its checksum (edited, or moved to another chunk id), or disagrees with another line
-    for the same chunk is rejected and its chunk redrawn; a line of another run is *foreign*
-    (the caller refuses to resume).  So no chunk is ever counted twice or counted from another
-    run.  The checksum guards against accidents and naive edits, not a forger who reads the code.
-
-    ``fresh`` starts a new file (an existing one is an error: a run never appends to another's).
-    """
-
-    def __init__(self, path: str | os.PathLike, fingerprint: str = "", *, fresh: bool = False) -> None:
-        self.path = Path(path)
-        self.fingerprint = fingerprint
-        self.done: dict[tuple, tuple[int, list[int]]] = {}
-        self.rejected: list[str] = []  # why each unusable line was dropped
-        self.foreign: list[int] = []   # line numbers written by another run
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if fresh:
-            if self.path.exists() or self.path.is_symlink():
-                raise InputError(f"{self.path} already exists: a new run never appends to another run's checkpoint")
-        elif self.path.exists() or self.path.is_symlink():
-            self._read()
-
-    def _read(self) -> None:
-        conflicts = set()
-        for number, line in enumerate(read_text_nofollow(self.path).splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-                body = {k: rec[k] for k in _LINE_KEYS}
-                found = (tuple(int(k) for k in body["key"]), str(body["events"]), int(body["phase"]), int(body["side"]),
-                         int(body["chunk"]))
-                entry = (int(body["samples"]), [int(c) for c in body["counts"]])
-                check = rec["check"]
-            except (ValueError, KeyError, TypeError, RecursionError):
-                self.rejected.append(f"line {number}: unreadable (torn by a kill, or edited)")
-                continue
-            if body["run"] != self.fingerprint:
-                self.foreign.append(number)
-                continue
-            if check != _checksum(self.fingerprint, body):
-                self.rejected.append(f"line {number}: checksum mismatch (edited, or moved to another chunk)")
-                continue
-            if found in self.done:
-                if self.done[found] != entry:
-                    conflicts.add(found)
-                else:
-                    self.rejected.append(f"line {number}: a repeat of an earlier line (counted once)")
-            self.done[found] = entry
-        for found in conflicts:
-            del self.done[found]
-            self.rejected.append(f"chunk {found[4]} (side {found[3]}) of scenario {list(found[0])}: two lines "
-                                 "with different counts")
-
-    def get(self, key: tuple, events: str, side: int, chunk: int, n_events: int, size: int,
-            phase: int = 1) -> np.ndarray | None:
-        """The saved counts of a chunk, or None (also when they cannot be right: then it is recounted)."""
-        found = self.done.get((tuple(key), events, phase, side, chunk))
-        if found is None:
-            return None
-        samples, counts = found
-        if samples != size or len(counts) != n_events or not all(0 <= c <= size for c in counts):
-            return None
-        return np.asarray(counts, dtype=np.int64)
-
-    def add(self, key: tuple, events: str, side: int, chunk: int, counts: np.ndarray, size: int,
-            phase: int = 1) -> None:
-        ints, values = [int(k) for k in key], [int(c) for c in counts]
-        body = {"run": self.fingerprint, "key": ints, "events": events, "phase": phase, "side": side, "chunk": chunk,
-                "samples": int(size), "counts": values}
-        append_line(self.path, json.dumps({**body, "check": _checksum(self.fingerprint, body)}) + "\n")
-        self.done[(tuple(ints), events, phase, side, chunk)] = (int(size), values)
-
-    def compact(self) -> None:
-        """Rewrite the file with only the lines that are used (after rejected or foreign lines)."""
-        lines = []
-        for (key, events, phase, side, chunk), (samples, counts) in sorted(self.done.items()):
-            body = {"run": self.fingerprint, "key": list(key), "events": events, "phase": phase, "side": side,
-                    "chunk": chunk, "samples": samples, "counts": counts}
-            lines.append(json.dumps({**body, "check": _checksum(self.fingerprint, body)}) + "\n")
-        write_atomic(self.path, "".join(lines))
-        self.rejected, self.foreign = [], []
-
-
-_LINE_KEYS = ("run", "key", "events", "phase", "side", "chunk", "samples", "counts")
-
-
-def _checksum(fingerprint: str, body: dict[str, Any]) -> str:
-    canonical = json.dumps({k: body[k] for k in _LINE_KEYS}, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(f"{fingerprint}\n{canonical}".encode()).hexdigest()
-
-
-def events_fingerprint(events: list, levels: Any, n_est: int) -> str:
-    """Identifies the counted events, so a checkpoint is only reused for the same audit."""
-    text = json.dumps([e.to_dict() for e in events], sort_keys=True, default=str) + repr(levels) + repr(n_est)
-    return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
 class EnvironmentFailure(RuntimeError):

@@ -177,8 +177,8 @@ def _chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
 def _estimation_chunks(mechanism: Any, n_est: int) -> Chunks:
     """The estimation split's chunk sizes: :data:`CHUNK`, or larger for a mechanism whose draws are
     counted (:func:`dpaudit.engine.streaming.chunk_size`), and larger still past
-    :data:`dpaudit.engine.chunks.MAX_CHUNKS` chunks per side.  The chunk seeds follow these sizes, so every reader of the estimation split
-    must size it here."""
+    :data:`dpaudit.engine.chunks.MAX_CHUNKS` chunks per side.  The chunk seeds follow these sizes, so
+    every reader of the estimation split must size it here."""
     return plan_chunks(n_est, chunk_size(mechanism, CHUNK, n_est))
 
 
@@ -345,7 +345,7 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             spend = {k: v / total for k, v in spend.items()}
 
         def expect(counts: np.ndarray, n: int, after: int) -> None:  # the progress line's projected end
-            ends = [(int(sum(sizes[:s])), spend[s]) for s in stops]
+            ends = [(sizes.upto(s), spend[s]) for s in stops]
             j = expected_look(chosen, deltas, confidences, counts, n, ends, targets, after)
             progress.expect(2 * (n_sel + ends[j][0]), f"look {j + 1} of {len(stops)}")
 
