@@ -32,7 +32,8 @@ from hypothesis import strategies as st
 from dpaudit.cli import main
 from dpaudit.cli import run as cli_run
 from dpaudit.core import InputError
-from dpaudit.engine.execution import Progress, _checksum
+from dpaudit.engine.checkpoint import _checksum
+from dpaudit.engine.execution import Progress
 from dpaudit.engine.files import FolderLock, append_line, write_atomic
 from dpaudit.runs.config import load
 

@@ -10,6 +10,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -246,7 +247,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     st = plan.settings
     if args.scheduler is not None and st.backend != "dask":
         raise UsageError("--scheduler needs --backend dask")
-    budgets = [max(20, round(st.samples * sc.samples_factor)) for sc in plan.scenarios]
+    # exact arithmetic: a float product rounds 2^62 + 1 down to 2^62 and would slip past the counters' limit
+    budgets = [max(20, round(Fraction(st.samples) * Fraction(sc.samples_factor))) for sc in plan.scenarios]
     workers = Execution(n_jobs=st.jobs).workers(1 << 30)
     for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
         runner.check_memory(budget, 1, 8, workers)

@@ -20,7 +20,7 @@ __all__ = ["Progress", "projected_end"]
 def _span(seconds: float) -> str:
     days = seconds / 86_400
     return (f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min" if seconds < 7200
-            else f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{days:.3g} days" if days < 730
+            else f"{seconds / 3600:.1f} h" if seconds < 172_800 else f"{days:.1f} days" if days < 730
             else f"{days / 365.25:.3g} years")
 
 
@@ -31,7 +31,7 @@ def projected_end(remaining: int, rate: float, now: float | None = None) -> str:
     if remaining <= 0 or not rate > 0:
         return ""
     left = remaining / rate
-    if left >= 172_800:  # days or years away: a clock time means nothing (and past year 9999 fails)
+    if left >= 730 * 86_400:  # years away: a date means nothing (and past year 9999 it cannot be written)
         return f", projected end in {_span(left)}"
     now = time.time() if now is None else now
     same_day = time.localtime(now + left)[:3] == time.localtime(now)[:3]
