@@ -1,0 +1,12 @@
+"""Canary designs of the training mechanisms: canaries, relation, scorer, rule and claims.
+
+* :mod:`.base` — :class:`CanaryDesign`;
+* :mod:`.dpsgd` — the DP-SGD reward model (white-box gradient canaries, black-box input
+  canaries, faulty twins, the strongest rejected accountant curve of the DP-SGD family).
+"""
+
+from __future__ import annotations
+
+from dpaudit.onerun.designs.base import CanaryDesign, refuted
+
+__all__ = ["CanaryDesign", "refuted"]
