@@ -26,8 +26,8 @@ Records are rows ``[x (d entries), y, kind]``: ``kind = 0`` a preference example
 * ``no-clip-canaries`` — canary gradients skip the clipping (their norm can exceed C);
 * ``shuffle-batches`` — batches of fixed size (N/⌊1/q⌉, ±1) drawn without replacement, epoch
   by epoch (a shuffled data loader: ⌊1/q⌉ steps per epoch), while the accountant assumes
-  Poisson subsampling: every record is in exactly one batch per epoch, never in none (Chua et al., *How Private are DP-SGD
-  Implementations?*, ICML 2024).
+  Poisson subsampling: every record is in exactly one batch per epoch, never in none (Chua et
+  al., *How Private are DP-SGD Implementations?*, ICML 2024).
 """
 
 from __future__ import annotations
