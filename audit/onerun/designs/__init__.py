@@ -2,7 +2,8 @@
 
 * :mod:`.base` — :class:`CanaryDesign`;
 * :mod:`.dpsgd` — the DP-SGD reward model (white-box gradient canaries, black-box input
-  canaries, faulty twins, the strongest rejected accountant curve of the DP-SGD family).
+  canaries, faulty twins, the strongest rejected accountant curve of the DP-SGD family);
+* :mod:`.policy` — DP-PG one pass, user-level (canary users on dedicated coordinates, twins).
 """
 
 from __future__ import annotations
