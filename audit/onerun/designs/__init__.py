@@ -3,7 +3,8 @@
 * :mod:`.base` — :class:`CanaryDesign`;
 * :mod:`.dpsgd` — the DP-SGD reward model (white-box gradient canaries, black-box input
   canaries, faulty twins, the strongest rejected accountant curve of the DP-SGD family);
-* :mod:`.policy` — DP-PG one pass, user-level (canary users on dedicated coordinates, twins).
+* :mod:`.policy` — DP-PG one pass, user-level (canary users on dedicated coordinates, twins);
+* :mod:`.alignment` — Algorithm 1, objective-perturbed MLE (random-direction canaries, d < m).
 """
 
 from __future__ import annotations
