@@ -4,7 +4,8 @@
 * :mod:`.dpsgd` — the DP-SGD reward model (white-box gradient canaries, black-box input
   canaries, faulty twins, the strongest rejected accountant curve of the DP-SGD family);
 * :mod:`.policy` — DP-PG one pass, user-level (canary users on dedicated coordinates, twins);
-* :mod:`.alignment` — Algorithm 1, objective-perturbed MLE (random-direction canaries, d < m).
+* :mod:`.alignment` — Algorithm 1, objective-perturbed MLE (random-direction canaries, d < m);
+* :mod:`.opacus_sgd` — Opacus's DP-SGD (PyTorch, the ``opacus`` extra), white-box input canaries.
 """
 
 from __future__ import annotations
