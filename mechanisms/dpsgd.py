@@ -49,7 +49,7 @@ SOURCE = "DP-SGD (Abadi et al. 2016, Alg. 1); PLD accountant of the Poisson-subs
 
 @functools.lru_cache(maxsize=256)
 def _pld(noise_multiplier: float, sampling_probability: float, steps: int, discretisation: float):
-    from dp_accounting import dp_event, pld  # a slow import: only claims need it
+    from dp_accounting import dp_event, pld  # optional dependency, and a slow import: only claims need it
 
     accountant = pld.PLDAccountant(value_discretization_interval=discretisation)
     accountant.compose(dp_event.SelfComposedDpEvent(

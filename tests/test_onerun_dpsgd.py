@@ -15,7 +15,7 @@ from dpaudit.core import InputError
 from dpaudit.mechanisms.dpsgd import DPSGD, accountant_epsilon, preference_data, records
 from dpaudit.onerun import gdp, gdp_epsilon
 from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.dpsgd import family_rejection, noise_for_epsilon, whitebox_design
+from dpaudit.onerun.designs.dpsgd import blackbox_design, family_rejection, noise_for_epsilon, whitebox_design
 from dpaudit.onerun.family import strongest_rejected
 from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.rules import Test as RuleTest
@@ -114,3 +114,8 @@ def test_correct_dpsgd_never_refuted_over_100_seeds():
     design = whitebox_design(epsilon=8.0)
     hits = sum(refuted(design.audit(seed)) for seed in range(1000, 1100))
     assert hits == 0
+
+
+def test_blackbox_input_canaries_pass_their_claims():
+    design = blackbox_design(m=200, steps=100, n_base=500)
+    assert all(design.as_expected(design.audit(seed)) for seed in range(3))

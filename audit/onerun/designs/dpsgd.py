@@ -15,6 +15,18 @@ coordinate d₀+j (x = a·e_{d₀+j}, y = 1); the score is θ_T's coordinate d�
 Claims: the accountant's (ε, δ) at δ = 1e-5 and its whole curve (the PLD privacy profile, read
 as its lower envelope on a grid).  :func:`family_rejection` gives the strongest rejected DP-SGD
 curve at the same q and T (σ varied), read as ε at δ — valid against that family only.
+
+Known limit, fixed-size batches where the accountant assumes Poisson.  Drawn afresh at every step
+(B of N without replacement), an isolated canary's coordinate has exactly the Poisson law: it is
+in step t with probability B/N, independently across steps, and nothing else touches its
+coordinate.  What the accountant misses is the displacement (the canary's batch holds one other
+record fewer), which moves the *shared* coordinates and is the same for every canary, so no
+isolated-canary game can see it: its refutation rate is ≤ α by construction.  Drawn epoch by epoch
+(a shuffled loader, ``bug="shuffle-batches"``), every record is in exactly one batch per epoch;
+that is leakier (q = 0.05, T = 20, σ = 0.3, k₊ = k₋ = 200: 385–394 right of 400 against 333–337
+for Poisson, seeds 0–2, :func:`shuffle_score`), but the Poisson accountant's own curve is then
+already weak (ε = 33.6 at 10⁻⁵) and was not rejected; at σ = 1.19, q = 0.02, T = 500 (ε ≈ 2) the
+shuffled run is refuted in 0 of 5 runs (Steinke 0.21–0.75).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.core import require
+from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.dpsgd import DPSGDOutput, accountant_epsilon, preference_data
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.designs.dpsgd import RULE, accountant_curve, whitebox_score
@@ -35,7 +35,7 @@ CANARY_AMPLITUDE = 4.0
 def opacus_epsilon(noise_multiplier: float, sampling_probability: float, steps: int, delta: float,
                    accountant: str = "prv") -> float:
     """The library's own ε for the same (σ, q, T) (its PRV or RDP accountant)."""
-    from opacus.accountants import create_accountant
+    from opacus.accountants import create_accountant  # optional dependency (the opacus extra)
 
     acc = create_accountant(accountant)
     acc.history = [(noise_multiplier, sampling_probability, steps)]
@@ -54,9 +54,9 @@ class OpacusDPSGD:
     learning_rate: float = 0.5
 
     def run(self, dataset: np.ndarray, rng: np.random.Generator) -> DPSGDOutput:
-        import torch
-        from opacus import GradSampleModule
-        from opacus.optimizers import DPOptimizer
+        import torch  # optional dependency (the opacus extra)
+        from opacus import GradSampleModule  # optional dependency
+        from opacus.optimizers import DPOptimizer  # optional dependency
 
         data = np.asarray(dataset, dtype=float)
         require(data.ndim == 2 and data.shape[1] >= 3, "dataset", np.shape(data), "must be rows [x, y, kind]")
@@ -95,8 +95,6 @@ def opacus_design(*, m: int = 1000, noise_multiplier: float = 0.656, sampling_pr
     canaries = np.zeros((m, dim + 2))
     canaries[np.arange(m), features + np.arange(m)] = CANARY_AMPLITUDE
     canaries[:, -2] = 0.0  # label 0: the gradient s(θᵀx)·x points along +e_{d₀+j}
-    from dpaudit.core import Guarantee
-
     eps = accountant_epsilon(noise_multiplier, float(sampling_probability), steps, delta)
     claims: tuple[Any, ...] = (
         Guarantee(epsilon=eps, delta=delta, claim_id="opacus/pld-accountant",
