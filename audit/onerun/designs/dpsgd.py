@@ -39,7 +39,15 @@ import numpy as np
 from scipy import optimize, special
 
 from dpaudit.core import Guarantee, require
-from dpaudit.mechanisms.dpsgd import BUGS, DPSGD, DPSGDOutput, accountant_deltas, accountant_epsilon, preference_data
+from dpaudit.mechanisms.dpsgd import (
+    BUGS,
+    DPSGD,
+    DPSGDOutput,
+    accountant_deltas,
+    accountant_epsilon,
+    optimistic_epsilon,
+    preference_data,
+)
 from dpaudit.onerun.curves import CurveClaim, profile
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection, strongest_rejected
@@ -173,12 +181,13 @@ def family_rejection(result: OneRunResult, mech: DPSGD, *, delta: float = 1e-5, 
                      upper: float = 20.0) -> FamilyRejection:
     """The strongest DP-SGD accountant curve (same q and T, σ varied) the run rejects, read as ε
     at ``delta`` (valid against that family only).  Curves use a coarser PLD discretisation
-    (1e-3, still pessimistic, hence still weaker claims than the true curves)."""
+    (1e-3, still pessimistic, hence still weaker claims than the true curves); the reading uses
+    the optimistic PLD, a lower estimate of the member's ε, so it is never overstated."""
     q, t = mech.sampling_probability, mech.steps
 
     def curve(s: float) -> CurveClaim:
         return accountant_curve(round(s, 6), q, t, discretisation=1e-3, claim_id="dpsgd/family")
 
     return strongest_rejected(result.tests, curve, lower=lower, upper=upper, delta=delta,
-                              read=lambda s: accountant_epsilon(round(s, 6), q, t, delta, discretisation=1e-3),
+                              read=lambda s: optimistic_epsilon(round(s, 6), q, t, delta),
                               family=f"DP-SGD accountant curves (q={q:g}, T={t}, sigma varied)")
