@@ -124,6 +124,17 @@ def _claims(mech: DPSGD, delta: float) -> tuple[Guarantee | CurveClaim, ...]:
     return (g, curve)
 
 
+# What each variant must give (measured on seeds 0–4 at m = 1000, claims of σ = 1.19 for the twins):
+# noise × 0.5 is refuted through the curve (its (ε, δ) bound stays near 2); unclipped canaries
+# through both.  The shuffled loader is not listed: isolated canaries cannot refute it (module
+# docstring), and a verdict expected to be "pass" on a broken mechanism would be no check.
+_EXPECTED: dict[str, dict[str, str]] = {
+    "none": {"dpsgd/accountant": "pass", "dpsgd/curve": "pass"},
+    "noise-halved": {"dpsgd/curve": "violation"},
+    "no-clip-canaries": {"dpsgd/accountant": "violation", "dpsgd/curve": "violation"},
+}
+
+
 def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5, sampling_probability: float = 0.02,
                     steps: int = 500, n_base: int = 2000, features: int = 16, clip: float = 1.0,
                     noise_multiplier: float | None = None, bug: str = "none", scorer: str = "poisson",
@@ -144,13 +155,12 @@ def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
     canaries[np.arange(m), features + np.arange(m)] = CANARY_NORM * clip
     canaries[:, -1] = 1.0  # kind: gradient canary
     claims = _claims(mech, delta)
-    verdict = "pass" if bug == "none" else "violation"
     return CanaryDesign(
         name=f"dpsgd-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=mech, canaries=list(canaries),
         scorer=(whitebox_score if scorer == "poisson" else shuffle_score)(sigma, float(sampling_probability), clip,
                                                                           features),
         claims=claims, rule=RULE,
-        base=base, deltas=(delta,), expected={c.claim_id: verdict for c in claims} if bug == "none" else {},
+        base=base, deltas=(delta,), expected=_EXPECTED.get(bug, {}),
         description=f"DP-SGD reward model, sigma={sigma}, q={sampling_probability}, T={steps}, m={m} gradient "
                     f"canaries (white box), bug={bug}")
 
