@@ -122,7 +122,9 @@ def dppg_design(*, m: int = 500, d: int = 256, rounds: int = 100, per_round: int
     else:
         curve = gdp(mu, claim_id="po/dp-pg-tight", source=f"exact Gaussian curve of sigma = {honest.sigma:.4g}, "
                                                            f"mu = 2GR/(m sigma) = {mu:.4g}")
-        expected = {g.claim_id: "pass" for g in printed} | {curve.claim_id: "pass"} if bug == "none" else {}
+        # σ/2 is refuted through the exact curve; the printed ε = 6 is beyond a one-run (ε, δ) bound.
+        expected = ({g.claim_id: "pass" for g in printed} | {curve.claim_id: "pass"} if bug == "none"
+                    else {curve.claim_id: "violation"})
     canaries = [[{"slot": j}] for j in range(m)]
     return CanaryDesign(name=f"dppg-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=population,
                         canaries=canaries, scorer=_score(mech, slots, d), claims=(*printed, curve), rule=DPPG_RULE,
