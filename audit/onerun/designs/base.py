@@ -1,0 +1,64 @@
+"""A canary design: what a training mechanism declares so that it can be audited in one run.
+
+A design holds the mechanism, the base training data, the m canaries, the neighbour relation
+the canaries are added under, a scorer (one float per canary, higher = "in", never given the
+secret), a guessing rule fixed in advance and the claims the run is held against, each with the
+verdict expected of it.  :meth:`CanaryDesign.audit` plays the canary game once and bounds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpaudit.core import Guarantee, require
+from dpaudit.onerun.api import audit_one_run
+from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.result import OneRunResult
+from dpaudit.onerun.rules import Fixed, Grid, Split
+
+__all__ = ["CanaryDesign", "refuted"]
+
+
+@dataclass(frozen=True)
+class CanaryDesign:
+    """A one-run scenario of a training mechanism.  ``expected`` maps each claim id to the
+    verdict a correct audit gives (``pass``, ``violation`` or ``not-applicable``)."""
+
+    name: str
+    mechanism: Any
+    canaries: Sequence[Any]
+    scorer: Callable[[Any, Sequence[Any]], Any]
+    claims: tuple[Guarantee | CurveClaim, ...]
+    rule: Fixed | Grid | Split
+    base: Any = ()
+    relation: str = "add-remove"
+    deltas: tuple[float, ...] = (1e-5,)
+    expected: Mapping[str, str] = field(default_factory=dict)
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        require(len(self.canaries) >= 2, "canaries", f"<{len(self.canaries)}>", "a design needs at least 2 canaries")
+        ids = {getattr(c, "claim_id", "") for c in self.claims}
+        require(set(self.expected) <= ids, "expected", dict(self.expected), f"must name claims of the design ({ids})")
+
+    @property
+    def m(self) -> int:
+        return len(self.canaries)
+
+    def audit(self, seed: int = 0, *, confidence: float = 0.95) -> OneRunResult:
+        """One training run with the secret of ``seed``, bounded under the design's rule."""
+        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), base=self.base,
+                             rule=self.rule, deltas=self.deltas, confidence=confidence, claims=self.claims,
+                             seed=seed, relation=self.relation)
+
+    def as_expected(self, result: OneRunResult) -> bool:
+        """Every claim's verdict is the expected one."""
+        got = {getattr(c.claim, "claim_id", ""): c.verdict for c in result.claims}
+        return all(got.get(k) == v for k, v in self.expected.items())
+
+
+def refuted(result: OneRunResult) -> bool:
+    """Whether any claim of the run is rejected: its (ε, δ) bound or its curve."""
+    return any(c.rejected for c in result.claims)

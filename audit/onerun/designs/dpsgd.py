@@ -1,0 +1,203 @@
+"""Canary designs for the DP-SGD reward model (:mod:`dpaudit.mechanisms.dpsgd`).
+
+White box (Nasr et al., USENIX Security 2023, §4; Steinke et al., NeurIPS 2023, §6): canary j is
+a *gradient canary* on its own coordinate e_{d₀+j} (no preference example has weight there), so
+coordinate d₀+j of step t's noisy sum is ``U_tj = C·b_tj + σC·Z`` with ``b_tj ~ Bernoulli(q)``
+when j is in the data and ``b_tj = 0`` when not.  With ``x = U_tj / C`` the per-step likelihood
+ratio of "in" against "out" is ``1 − q + q·exp((2x − 1)/(2σ²))`` and the score is the sum over
+steps of its logarithm: the Neyman–Pearson statistic of the composed subsampled Gaussian, so the
+canaries see the accountant's own curve, which is why the audit can come close to it.  The
+canary carries a raw gradient of norm 4C: clipping must cut it to C.
+
+Black box: canary j is an *input canary*, a preference record whose only feature is a private
+coordinate d₀+j (x = a·e_{d₀+j}, y = 1); the score is θ_T's coordinate d₀+j.
+
+Claims: the accountant's (ε, δ) at δ = 1e-5 and its whole curve (the PLD privacy profile, read
+as its lower envelope on a grid).  :func:`family_rejection` gives the strongest rejected DP-SGD
+curve at the same q and T (σ varied), read as ε at δ — valid against that family only.
+
+Known limit, fixed-size batches where the accountant assumes Poisson.  Drawn afresh at every step
+(B of N without replacement), an isolated canary's coordinate has exactly the Poisson law: it is
+in step t with probability B/N, independently across steps, and nothing else touches its
+coordinate.  What the accountant misses is the displacement (the canary's batch holds one other
+record fewer), which moves the *shared* coordinates and is the same for every canary, so no
+isolated-canary game can see it: its refutation rate is ≤ α by construction.  Drawn epoch by epoch
+(a shuffled loader, ``bug="shuffle-batches"``), every record is in exactly one batch per epoch;
+that is leakier (q = 0.05, T = 20, σ = 0.3, k₊ = k₋ = 200: 385–394 right of 400 against 333–337
+for Poisson, seeds 0–2, :func:`shuffle_score`), but the Poisson accountant's own curve is then
+already weak (ε = 33.6 at 10⁻⁵) and was not rejected; at σ = 1.19, q = 0.02, T = 500 (ε ≈ 2) the
+shuffled run is refuted in 0 of 5 runs (Steinke 0.21–0.75).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special
+
+from dpaudit.core import Guarantee, require
+from dpaudit.mechanisms.dpsgd import (
+    BUGS,
+    DPSGD,
+    DPSGDOutput,
+    accountant_deltas,
+    accountant_epsilon,
+    optimistic_epsilon,
+    preference_data,
+)
+from dpaudit.onerun.curves import CurveClaim, profile
+from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.family import FamilyRejection, strongest_rejected
+from dpaudit.onerun.result import OneRunResult
+from dpaudit.onerun.rules import Fixed
+
+__all__ = ["CANARY_NORM", "EPS_GRID", "RULE", "accountant_curve", "blackbox_design", "family_rejection",
+           "noise_for_epsilon", "shuffle_score", "whitebox_design", "whitebox_score"]
+
+CANARY_NORM = 4.0
+# The profile's ε grid: fine where DP-SGD curves bend, up to ε = 40.
+EPS_GRID = tuple(float(e) for e in np.concatenate([np.linspace(0.0, 4.0, 81)[:-1], np.linspace(4.0, 40.0, 145)]))
+# Fixed before any audited run, from a planning simulation of the white-box scores at ε = 8
+# (seeds 100–104, none of which an audit or test uses): k₊ = k₋ = 50 maximised both the median
+# Steinke bound (2.17) and the family reading (3.51) over k ∈ {5 … 300}.
+RULE = Fixed(k_plus=50, k_minus=50)
+
+
+@functools.lru_cache(maxsize=64)
+def noise_for_epsilon(epsilon: float, sampling_probability: float, steps: int, delta: float = 1e-5) -> float:
+    """The noise multiplier whose accountant ε(δ) is ``epsilon`` (rounded up to 1e-3: ε ≤ target)."""
+    require(0.05 <= epsilon <= 40, "epsilon", epsilon, "must be in [0.05, 40]")
+
+    def gap(s: float) -> float:
+        return accountant_epsilon(s, sampling_probability, steps, delta, discretisation=1e-3) - epsilon
+
+    sigma = optimize.brentq(gap, 0.2, 50.0, xtol=1e-4)
+    return float(np.ceil(sigma * 1000) / 1000)
+
+
+@functools.lru_cache(maxsize=512)
+def accountant_curve(noise_multiplier: float, sampling_probability: float, steps: int, *,
+                     discretisation: float = 1e-4, claim_id: str = "dpsgd/curve") -> CurveClaim:
+    """The accountant's privacy profile on :data:`EPS_GRID` as a curve claim (lower envelope;
+    pessimistic δ, so a weaker claim than the true curve: a correct mechanism is not rejected
+    more than α of the time)."""
+    deltas = accountant_deltas(noise_multiplier, sampling_probability, steps, EPS_GRID, discretisation=discretisation)
+    return profile(EPS_GRID, [float(x) for x in deltas], claim_id=claim_id,
+                   source=f"PLD accountant, Poisson-subsampled Gaussian, sigma={noise_multiplier:.4g}, "
+                          f"q={sampling_probability:.4g}, T={steps}, add-remove")
+
+
+def whitebox_score(sigma: float, q: float, clip: float, offset: int) -> Any:
+    """The scorer: Σ_t log(1 − q + q·exp((2x − 1)/(2σ²))), x = U_t[offset + j] / C, using the
+    *claimed* σ, q and C (the auditor's knowledge)."""
+
+    def score(output: DPSGDOutput, canaries: Sequence[Any]) -> np.ndarray:
+        cols = offset + np.arange(len(canaries))
+        x = output.updates[:, cols] / clip
+        return np.log1p(q * np.expm1((2.0 * x - 1.0) / (2.0 * sigma ** 2))).sum(axis=0)
+
+    return score
+
+
+def shuffle_score(sigma: float, q: float, clip: float, offset: int) -> Any:
+    """A scorer for a suspected shuffled loader (⌊1/q⌉ steps per epoch, each record in exactly
+    one of them): Σ_epochs log( mean_{t in epoch} exp((2x_t − 1)/(2σ²)) ), the likelihood ratio
+    of "in exactly one batch per epoch" against "in none".  Fixed in advance, like any scorer."""
+    per_epoch = max(1, round(1.0 / q))
+
+    def score(output: DPSGDOutput, canaries: Sequence[Any]) -> np.ndarray:
+        cols = offset + np.arange(len(canaries))
+        llr = (2.0 * output.updates[:, cols] / clip - 1.0) / (2.0 * sigma ** 2)
+        epochs = llr.shape[0] // per_epoch
+        blocks = llr[:epochs * per_epoch].reshape(epochs, per_epoch, -1)
+        return (special.logsumexp(blocks, axis=1) - np.log(per_epoch)).sum(axis=0)
+
+    return score
+
+
+def _claims(mech: DPSGD, delta: float) -> tuple[Guarantee | CurveClaim, ...]:
+    g = mech.guarantees(delta)[0]
+    curve = accountant_curve(mech.noise_multiplier, mech.sampling_probability, mech.steps)
+    return (g, curve)
+
+
+# What each variant must give (measured on seeds 0–4 at m = 1000, claims of σ = 1.19 for the twins):
+# noise × 0.5 is refuted through the curve (its (ε, δ) bound stays near 2); unclipped canaries
+# through both.  The shuffled loader is not listed: isolated canaries cannot refute it (module
+# docstring), and a verdict expected to be "pass" on a broken mechanism would be no check.
+_EXPECTED: dict[str, dict[str, str]] = {
+    "none": {"dpsgd/accountant": "pass", "dpsgd/curve": "pass"},
+    "noise-halved": {"dpsgd/curve": "violation"},
+    "no-clip-canaries": {"dpsgd/accountant": "violation", "dpsgd/curve": "violation"},
+}
+
+
+def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5, sampling_probability: float = 0.02,
+                    steps: int = 500, n_base: int = 2000, features: int = 16, clip: float = 1.0,
+                    noise_multiplier: float | None = None, bug: str = "none", scorer: str = "poisson",
+                    data_seed: int = 12345) -> CanaryDesign:
+    """m isolated gradient canaries against DP-SGD calibrated (by the accountant) to ``epsilon``
+    at ``delta``, or run at ``noise_multiplier`` when given.  ``bug`` makes a faulty twin that
+    keeps the correct claims (expected: a violation)."""
+    require(isinstance(m, int) and m >= 2, "m", m, "must be an integer >= 2")
+    require(bug in BUGS, "bug", bug, f"must be one of {', '.join(BUGS)}")
+    require(scorer in ("poisson", "shuffle"), "scorer", scorer, "must be poisson or shuffle")
+    sigma = noise_for_epsilon(epsilon, sampling_probability, steps, delta) if noise_multiplier is None \
+        else float(noise_multiplier)
+    mech = DPSGD(noise_multiplier=sigma, sampling_probability=float(sampling_probability), steps=steps, clip=clip,
+                 bug=bug)
+    dim = features + m
+    base = preference_data(n_base, features, dim, np.random.default_rng(data_seed))
+    canaries = np.zeros((m, dim + 2))
+    canaries[np.arange(m), features + np.arange(m)] = CANARY_NORM * clip
+    canaries[:, -1] = 1.0  # kind: gradient canary
+    claims = _claims(mech, delta)
+    return CanaryDesign(
+        name=f"dpsgd-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=mech, canaries=list(canaries),
+        scorer=(whitebox_score if scorer == "poisson" else shuffle_score)(sigma, float(sampling_probability), clip,
+                                                                          features),
+        claims=claims, rule=RULE,
+        base=base, deltas=(delta,), expected=_EXPECTED.get(bug, {}),
+        description=f"DP-SGD reward model, sigma={sigma}, q={sampling_probability}, T={steps}, m={m} gradient "
+                    f"canaries (white box), bug={bug}")
+
+
+def blackbox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5, sampling_probability: float = 0.02,
+                    steps: int = 500, n_base: int = 2000, features: int = 16, clip: float = 1.0,
+                    amplitude: float = 1.0, data_seed: int = 12345) -> CanaryDesign:
+    """m input canaries with private features; score = the last iterate's canary coordinate."""
+    sigma = noise_for_epsilon(epsilon, sampling_probability, steps, delta)
+    mech = DPSGD(noise_multiplier=sigma, sampling_probability=float(sampling_probability), steps=steps, clip=clip,
+                 keep_updates=False)
+    dim = features + m
+    base = preference_data(n_base, features, dim, np.random.default_rng(data_seed))
+    canaries = np.zeros((m, dim + 2))
+    canaries[np.arange(m), features + np.arange(m)] = amplitude
+    canaries[:, -2] = 1.0  # label: preferred
+
+    def score(output: DPSGDOutput, cans: Sequence[Any]) -> np.ndarray:
+        return output.theta[features + np.arange(len(cans))]
+
+    claims = _claims(mech, delta)
+    return CanaryDesign(name="dpsgd-blackbox", mechanism=mech, canaries=list(canaries), scorer=score, claims=claims,
+                        rule=RULE, base=base, deltas=(delta,), expected={c.claim_id: "pass" for c in claims},
+                        description=f"DP-SGD reward model, sigma={sigma}, m={m} input canaries (black box)")
+
+
+def family_rejection(result: OneRunResult, mech: DPSGD, *, delta: float = 1e-5, lower: float = 0.3,
+                     upper: float = 20.0) -> FamilyRejection:
+    """The strongest DP-SGD accountant curve (same q and T, σ varied) the run rejects, read as ε
+    at ``delta`` (valid against that family only).  Curves use a coarser PLD discretisation
+    (1e-3, still pessimistic, hence still weaker claims than the true curves); the reading uses
+    the optimistic PLD, a lower estimate of the member's ε, so it is never overstated."""
+    q, t = mech.sampling_probability, mech.steps
+
+    def curve(s: float) -> CurveClaim:
+        return accountant_curve(round(s, 6), q, t, discretisation=1e-3, claim_id="dpsgd/family")
+
+    return strongest_rejected(result.tests, curve, lower=lower, upper=upper, delta=delta,
+                              read=lambda s: optimistic_epsilon(round(s, 6), q, t, delta),
+                              family=f"DP-SGD accountant curves (q={q:g}, T={t}, sigma varied)")
