@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+pytest.importorskip("dp_accounting", reason="the onerun extra (dp-accounting) is not installed")
+
 from dpaudit.core import InputError
 from dpaudit.mechanisms.dpsgd import DPSGD, accountant_epsilon, preference_data, records
 from dpaudit.onerun import gdp, gdp_epsilon
