@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, outcome
+from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, outcome
 
 WIDTH = 100  # the default table's width: a terminal's, with room
 
@@ -37,9 +37,8 @@ def value_views_note(r: dict[str, Any]) -> str | None:
         return None
     holds = vv["verdict"] != "violation"
     word = "holds" if holds else "does not hold"
-    return (f"the implementation leaks through its doubles (eps_lower {fmt(r['epsilon_lower'])}); the mechanism, "
-            f"as mathematics, {word} its eps = {fmt(r['epsilon_claim'])} ({fmt(vv['epsilon_lower'])}, "
-            f"{vv['finding']})")
+    return (f"{doubles_words(r['epsilon_lower'], vv['epsilon_lower'])}; the mechanism, as mathematics, {word} its "
+            f"eps = {fmt(r['epsilon_claim'])} ({fmt(vv['epsilon_lower'])}, {vv['finding']})")
 
 
 def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, width: int = WIDTH) -> str:

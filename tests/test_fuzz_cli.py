@@ -33,6 +33,7 @@ import pytest
 from scipy import stats
 
 from dpaudit import cli
+from dpaudit.cli import run as cli_run  # the run verb's module: where its table and writes are looked up
 from dpaudit.engine.results import outcome
 
 PAIR = "tests.plugins.user_mechanisms:pair"
@@ -230,13 +231,13 @@ def _failure_is_real(record, truths):
 @contextlib.contextmanager
 def _captured_records(monkeypatch):
     seen = []
-    real = cli.summary_table
+    real = cli_run.summary_table
 
     def capture(records, **options):
         seen.append(copy.deepcopy(records))
         return real(records, **options)
 
-    monkeypatch.setattr(cli, "summary_table", capture)
+    monkeypatch.setattr(cli_run, "summary_table", capture)
     yield seen
 
 
@@ -250,7 +251,7 @@ def _check(invocation, monkeypatch, seen):
     out, err = io.StringIO(), io.StringIO()
     with monkeypatch.context() as patch:
         if invocation.fault:  # an environment fault of our making: every result write fails
-            patch.setattr(cli, "write_atomic", _full_disk)
+            patch.setattr(cli_run, "write_atomic", _full_disk)
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 code = cli.main(invocation.argv)

@@ -245,3 +245,18 @@ def test_the_footer_counts_in_words():
     record = {"claim_id": "c", "scenario": "s", "mechanism": "m", "pair": "p"}
     assert "1 check in 1 scenario," in footer([record], 1, "x", 0.0, True)
     assert "2 checks in 2 scenarios," in footer([record, record], 2, "x", 0.0, True)
+
+
+def test_on_values_of_one_grid_the_floating_view_is_not_called_a_leak_of_the_doubles():
+    class Integer(FloatLaplace):  # integer outputs: the floating view's categories are a coarse histogram
+        def sample(self, data, size, rng):
+            return np.round(super().sample(data, size, rng))
+
+    r = audit_mechanism(Integer(0.5), D, D_PRIME, samples=200_000, epsilon=1.0, seed=0)
+    vv = r.records()[0]["value_views"]
+    if vv is not None:  # the floating view decided: it must not be read as an implementation leak
+        assert "leaks through its doubles" not in str(r)
+        assert "sees no more than the values" in str(r)
+    text = str(FloatLaplace(0.5).name)  # and a real float leak is still called one
+    leak = audit_mechanism(FloatLaplace(0.5), D, D_PRIME, samples=50_000, epsilon=1.0, seed=0)
+    assert text and "leaks through its doubles" in str(leak)

@@ -16,6 +16,8 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.core import Claim
+from dpaudit.engine import plan as budget_plan
+from dpaudit.engine.execution import Execution
 from dpaudit.engine.results import AuditResult, outcome
 
 MISSED = "MISSED expected violation"
@@ -44,9 +46,6 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
     """For each scenario with a missed expected refutation: the samples per side the planner
     (:func:`dpaudit.engine.plan.plan`, a pilot run) says the first refutation needs, and the
     command that explains it (``plan SCENARIO`` for a suite's scenario)."""
-    from dpaudit.engine import plan as budget_plan  # a pilot run: only when a refutation was missed
-    from dpaudit.engine.execution import Execution
-
     missed = {r["scenario"] for r in records if outcome(r) == MISSED}
     suite_names = {sc.name for name in ("errata", "full") for sc in catalog.suite(name)}
     notes = []

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpaudit.core import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, check_nonnegative, is_real, require
 from dpaudit.engine import exact, runner
-from dpaudit.engine.estimate import check_confidence, check_deltas
+from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.identity import describe, fingerprint
 from dpaudit.engine.results import AuditResult, ClaimCheck
@@ -386,8 +386,6 @@ def _value_views_estimate(mechanism: Any, d: Any, d_prime: Any, est: Any, levels
                    for c, i in zip(checked, claim_level, strict=True))
     if not floating:
         return None
-    from dpaudit.engine.estimate import resolve_views  # the views the first estimate searched
-
     views = tuple(v for v in resolve_views(discrete, events) if v != "floating")
     if not views:
         return None

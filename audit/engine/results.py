@@ -175,9 +175,22 @@ def two_verdicts(c: ClaimCheck) -> str:
     vv = c.value_views
     assert vv is not None, "only said of a claim with value views"
     word = "holds" if vv["verdict"] == "pass" else "does not hold"
-    return (f"The implementation leaks through its doubles (epsilon_lower {c.epsilon_lower:.4g}, floating view); "
+    return (f"{doubles_words(c.epsilon_lower, vv['epsilon_lower'], 'epsilon_lower').capitalize()}; "
             f"the mechanism, as mathematics, {word} its epsilon = {c.claim.epsilon:.4g} "
             f"({vv['epsilon_lower']:.4g} from the value views: {vv['finding']}).")
+
+
+def doubles_words(floating: float | None, values: float, name: str = "eps_lower") -> str:
+    """What the floating view's bound says beside the value views': a leak of the doubles when it
+    certifies more than any event on the values (on outputs that are values on one grid its
+    categories are only a coarse histogram, and it certifies no more than they do)."""
+    if floating is not None and floating > values:
+        return f"the implementation leaks through its doubles ({name} {floating:.4g}, floating view)"
+    return f"the floating view ({name} {_short(floating)}) sees no more than the values"
+
+
+def _short(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _most_severe(findings: Sequence[str]) -> str:
