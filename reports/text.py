@@ -108,7 +108,7 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     sequential = any(r.get("sequential") for r in records)
     head = ("scenario", "claim", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "eps_sup", "verdict",
             "outcome") + (("samples",) if sequential else ())
-    rows = [head]
+    rows: list[tuple[str, ...]] = [head]
     notes: dict[int, list[str]] = {}
     for r in records:
         row = (r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
@@ -127,8 +127,8 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
             notes[len(rows) - 1] = extra
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = []
-    for i, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    for i, cells in enumerate(rows):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(cells, widths, strict=True)).rstrip())
         lines += [" " * (widths[0] + 2) + note for note in notes.get(i, ())]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"

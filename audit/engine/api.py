@@ -389,8 +389,11 @@ def _value_views_estimate(mechanism: Any, d: Any, d_prime: Any, est: Any, levels
     views = tuple(v for v in resolve_views(discrete, events) if v != "floating")
     if not views:
         return None
+    # its progress continues the scenario's bar under its own label (the overall line was said once)
+    second = replace(execution, label=f"{execution.label or runner.mechanism_name(mechanism)}: value views",
+                     position=None)
     return runner.estimate(mechanism, d, d_prime, samples=est.samples, levels=levels, seed=seed,
-                           execution=execution, key=(*key, VALUE_VIEWS_KEY), discrete=discrete, events=views)
+                           execution=second, key=(*key, VALUE_VIEWS_KEY), discrete=discrete, events=views)
 
 
 def _freezable(data: Any) -> bool:

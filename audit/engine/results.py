@@ -148,7 +148,8 @@ class ClaimCheck:
     @property
     def as_expected(self) -> bool:
         """The finding agrees with the expectation (or, with none, refutes nothing): :func:`outcome` is ok."""
-        return outcome({"finding": self.finding, "expected_verdict": self.expected_verdict}) in OK_OUTCOMES
+        return outcome({"finding": self.finding, "expected_verdict": self.expected_verdict,
+                        "claim_status": self.status}) in OK_OUTCOMES
 
     def to_dict(self) -> dict[str, Any]:
         c, info = self.claim, self.info
@@ -487,7 +488,7 @@ def outcome(record: Mapping[str, Any]) -> str:
     refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
     if expected in ("violation", "exact-violation"):
         # A claim the registry does not know is the user's own: no paper printed it, so no erratum.
-        own = not record.get("claim_status")
+        own = "claim_status" in record and record["claim_status"] is None
         if found == REFUTED_EMPIRICAL:
             return EXPECTED_CAUGHT if own else "known erratum — caught"
         if found == REFUTED_WHITE_BOX and expected == "exact-violation":
