@@ -324,7 +324,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                 raise InputError(f"scenario {sc.name!r}: {exc}") from None
             except runner.MechanismError as exc:
                 raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
-            if not sc.expected and is_builtin(sc.mechanism):  # the registry's errata are expected refutations
+            # one mechanism or a config scenario without `expected`: the registry's errata are expected
+            # refutations (a suite's scenarios state their own expectations)
+            if suite is None and not sc.expected and is_builtin(sc.mechanism):
                 results[-1] = with_registry_expectations(results[-1], registry)
             if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
