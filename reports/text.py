@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.engine.results import NOT_REPRODUCIBLE, outcome
+from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, outcome
+
+WIDTH = 100  # the default table's width: a terminal's, with room
 
 
 def fmt(value: Any) -> str:
@@ -20,7 +23,82 @@ def fmt(value: Any) -> str:
     return f"{value:.3g}"
 
 
-def summary_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
+def summary_table(records: Sequence[dict[str, Any]], witness: bool = False, wide: bool = False) -> str:
+    """The run's table: :func:`compact_table` (at most :data:`WIDTH` columns), or with ``wide``
+    :func:`wide_table` (every column and the premise notes)."""
+    return wide_table(records, witness) if wide else compact_table(records, witness)
+
+
+def value_views_note(r: dict[str, Any]) -> str | None:
+    """The second verdict of a real-valued output, when the floating view decided: what the value
+    views (rows, threshold, histogram) say of the mechanism as mathematics."""
+    vv = r.get("value_views")
+    if not vv or r.get("epsilon_claim") is None:
+        return None
+    holds = vv["verdict"] != "violation"
+    word = "holds" if holds else "does not hold"
+    return (f"{doubles_words(r['epsilon_lower'], vv['epsilon_lower'])}; the mechanism, as mathematics, {word} its "
+            f"eps = {fmt(r['epsilon_claim'])} ({fmt(vv['epsilon_lower'])}, {vv['finding']})")
+
+
+def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, width: int = WIDTH) -> str:
+    """One header line per scenario, then one line per claim: claim, δ, ε_claim, ε_lower, ε_exact,
+    the finding; an outcome other than ok, and the value views' verdict, on a line under it.
+    Columns are dropped (samples, ε_exact, δ) and the claim id clipped until a line fits ``width``."""
+    sequential = any(r.get("sequential") for r in records)
+    names = ["claim", "delta", "eps_claim", "eps_lower", "eps_exact", "finding"] + (["samples"] if sequential else [])
+    rows = [{"claim": "  " + (r["claim_id"] or "-"), "delta": fmt(r["delta"]), "eps_claim": fmt(r["epsilon_claim"]),
+             "eps_lower": fmt(r["epsilon_lower"]), "eps_exact": fmt(r["epsilon_exact"]), "finding": r["finding"],
+             "samples": str(r["samples"])} for r in records]
+    head = {n: n for n in names}
+    head["claim"] = "scenario / claim"
+
+    def widths(cols: list[str]) -> dict[str, int]:
+        return {c: max(len(x[c]) for x in [head, *rows]) for c in cols}
+
+    for drop in ("samples", "eps_exact", "delta"):
+        if sum(widths(names).values()) + 2 * (len(names) - 1) <= width:
+            break
+        if drop in names:
+            names.remove(drop)
+    w = widths(names)
+    over = sum(w.values()) + 2 * (len(names) - 1) - width
+    if over > 0:
+        w["claim"] = max(12, w["claim"] - over)
+
+    def line(cells: dict[str, str]) -> str:
+        out = []
+        for c in names:
+            text = cells[c]
+            if len(text) > w[c]:
+                text = text[: w[c] - 1] + "…"
+            out.append(text.ljust(w[c]))
+        return "  ".join(out).rstrip()
+
+    lines = [line(head), "  ".join("-" * w[c] for c in names)]
+    last = None
+    for r, cells in zip(records, rows, strict=True):
+        scenario = r["scenario"] or r["mechanism"]
+        if scenario != last:
+            lines.append(scenario if len(scenario) <= width else scenario[: width - 1] + "…")
+            last = scenario
+        lines.append(line(cells))
+        notes = []
+        said = outcome(r)
+        if said != "ok":
+            notes.append(f"outcome: {said}")
+        vv = value_views_note(r)
+        if vv:
+            notes.append(vv)
+        event = r.get("event") or {}
+        if witness and event.get("witness"):
+            notes.append(f"witness: {event['witness']}")
+        for note in notes:
+            lines += textwrap.wrap(note, width=width, initial_indent="      ", subsequent_indent="        ")
+    return "\n".join(lines) + "\n"
+
+
+def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     """One line per record: scenario, claim, its registry status, δ, ε_claim, ε_lower, ε_exact, the
     supremum of the pure loss over reference policies (pure claims of KL mechanisms), the verdict
     that combines both witnesses, and the outcome (as expected or not); a claim outside its
@@ -30,7 +108,7 @@ def summary_table(records: Sequence[dict[str, Any]], witness: bool = False) -> s
     sequential = any(r.get("sequential") for r in records)
     head = ("scenario", "claim", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "eps_sup", "verdict",
             "outcome") + (("samples",) if sequential else ())
-    rows = [head]
+    rows: list[tuple[str, ...]] = [head]
     notes: dict[int, list[str]] = {}
     for r in records:
         row = (r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
@@ -40,6 +118,8 @@ def summary_table(records: Sequence[dict[str, Any]], witness: bool = False) -> s
         extra = []
         if r.get("premise"):
             extra.append(r["premise"])
+        if value_views_note(r):
+            extra.append(value_views_note(r))
         event = r.get("event") or {}
         if witness and event.get("witness"):
             extra.append(f"witness: {event['witness']}")
@@ -47,8 +127,8 @@ def summary_table(records: Sequence[dict[str, Any]], witness: bool = False) -> s
             notes[len(rows) - 1] = extra
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = []
-    for i, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    for i, cells in enumerate(rows):
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(cells, widths, strict=True)).rstrip())
         lines += [" " * (widths[0] + 2) + note for note in notes.get(i, ())]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
@@ -70,7 +150,12 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
                      f"{sum(r['samples'] for r in runs.values())} samples per side used in all")
     unseeded = sorted({r["scenario"] or r["mechanism"] for r in records if r.get("seeded") is False})
     warning = f"\n{NOT_REPRODUCIBLE.upper()}: {', '.join(unseeded)}\n" if unseeded else ""
-    return f"\n{len(checked)} checks in {scenarios} scenarios, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
+    counted = f"{_count(len(checked), 'check')} in {_count(scenarios, 'scenario')}"
+    return f"\n{counted}, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def errata_note(records: Sequence[dict[str, Any]]) -> str:
@@ -88,11 +173,11 @@ def errata_note(records: Sequence[dict[str, Any]]) -> str:
         if r["verdict"] == "violation":
             lines.append(f"{head}: eps_lower {fmt(r['epsilon_lower'])} > {fmt(r['epsilon_claim'])} at delta "
                          f"{fmt(r['delta'])} from {r['samples']:.3g} samples per side in {r['seconds']:.1f} s "
-                         f"(white box: {r['exact_verdict'] or '-'})")
+                         f"(white box: {WHITE_BOX_WORDS.get(r['exact_verdict'] or '', '-')})")
         else:
             lines.append(f"{head}: NOT refuted from samples (eps_lower {fmt(r['epsilon_lower'])} <= "
                          f"{fmt(r['epsilon_claim'])} after {r['samples']:.3g} samples per side; white box: "
-                         f"{r['exact_verdict'] or '-'})")
+                         f"{WHITE_BOX_WORDS.get(r['exact_verdict'] or '', '-')})")
     if not lines:
         return ""
     claims = {r["claim_id"] for r in refuted}

@@ -222,7 +222,9 @@ def test_python_m_audit_run_defaults_exit_0(default_suite_run):
 
 def test_list_shows_mechanisms_and_suite(cli):
     proc = cli("list")
-    assert proc.returncode == 0 and "kl-bandit" in proc.stdout and "kl-mab-a24-row3" in proc.stdout
+    assert proc.returncode == 0 and "\n  kl-bandit " in proc.stdout and "default (" in proc.stdout
+    listed = cli("list", "--json")  # the suites' scenarios, one by one
+    assert listed.returncode == 0 and "kl-mab-a24-row3" in listed.stdout
 
 
 @pytest.mark.slow  # the session's default-suite run (~60 s + ~30 s PDF)

@@ -49,9 +49,11 @@ def test_run_witness_prints_each_rows_witness_under_it(capsys):
     assert main([*args, "--witness"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert "witness:" not in plain
-    row = next(i for i, line in enumerate(lines) if line.startswith("user-noisy-count"))
-    assert lines[row + 1].lstrip().startswith("witness: S = output")
-    assert "under D" in lines[row + 1] and "Clopper-Pearson" in lines[row + 1]
+    row = next(i for i, line in enumerate(lines) if line.startswith("  user/claim"))  # under its scenario's line
+    assert lines[row - 1].startswith("user-noisy-count")
+    witness = " ".join(line.strip() for line in lines[row + 1:] if line.startswith("      "))
+    assert witness.startswith("witness: S = output")
+    assert "under D" in witness and "Clopper-Pearson" in witness
 
 
 def test_sequential_runs_show_the_samples_they_used(capsys):
@@ -59,7 +61,8 @@ def test_sequential_runs_show_the_samples_they_used(capsys):
             "tests.plugins.user_mechanisms:pair", "--epsilon", "0.5", "--samples", "2e6", "--quiet", "--sequential"]
     assert main(args) == 1
     out = capsys.readouterr().out
-    header, _, row = out.splitlines()[:3]
+    header, _, scenario, row = out.splitlines()[:4]
+    assert scenario.startswith("user-noisy-count-leaky")
     assert header.split()[-1] == "samples"
     used = int(row.split()[-1])
     assert used < 2_000_000

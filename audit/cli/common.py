@@ -72,13 +72,15 @@ class _Session:
     folder: Path | None = None
 
 
-def _write_report(final: dict[str, Any], path: Path) -> None:
+def _write_report(final: dict[str, Any], path: Path) -> bool:
     """``run --out``'s PDF; without the [report] extra the results and summary are written anyway
-    and the run says the PDF was skipped (its exit status stays the verdicts')."""
+    and the run says the PDF was skipped (its exit status stays the verdicts').  True if written."""
     try:
         reports.write_pdf(json.loads(dumps(final)), path, families=_report_families())
     except reports.ReportExtraMissing as exc:
         print(f"note: {path} skipped: {exc}", file=sys.stderr)
+        return False
+    return True
 
 
 def _report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:

@@ -8,23 +8,32 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import SUITES
 from dpaudit.cli.common import EXIT_OK, UsageError
+from dpaudit.cli.parser import program_name
+from dpaudit.engine.results import dumps
+
+LIST_SCHEMA_VERSION = 1
 
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data (configs/ in a checkout links here)
 
 
 def _list(args: argparse.Namespace) -> int:
     """``list`` (everything, with each mechanism's parameters), ``list NAME`` or ``list --configs``."""
-    if args.configs:
+    if getattr(args, "json", False):
+        if args.configs or args.mechanism:
+            raise UsageError("list --json describes the whole catalog: drop --configs and NAME")
+        text = dumps(catalog_document())
+    elif args.configs:
         text = _list_configs()
     elif args.mechanism:
         known = catalog.mechanisms()
         if args.mechanism not in known:
             raise UsageError(f"list: {args.mechanism!r} is not a built-in mechanism"
-                             f"{catalog.suggest(args.mechanism, list(known))}; `python -m audit list` shows them all")
+                             f"{catalog.suggest(args.mechanism, list(known))}; `{program_name()} list` shows them all")
         text = _mechanism_details(known[args.mechanism])
     else:
         text = _list_all()
@@ -54,24 +63,41 @@ def _parameter_lines(entry: catalog.MechanismEntry, indent: int) -> list[str]:
     return lines
 
 
-def _list_all() -> str:
-    out = ["Built-in mechanisms (--mechanism NAME --param KEY=VALUE ...; `list NAME` for one in detail).",
-           "Parameters: name, type, default, meaning."]
-    for family in catalog.families():
-        out.append(f"\n[{family.name}] {family.about}")
-        for entry in family.mechanisms:
-            out.append(f"  {entry.name}")
-            out.append(_wrap(entry.about, 6))
-            out += _parameter_lines(entry, 6)
-    out.append(f"\nSweeps (python -m audit sweep NAME): {', '.join(catalog.sweeps())}")
-    for suite in SUITES:
-        out.append(f"\nSuite {suite!r} (python -m audit run --suite {suite}):")
-        for sc in catalog.suite(suite):
-            out.append(f"  {sc.name:18s} {sc.about}")
-            out.append(f"  {'':18s} pair: {sc.pair.description} [{sc.pair.relation}]")
-            out += [f"  {'':18s} expects {cid}: {verdict}" for cid, verdict in sc.expected.items()]
-    out.append("\nSample configs: python -m audit list --configs")
+def _list_all(width: int = 100) -> str:
+    """One line per mechanism (name, family, what it is), then one line per suite and the sweeps."""
+    prog = program_name()
+    out = [f"Built-in mechanisms ({prog} list NAME: its parameters and claims):"]
+    entries = [(entry, family.name) for family in catalog.families() for entry in family.mechanisms]
+    name_w = max(len(e.name) for e, _ in entries)
+    family_w = max(len(f) for _, f in entries)
+    for entry, family in entries:
+        head = f"  {entry.name:{name_w}}  {family:{family_w}}  "
+        out.append(head + textwrap.shorten(entry.about, width=max(20, width - len(head)), placeholder=" …"))
+    sizes = ", ".join(f"{suite} ({len(catalog.suite(suite))})" for suite in SUITES) + " scenarios"
+    out.append(f"Suites ({prog} run --suite NAME): {sizes}")
+    out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
+    out.append(f"Sample configs: {prog} list --configs; everything as JSON: {prog} list --json")
     return "\n".join(out) + "\n"
+
+
+def catalog_document() -> dict[str, Any]:
+    """``list --json`` (schema ``schemas/list.schema.json``): every family, mechanism (parameters,
+    registry claims), suite scenario and sweep."""
+    families = []
+    for family in catalog.families():
+        mechanisms = []
+        for entry in family.mechanisms:
+            params = [{"name": p.name, "type": p.type or None, "default": p.default, "meaning": p.meaning or None}
+                      for p in entry.parameter_table()]
+            claims = [{"id": c.id, "status": c.status, "document": c.document, "where": c.where,
+                       "relations": list(c.relations), "statement": c.statement}
+                      for c in catalog.mechanism_claims(entry.name)]
+            mechanisms.append({"name": entry.name, "about": entry.about, "parameters": params, "claims": claims})
+        families.append({"name": family.name, "about": family.about, "mechanisms": mechanisms})
+    suites = {suite: [{"name": sc.name, "about": sc.about, "pair": sc.pair.description,
+                       "relation": sc.pair.relation, "expected": dict(sc.expected)} for sc in catalog.suite(suite)]
+              for suite in SUITES}
+    return {"schema": LIST_SCHEMA_VERSION, "families": families, "suites": suites, "sweeps": list(catalog.sweeps())}
 
 
 def _mechanism_details(entry: catalog.MechanismEntry) -> str:

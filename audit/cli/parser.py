@@ -138,9 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="stop each audit as soon as a violation is certified or none can be reached")
     run.add_argument("--quiet", action="store_true", help="no progress bars")
     run.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
+    run.add_argument("--wide", action="store_true",
+                     help="the wide table: every column (status, eps_exact, eps_sup) and the premise notes")
+    run.add_argument("--json", action="store_true",
+                     help="print the results as JSON (schema dpaudit/cli/schemas/run.schema.json) instead of the "
+                          "table; messages go to stderr")
     ls = sub.add_parser("list", help="the built-in mechanisms (with their parameters), sweeps, suites and configs")
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
+    ls.add_argument("--json", action="store_true",
+                    help="the catalog as JSON (schema dpaudit/cli/schemas/list.schema.json)")
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
     rp.add_argument("results", type=_path, nargs="+",
                     help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
@@ -172,6 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=_path, help="a results.json written by run --out, or that folder")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
+    sm.add_argument("--wide", action="store_true",
+                    help="the wide table: every column (status, eps_exact, eps_sup) and the premise notes")
+    sm.add_argument("--json", action="store_true",
+                    help="print the checked results as JSON (schema dpaudit/cli/schemas/summary.schema.json)")
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
     sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")
     sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")

@@ -27,7 +27,8 @@ from dpaudit.cli.common import (
     _Session,
     _write_report,
 )
-from dpaudit.cli.parser import build_parser
+from dpaudit.cli.expectations import is_builtin, missed_notes, with_registry_expectations
+from dpaudit.cli.parser import build_parser, program_name
 from dpaudit.core import Guarantee, InputError
 from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
@@ -325,6 +326,10 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                 raise InputError(f"scenario {sc.name!r}: {exc}") from None
             except runner.MechanismError as exc:
                 raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
+            # one mechanism or a config scenario without `expected`: the registry's errata are expected
+            # refutations (a suite's scenarios state their own expectations)
+            if suite is None and not sc.expected and is_builtin(sc.mechanism):
+                results[-1] = with_registry_expectations(results[-1], registry)
             if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
                 break
             if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
@@ -333,18 +338,27 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         if client is not None:
             client.close()
     final = payload(results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - clock)
-    table = summary_table(final["records"], witness=getattr(args, "witness", False))
     ok = final["as_expected"]
+    table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
     footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
                          f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
     if suite in catalog.SEQUENTIAL_SUITES:
         footer += errata_note(final["records"])
-    sys.stdout.write(table + footer)
+    if not ok:
+        notes = missed_notes(final["records"], plan.scenarios, samples=st.samples, confidence=st.confidence,
+                             seed=st.seed, program=program_name())
+        footer += "".join(f"{note}\n" for note in notes)
+    as_json = getattr(args, "json", False)
+    # --json: stdout holds the JSON document only; the table goes nowhere, messages to stderr
+    sys.stdout.write(dumps(final) if as_json else table + footer)
     if out:
         write_atomic(out / "results.json", dumps(final))
         write_atomic(out / "summary.txt", table + footer)
         # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
-        _write_report(final, out / "report.pdf")
+        written = [out / "results.json", out / "summary.txt"]
+        if _write_report(final, out / "report.pdf"):
+            written.append(out / "report.pdf")
+        print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
     return EXIT_OK if ok else EXIT_FAIL
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from dpaudit.core import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, check_nonnegative, is_real, require
 from dpaudit.engine import exact, runner
-from dpaudit.engine.estimate import check_confidence, check_deltas
+from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.identity import describe, fingerprint
 from dpaudit.engine.results import AuditResult, ClaimCheck
@@ -344,9 +344,13 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                  for dl in level_deltas}
         known = {dl: v for dl, v in curve.items() if v is not None}
         white = known if len(known) == len(curve) else None
+    value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=seed,
+                                  execution=execution, key=context.key, discrete=discrete, events=events)
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
-                              expected.get(c.claim_id), context.registry.get(c.claim_id))
+                              expected.get(c.claim_id), context.registry.get(c.claim_id),
+                              None if value is None or i is None or est.at(c.delta, i).event.view != "floating"
+                              else value.at(c.delta, i))
                    for c, i in zip(checked, claim_level, strict=True))
     name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
     sup = (_exact_value(mechanism, _ask(mechanism, "epsilon_sup_pi0", d, d_prime), "epsilon_sup_pi0")
@@ -358,6 +362,38 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                        claims=checks, seed=seed, seconds=time.perf_counter() - start,
                        scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
                        distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
+
+
+VALUE_VIEWS_KEY = 0x56414C  # appended to a scenario's key: the value views' own samples ("VAL")
+
+
+def _value_views_estimate(mechanism: Any, d: Any, d_prime: Any, est: Any, levels: list[tuple[float, float]],
+                          claim_level: list[int | None], checked: list[Guarantee], *, seed: int,
+                          execution: Execution, key: tuple[int, ...], discrete: bool | None,
+                          events: str | Sequence[str]) -> Any:
+    """When the floating view decided an applicable claim's bound: a second estimate with the value
+    views alone (the chosen views minus ``floating``: rows, threshold, histogram), or None.
+
+    A real output computed in doubles answers two questions: does the *implementation* leak (the
+    floating view sees the doubles' low bits; Mironov, CCS 2012, §3), and does the *mechanism, as
+    mathematics*, keep its ε (only events on the values can say).  The second estimate draws its own
+    samples (the scenario's key extended by :data:`VALUE_VIEWS_KEY`: fresh, independent draws, as many
+    per side as the first estimate used) and chooses its own event on its own selection split, so each
+    of its bounds is an ordinary Clopper–Pearson bound valid with its level's confidence on its own;
+    the two verdicts of one claim hold together with confidence ≥ 1 − 2(1 − confidence) (a union
+    bound).  It costs a second pass over the samples, only when the floating view decided."""
+    floating = any(i is not None and c.applicable and est.at(c.delta, i).event.view == "floating"
+                   for c, i in zip(checked, claim_level, strict=True))
+    if not floating:
+        return None
+    views = tuple(v for v in resolve_views(discrete, events) if v != "floating")
+    if not views:
+        return None
+    # its progress continues the scenario's bar under its own label (the overall line was said once)
+    second = replace(execution, label=f"{execution.label or runner.mechanism_name(mechanism)}: value views",
+                     position=None)
+    return runner.estimate(mechanism, d, d_prime, samples=est.samples, levels=levels, seed=seed,
+                           execution=second, key=(*key, VALUE_VIEWS_KEY), discrete=discrete, events=views)
 
 
 def _freezable(data: Any) -> bool:

@@ -46,6 +46,16 @@ NOT_APPLICABLE = "not-applicable"
 # mechanism's own code; the white box depends on our model of it).
 FINDINGS = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS, NOT_APPLICABLE)
 NO_CLAIM = "no claim checked"  # the finding of a record with no claim: eps_lower measured only
+# The JSON contract codes (``verdict`` of a record) and the finding word each can carry: humans read
+# the words, programs the codes; the schema (dpaudit/cli/schemas) documents the correspondence.
+VERDICT_FINDINGS = {"violation": (REFUTED_EMPIRICAL,),
+                    "pass": (REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS),
+                    "not-applicable": (NOT_APPLICABLE, NO_CLAIM)}
+# How a human surface says the white box's code and an expectation code.
+WHITE_BOX_WORDS = {"violation": "refutes it", "pass": "holds", "not-applicable": NOT_APPLICABLE}
+EXPECTATION_WORDS = {"violation": "expected refuted (empirical)",
+                     "exact-violation": "expected refuted (white box or empirical)",
+                     "pass": "expected to hold", "not-applicable": "expected not-applicable"}
 NOT_REPRODUCIBLE = "not reproducible: unseeded mechanism"  # said of results of a mechanism with seeded = False
 
 
@@ -64,6 +74,20 @@ class ClaimCheck:
     epsilon_exact: float | None
     expected_verdict: str | None = None
     info: Claim | None = None
+    # When the floating view decided (a real output's doubles): the best bound of the value views
+    # (rows, threshold, histogram) at the same level, from their own selection on their own samples.
+    value_bound: Bound | None = None
+
+    @property
+    def value_views(self) -> dict[str, Any] | None:
+        """The second verdict of a real-valued output: what the value views say of the mechanism as
+        mathematics, beside the floating view's verdict on its implementation (see ``value_bound``)."""
+        if self.value_bound is None or not self.claim.applicable:
+            return None
+        lower = self.value_bound.epsilon_lower
+        verdict = "violation" if lower > self.claim.epsilon else "pass"
+        return {"epsilon_lower": lower, "verdict": verdict, "finding": finding(verdict, None, self.status),
+                "confidence": self.value_bound.confidence, "event": self.value_bound.to_dict()}
 
     @property
     def epsilon_lower(self) -> float | None:
@@ -124,7 +148,8 @@ class ClaimCheck:
     @property
     def as_expected(self) -> bool:
         """The finding agrees with the expectation (or, with none, refutes nothing): :func:`outcome` is ok."""
-        return outcome({"finding": self.finding, "expected_verdict": self.expected_verdict}) in OK_OUTCOMES
+        return outcome({"finding": self.finding, "expected_verdict": self.expected_verdict,
+                        "claim_status": self.status}) in OK_OUTCOMES
 
     def to_dict(self) -> dict[str, Any]:
         c, info = self.claim, self.info
@@ -142,7 +167,31 @@ class ClaimCheck:
                 "premise": self.premise_note,
                 "expected_verdict": self.expected_verdict, "as_expected": self.as_expected,
                 "slack": self.slack, "tightness": self.tightness,
-                "event": None if self.bound is None else self.bound.to_dict()}
+                "event": None if self.bound is None else self.bound.to_dict(), "value_views": self.value_views}
+
+
+def two_verdicts(c: ClaimCheck) -> str:
+    """The two verdicts of a real-valued output in words, when the floating view decided: the
+    implementation's (its doubles) and the mechanism's as mathematics (the value views)."""
+    vv = c.value_views
+    assert vv is not None, "only said of a claim with value views"
+    word = "holds" if vv["verdict"] == "pass" else "does not hold"
+    return (f"{doubles_words(c.epsilon_lower, vv['epsilon_lower'], 'epsilon_lower').capitalize()}; "
+            f"the mechanism, as mathematics, {word} its epsilon = {c.claim.epsilon:.4g} "
+            f"({vv['epsilon_lower']:.4g} from the value views: {vv['finding']}).")
+
+
+def doubles_words(floating: float | None, values: float, name: str = "eps_lower") -> str:
+    """What the floating view's bound says beside the value views': a leak of the doubles when it
+    certifies more than any event on the values (on outputs that are values on one grid its
+    categories are only a coarse histogram, and it certifies no more than they do)."""
+    if floating is not None and floating > values:
+        return f"the implementation leaks through its doubles ({name} {floating:.4g}, floating view)"
+    return f"the floating view ({name} {_short(floating)}) sees no more than the values"
+
+
+def _short(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _most_severe(findings: Sequence[str]) -> str:
@@ -279,6 +328,10 @@ class AuditResult:
             if len(groups) > 8:
                 said.append(f"and {len(groups) - 8} more claims")
             parts.append(f"Claims: {'; '.join(said)}.")
+        for c in self.claims:
+            if c.value_views is not None:
+                parts.append(two_verdicts(c))
+                break
         violated = [c for c in self.claims if c.verdict == "violation"]
         witness = violated[0].bound if violated else b
         # Structural: a "violation" verdict is only given with a bound (ClaimCheck.verdict).
@@ -320,10 +373,11 @@ class AuditResult:
         head = f"'{cid}' ({len(checks)}-point curve, tightest point {point})" if len(checks) > 1 else f"'{cid}' {point}"
         detail = [f"epsilon_lower {cls._num(worst.epsilon_lower)}"]
         if worst.epsilon_exact is not None:
-            detail.append(f"white box: exact {cls._num(worst.epsilon_exact)}, {worst.exact_verdict}")
+            detail.append(f"white box: exact {cls._num(worst.epsilon_exact)}, "
+                          f"{WHITE_BOX_WORDS.get(worst.exact_verdict or '', '-')}")
         if any(c.expected_verdict for c in checks):
             as_expected = "" if all(c.as_expected for c in checks) else ", NOT as expected"
-            detail.append(f"expected {checks[0].expected_verdict}{as_expected}")
+            detail.append(f"{EXPECTATION_WORDS.get(checks[0].expected_verdict or '', 'expected ?')}{as_expected}")
         return f"{head}: {verdict} ({'; '.join(detail)})"
 
     @staticmethod
@@ -378,7 +432,7 @@ class AuditResult:
                      "delta": b.delta, "epsilon_claim": None, "epsilon_lower": b.epsilon_lower,
                      "epsilon_exact": jsonable(self.epsilon_exact), "verdict": "not-applicable",
                      "exact_verdict": None, "finding": NO_CLAIM, "premise": None, "expected_verdict": None,
-                     "as_expected": True, "event": b.to_dict()}]
+                     "as_expected": True, "event": b.to_dict(), "value_views": None}]
         return [{**head, **c.to_dict(), "relation": self.relation} for c in self.claims]
 
     def to_dict(self) -> dict[str, Any]:
@@ -433,10 +487,12 @@ def outcome(record: Mapping[str, Any]) -> str:
         return "ok"
     refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
     if expected in ("violation", "exact-violation"):
+        # A claim the registry does not know is the user's own: no paper printed it, so no erratum.
+        own = "claim_status" in record and record["claim_status"] is None
         if found == REFUTED_EMPIRICAL:
-            return "known erratum — caught"
+            return EXPECTED_CAUGHT if own else "known erratum — caught"
         if found == REFUTED_WHITE_BOX and expected == "exact-violation":
-            return "known erratum — caught by the white box"
+            return EXPECTED_CAUGHT_WHITE_BOX if own else "known erratum — caught by the white box"
         return "MISSED expected violation"
     if refuted:
         return "UNEXPECTED violation"
@@ -447,7 +503,13 @@ def outcome(record: Mapping[str, Any]) -> str:
     return "ok"
 
 
-OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by the white box")
+EXPECTED_CAUGHT = "expected refutation — caught"
+EXPECTED_CAUGHT_WHITE_BOX = "expected refutation — caught by the white box"
+OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by the white box", EXPECTED_CAUGHT,
+               EXPECTED_CAUGHT_WHITE_BOX)
+# Every word :func:`outcome` can give (the outcome vocabulary of every human surface).
+OUTCOMES = (*OK_OUTCOMES, "MISSED expected violation", "UNEXPECTED violation",
+            "MISMATCH (expected not-applicable)", "MISMATCH (expected pass)")
 
 
 def run_as_expected(records: Sequence[Mapping[str, Any]]) -> bool:

@@ -425,7 +425,9 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             at_look = (k.copy(), done)
             if len(stops) > 1:
                 progress.update(0, 2 * n_sel + 2 * n_done, running_epsilon)  # the look's bound
-                note = f"{RULE}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
+                rule = RULE if len(stops) == len(LOOKS) else (  # a small budget merges looks: say so
+                    f"{RULE}; this budget holds {len(stops)} distinct looks (last {len(stops)} shares renormalised)")
+                note = f"{rule}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
                 if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
                     note += ": stopped, violation certified"
                     break

@@ -294,6 +294,14 @@ def _record(c: _Checker, value: Any, where: str) -> None:
         ev = c.obj(event, f"{where}.event")
         c.counts(c.get(ev, "counts", where), f"{where}.event.counts")
         c.text(ev.get("witness", ""), f"{where}.event.witness")
+    vv = rec.get("value_views")
+    if vv is not None:  # the value views' verdict beside the floating view's (a real-valued output)
+        vv = c.obj(vv, f"{where}.value_views")
+        vv_lower = c.number(c.get(vv, "epsilon_lower", where), f"{where}.value_views.epsilon_lower", 0)
+        vv_verdict = c.choice(c.get(vv, "verdict", where), f"{where}.value_views.verdict", ("pass", "violation"))
+        if claim is None or vv_lower is None or (vv_verdict == "violation") != (vv_lower > claim):
+            c.fail(f"{where}.value_views.verdict", vv_verdict, f"contradicts epsilon_lower {vv_lower} and the claim")
+        c.choice(c.get(vv, "finding", where), f"{where}.value_views.finding", _FINDINGS)
     ok = c.flag(c.get(rec, "as_expected", where), f"{where}.as_expected")
     if ok != (outcome(rec) in OK_OUTCOMES):
         c.fail(f"{where}.as_expected", ok, f"contradicts the record's outcome ({outcome(rec)})")

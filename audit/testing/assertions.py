@@ -25,10 +25,9 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.core import RELATIONS, Guarantee, InputError, is_real, require
-from dpaudit.engine import runner
 from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.estimate import Bound
-from dpaudit.engine.results import AuditResult
+from dpaudit.engine.results import AuditResult, two_verdicts
 from dpaudit.mechanisms.base import capabilities
 from dpaudit.testing import budget
 from dpaudit.testing.budget import current, default_samples, settings
@@ -106,16 +105,20 @@ def _pair_label(d: Any, d_prime: Any) -> str:
 def _violation_message(result: AuditResult, bound: Bound, exact: float | None, epsilon: float, delta: float,
                        confidence: float, seed: int, budget_samples: int) -> str:
     exact_text = "" if exact is None else f"; the exact epsilon of the pair is {exact:.6g}"
-    lines = [f"{result.mechanism} is not ({epsilon:g}, {delta:g})-DP on the pair {result.pair} "
+    check = result.claims[0]
+    lines = [f"{check.finding}: {result.mechanism} is not ({epsilon:g}, {delta:g})-DP on the pair {result.pair} "
              f"[{result.relation}]: epsilon >= {bound.epsilon_lower:.6g} with confidence {confidence:g}{exact_text}.",
              f"Witness: {bound.witness()}."]
+    if check.value_views is not None:  # the floating view decided: what the values say of the mathematics
+        lines.append(two_verdicts(check))
     if result.sequential:
         look = re.search(r"look (\d+) of (\d+) at (\d+) estimation samples", result.sequential)
         where = f"stopped at look {look.group(1)} of {look.group(2)}, after {look.group(3)} estimation samples " \
                 f"per side; " if look else ""
         share = (1 - bound.confidence) / (1 - confidence)
+        rule = result.sequential.split("; look ")[0]  # as the run states it: the looks its budget held
         lines.append(
-            f"Sequential rule: {runner.RULE}. It {where}each look's bound is computed at its own confidence "
+            f"Sequential rule: {rule}. It {where}each look's bound is computed at its own confidence "
             f"1 - {1 - confidence:g} x (its share of alpha), here {bound.confidence:.6g} (share {share:.4g}), so over "
             f"all looks together the violation holds with confidence >= {confidence:g}.")
     lines.append(f"{result.samples} of {budget_samples} samples per side drawn, seed {seed}.")
