@@ -162,3 +162,11 @@ def test_cli_budgets_past_the_counters_exit_2_at_once(samples, tmp_path, capsys)
                       '[scenario.neighbour]\nadd = {{ value = 1.0 }}\n'.replace("{{", "{").replace("}}", "}"))
     assert main(["run", str(config), "--quiet"]) == 2
     assert "counters hold at most" in capsys.readouterr().err
+
+
+def test_the_keys_of_no_rows_are_no_keys():
+    """An event of no vector rows (a pooled candidate that matched nothing) is described, not a crash."""
+    from dpaudit.engine.statistics import keys
+
+    for width in (3, 20):
+        assert keys(np.zeros((0, width), dtype=np.int64)).shape == (0,)

@@ -48,7 +48,7 @@ def keys(outputs: np.ndarray) -> np.ndarray:
             return outputs.copy()
         return outputs.astype(np.int64) if outputs.dtype.kind in "biu" else outputs.astype(float)
     rows = np.ascontiguousarray(outputs.astype(np.int64 if outputs.dtype.kind in "biu" else float))
-    rows = rows.reshape(len(rows), -1)
+    rows = rows.reshape(len(rows), int(np.prod(rows.shape[1:], dtype=np.int64)))  # -1 fails for no rows
     if rows.shape[1] >= WIDE_ROW:
         rows = row_hash(rows)
     return rows.view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1]))).ravel()
