@@ -50,10 +50,8 @@ received from someone else could import, and so run, any module on the path.
 
 from __future__ import annotations
 
-import csv
 import math
 import tomllib
-import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,18 +63,18 @@ from dpaudit import catalog
 from dpaudit.catalog import Scenario
 from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError
 from dpaudit.engine.exact import epsilon_for_delta
-from dpaudit.engine.execution import available_memory, check_scheduler_address
-from dpaudit.engine.files import check_regular, read_regular
+from dpaudit.engine.execution import check_scheduler_address
+from dpaudit.engine.files import read_regular
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
+from dpaudit.runs.datafiles import column, fail, load_columns, read_npz  # noqa: F401  (read_npz: its old home)
 from dpaudit.runs.plugins import build_plugin, import_user_module
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
                  "neighbour", "claim", "search"}
 MAX_DEPTH = 16          # nesting of TOML values: deeper is not a dataset or a parameter, only a crash
-MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
 
 
 @dataclass(frozen=True)
@@ -114,8 +112,7 @@ def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace
     return Scenario(name, mechanism, Pair(base, base, f"searched: {space.describe()}", relation), **fields)
 
 
-def _fail(path: str, value: Any, allowed: str) -> None:
-    raise InputError(f"config: {path} = {value!r} is invalid: {allowed}")
+_fail = fail
 
 
 def _table(value: Any, path: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
@@ -243,94 +240,6 @@ def _inside(folder: Path, name: Any, path: str) -> Path:
     return target
 
 
-NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (an empty one too)
-
-
-def read_npz(target: Path, where: str) -> Dataset:
-    """A dataset from an ``.npz`` archive of named arrays; anything else (an ``.npy`` renamed, a
-    truncated archive, pickled objects, arrays too large for memory) is an :class:`InputError`
-    that names ``where`` and the file."""
-    check_regular(target, where)
-    try:
-        with open(target, "rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise InputError(f"{where}: {target} cannot be read ({exc.strerror or exc})") from None
-    if head not in NPZ_MAGIC:
-        what = "an .npy array, not an .npz archive" if head.startswith(b"\x93NUM") else "not a zip archive"
-        raise InputError(f"{where}: {target.name} is not an .npz archive of named columns ({what}; save the "
-                         "columns with numpy.savez)")
-    try:
-        with np.load(target, allow_pickle=False) as npz:
-            size = sum(info.file_size for info in npz.zip.infolist())
-            room = available_memory()
-            if room is not None and size > room // 2:
-                raise InputError(f"{where}: {target.name} unpacks to {size} bytes, more than half the memory "
-                                 "available")
-            columns = {k: npz[k] for k in npz.files}
-    except InputError:
-        raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, RuntimeError, MemoryError) as exc:
-        raise InputError(f"{where}: {target.name} cannot be read as an .npz archive ({type(exc).__name__}: "
-                         f"{exc})") from None
-    if not columns:
-        raise InputError(f"{where}: {target.name} holds no arrays: a dataset needs at least one column")
-    try:
-        return Dataset(columns)
-    except InputError as exc:
-        raise InputError(f"{where}: {target.name}: {exc}") from None
-
-
-def load_columns(target: Path, path: str) -> Dataset:
-    """A dataset from an .npz (named arrays) or .csv (header of unique column names) file."""
-    if target.suffix == ".npz":
-        return read_npz(target, f"config: {path}")
-    check_regular(target, f"config: {path}")
-    try:
-        with open(target, newline="", encoding="utf-8-sig") as fh:  # -sig: a byte-order mark is not a name
-            rows = list(csv.reader(fh))
-    except (OSError, ValueError, csv.Error) as exc:
-        _fail(path, str(target.name), f"cannot be read ({exc})")
-    if not rows:
-        _fail(path, target.name, "is empty: a header row of column names is required")
-    header, body = [h.strip() for h in rows[0]], rows[1:]
-    for i, h in enumerate(header):
-        if not h:
-            _fail(path, target.name, f"header column {i + 1} has no name")
-        if header.index(h) != i:
-            _fail(path, target.name, f"the header names column {h!r} twice: each column needs a unique name")
-    columns: dict[str, list] = {h: [] for h in header}
-    for line, row in enumerate(body, start=2):
-        if len(row) != len(header):
-            _fail(path, target.name, f"line {line} has {len(row)} fields, the header has {len(header)}")
-        for h, cell in zip(header, row, strict=True):
-            try:
-                value = int(cell) if cell.strip().lstrip("-").isdigit() else float(cell)
-            except ValueError:
-                _fail(path, target.name, f"line {line}, column {h!r}: {cell!r} is not a number")
-            if not math.isfinite(value):
-                _fail(path, target.name, f"line {line}, column {h!r}: {cell!r} is not a finite number")
-            columns[h].append(value)
-    try:
-        return Dataset(columns)
-    except InputError as exc:
-        raise InputError(f"config: {path}: {exc}") from None
-
-
-def _column(value: Any, path: str) -> np.ndarray:
-    """An inline column: a rectangular array of numbers (one entry per record), never ragged."""
-    if not isinstance(value, list) or not value:
-        _fail(path, value, "must be a non-empty array of numbers (one entry per record)")
-    try:
-        arr = np.array(value)
-    except (ValueError, TypeError):
-        _fail(path, value, "must be rectangular: every record's entry must have the same shape")
-    if arr.dtype.kind not in "biuf" or arr.ndim > MAX_COLUMN_DIMS:
-        _fail(path, value, f"must hold numbers (one number, vector or matrix per record; at most "
-              f"{MAX_COLUMN_DIMS} dimensions)")
-    return arr
-
-
 def _depth(value: Any, path: str, depth: int = 0) -> None:
     """Refuse values nested deeper than :data:`MAX_DEPTH` (before anything recurses into them)."""
     stack = [(value, path, depth)]
@@ -356,7 +265,7 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
             cols = _any_keys(data["columns"], f"{path}.columns")
             if not cols:
                 _fail(f"{path}.columns", cols, "must name at least one column")
-            return Dataset({k: _column(v, f"{path}.columns.{k}") for k, v in cols.items()})
+            return Dataset({k: column(v, f"{path}.columns.{k}") for k, v in cols.items()})
         name, known = data["generator"], catalog.generators()
         if not isinstance(name, str) or name not in known:
             hint = catalog.suggest(str(name), list(known))

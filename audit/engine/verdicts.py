@@ -1,0 +1,108 @@
+"""The one vocabulary of every surface: the finding words (one per claim, combining both witnesses),
+the JSON codes they go with, the outcome words of a run, and the sentences that put them together.
+
+The CLI table, ``summary``, the PDF, ``print(result)`` and the pytest messages all take their words
+from here, so a verdict is spelled one way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+REFUTED_EMPIRICAL = "refuted (empirical)"
+REFUTED_WHITE_BOX = "refuted (white box)"
+HOLDS = "holds at this budget"
+UNVERIFIED_HOLDS = "not refuted — unverified claim"
+NOT_APPLICABLE = "not-applicable"
+# The one verdict per claim, combining both witnesses (the samples first: they depend only on the
+# mechanism's own code; the white box depends on our model of it).
+FINDINGS = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS, NOT_APPLICABLE)
+NO_CLAIM = "no claim checked"  # the finding of a record with no claim: eps_lower measured only
+# The JSON contract codes (``verdict`` of a record) and the finding word each can carry: humans read
+# the words, programs the codes; the schema (dpaudit/cli/schemas) documents the correspondence.
+VERDICT_FINDINGS = {"violation": (REFUTED_EMPIRICAL,),
+                    "pass": (REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS),
+                    "not-applicable": (NOT_APPLICABLE, NO_CLAIM)}
+
+
+# How a human surface says the white box's code and an expectation code.
+WHITE_BOX_WORDS = {"violation": "refutes it", "pass": "holds", "not-applicable": NOT_APPLICABLE}
+EXPECTATION_WORDS = {"violation": "expected refuted (empirical)",
+                     "exact-violation": "expected refuted (white box or empirical)",
+                     "pass": "expected to hold", "not-applicable": "expected not-applicable"}
+
+
+NOT_REPRODUCIBLE = "not reproducible: unseeded mechanism"  # said of results of a mechanism with seeded = False
+
+
+def doubles_words(floating: float | None, values: float, name: str = "eps_lower") -> str:
+    """What the floating view's bound says beside the value views': a leak of the doubles when it
+    certifies more than any event on the values (on outputs that are values on one grid its
+    categories are only a coarse histogram, and it certifies no more than they do)."""
+    if floating is not None and floating > values:
+        return f"the implementation leaks through its doubles ({name} {floating:.4g}, floating view)"
+    return f"the floating view ({name} {_short(floating)}) sees no more than the values"
+
+
+def _short(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
+def _most_severe(findings: Sequence[str]) -> str:
+    return min(findings, key=FINDINGS.index) if findings else NO_CLAIM
+
+
+def finding(verdict: str, exact_verdict: str | None, status: str | None) -> str:
+    """The combined verdict of one claim from its empirical and white-box verdicts and its status."""
+    if verdict == "violation":
+        return REFUTED_EMPIRICAL
+    if exact_verdict == "violation":  # "not-applicable" for a claim that does not apply
+        return REFUTED_WHITE_BOX
+    if verdict == "not-applicable":
+        return NOT_APPLICABLE
+    return UNVERIFIED_HOLDS if status == "unverified" else HOLDS
+
+
+def outcome(record: Mapping[str, Any]) -> str:
+    """What a record means for the run: ok, a caught erratum, a missed or an unexpected refutation.
+
+    The one place that decides it, from the record's finding and expectation: the summary table,
+    the PDF, ``summary``'s exit code and :meth:`ClaimCheck.as_expected` all read it.  An expected
+    ``violation`` must be refuted from the samples; ``exact-violation`` accepts the white box.
+    """
+    found, expected = record["finding"], record.get("expected_verdict")
+    if found == NO_CLAIM:
+        return "ok"
+    refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
+    if expected in ("violation", "exact-violation"):
+        # A claim the registry does not know is the user's own: no paper printed it, so no erratum.
+        own = "claim_status" in record and record["claim_status"] is None
+        if found == REFUTED_EMPIRICAL:
+            return EXPECTED_CAUGHT if own else "known erratum — caught"
+        if found == REFUTED_WHITE_BOX and expected == "exact-violation":
+            return EXPECTED_CAUGHT_WHITE_BOX if own else "known erratum — caught by the white box"
+        return "MISSED expected violation"
+    if refuted:
+        return "UNEXPECTED violation"
+    if expected == "not-applicable" and found != NOT_APPLICABLE:
+        return "MISMATCH (expected not-applicable)"
+    if expected == "pass" and found == NOT_APPLICABLE:
+        return "MISMATCH (expected pass)"
+    return "ok"
+
+
+EXPECTED_CAUGHT = "expected refutation — caught"
+EXPECTED_CAUGHT_WHITE_BOX = "expected refutation — caught by the white box"
+OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by the white box", EXPECTED_CAUGHT,
+               EXPECTED_CAUGHT_WHITE_BOX)
+
+
+# Every word :func:`outcome` can give (the outcome vocabulary of every human surface).
+OUTCOMES = (*OK_OUTCOMES, "MISSED expected violation", "UNEXPECTED violation",
+            "MISMATCH (expected not-applicable)", "MISMATCH (expected pass)")
+
+
+def run_as_expected(records: Sequence[Mapping[str, Any]]) -> bool:
+    """Exit status 0 of a run (or of ``summary`` on its results): every record's outcome is ok."""
+    return all(outcome(r) in OK_OUTCOMES for r in records)
