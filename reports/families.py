@@ -17,7 +17,7 @@ from reportlab.platypus import Flowable
 from dpaudit.engine.results import NOT_APPLICABLE, NOT_REPRODUCIBLE
 from dpaudit.reports import plots
 from dpaudit.reports.layout import figure, heading, keep, para, section_break, table, text
-from dpaudit.reports.text import fmt
+from dpaudit.reports.text import fmt, value_views_note
 from dpaudit.reports.wording import (
     OTHER_SECTION,
     REFUTED,
@@ -161,6 +161,12 @@ def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
             intro = heading(f"Mechanism {label}" + (f": {len(group)} scenarios" if len(group) > 1 else ""), "h2")
             rows = table(head, [_row(sc, common) for sc in group], widths, shaded=refuted, align_right=[2, 3, 4])
             story += [keep(intro, rows)] if len(group) <= 3 else [intro, rows]
+            # A real-valued output whose doubles decided: the mechanism's verdict as mathematics beside it.
+            for sc in group:
+                for r in by_scenario.get(sc["scenario"], []):
+                    note = value_views_note(r)
+                    if note is not None:
+                        story.append(para(text(f"{sc['scenario']}, {r['claim_id'] or 'no claim'}: {note}.")))
         figures = _figures(scenarios, by_scenario, user)
         title = heading("Figures" if len(scenarios) > 1 else "Figures of the scenario", "h2")
         story += [keep(title, figures[0]), *figures[1:]] if figures else []

@@ -258,3 +258,21 @@ def test_on_values_of_one_grid_the_floating_view_is_not_called_a_leak_of_the_dou
     assert "sees no more than the values" in str(r)
     leak = audit_mechanism(FloatLaplace(0.5), D, D_PRIME, samples=50_000, epsilon=1.0, seed=0)
     assert "leaks through its doubles" in str(leak)  # a real float leak is still called one
+
+
+@pytest.mark.slow  # draws a PDF
+def test_the_pdf_says_both_verdicts_of_a_real_valued_output(tmp_path):
+    pytest.importorskip("reportlab")
+    from pypdf import PdfReader
+
+    from dpaudit import reports
+    from dpaudit.engine.results import dumps, envelope
+    from dpaudit.runs.config import RunSettings
+
+    results = [audit_mechanism(FloatLaplace(s), D, D_PRIME, samples=50_000, epsilon=1.0, seed=0) for s in (1.0, 0.5)]
+    payload = envelope(results, command=["test"], suite=None, settings=RunSettings(samples=50_000), started=0.0,
+                       seconds=1.0, complete=True, planned=2, environment={})
+    reports.write_pdf(json.loads(dumps(payload)), tmp_path / "r.pdf")
+    text = " ".join(" ".join(p.extract_text() for p in PdfReader(tmp_path / "r.pdf").pages).split())
+    assert "as mathematics, holds its eps = 1" in text and "as mathematics, does not hold its eps = 1" in text
+    assert "leaks through its doubles" in text
