@@ -235,7 +235,7 @@ def test_list_shows_one_line_per_mechanism():
 
     listed = in_process("list")
     lines = listed.stdout.splitlines()
-    assert len(lines) == len(catalog.mechanisms()) + 4
+    assert len(lines) == len(catalog.mechanisms()) + len(catalog.families()) + 5  # + a line per family
     assert max(map(len, lines)) <= 100
     for name in catalog.mechanisms():
         assert sum(line.startswith(f"  {name} ") for line in lines) == 1

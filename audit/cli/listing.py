@@ -64,7 +64,7 @@ def _parameter_lines(entry: catalog.MechanismEntry, indent: int) -> list[str]:
 
 
 def _list_all(width: int = 100) -> str:
-    """One line per mechanism (name, family, what it is), then one line per suite and the sweeps."""
+    """One line per mechanism (name, family, what it is), one per family, then the suites and the sweeps."""
     prog = program_name()
     out = [f"Built-in mechanisms ({prog} list NAME: its parameters and claims):"]
     entries = [(entry, family.name) for family in catalog.families() for entry in family.mechanisms]
@@ -73,6 +73,9 @@ def _list_all(width: int = 100) -> str:
     for entry, family in entries:
         head = f"  {entry.name:{name_w}}  {family:{family_w}}  "
         out.append(head + textwrap.shorten(entry.about, width=max(20, width - len(head)), placeholder=" …"))
+    out.append("Families (a third-party one joins through the dpaudit.families entry point):")
+    for family in catalog.families():
+        out.append("  " + textwrap.shorten(f"[{family.name}] {family.about}", width=width - 2, placeholder=" …"))
     sizes = ", ".join(f"{suite} ({len(catalog.suite(suite))})" for suite in SUITES) + " scenarios"
     out.append(f"Suites ({prog} run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
