@@ -17,6 +17,7 @@ from reportlab.platypus import Flowable
 from dpaudit.engine.results import NOT_APPLICABLE, NOT_REPRODUCIBLE
 from dpaudit.reports import plots
 from dpaudit.reports.layout import figure, heading, keep, para, section_break, table, text
+from dpaudit.reports.onerun_page import is_onerun
 from dpaudit.reports.text import fmt, value_views_note
 from dpaudit.reports.wording import (
     OTHER_SECTION,
@@ -36,10 +37,13 @@ CHAIN_ROWS, LINES, PANELS = 40, 16, 9  # per figure: each fits one page, and 16 
 
 
 def grouped(payload: dict[str, Any], families: Families) -> list[tuple[str, str, Groups]]:
-    """(family, about, {mechanism: scenarios}) in the order the families first appear in the run."""
+    """(family, about, {mechanism: scenarios}) of the multi-run scenarios, in the order the families
+    first appear in the run."""
     by_scenario = _records_by_scenario(payload)
     out: dict[str, tuple[str, Groups]] = {}
     for sc in payload["scenarios"]:
+        if is_onerun(sc):  # a one-run scenario has its own page (dpaudit.reports.onerun_page)
+            continue
         name, about = family_of(sc, by_scenario.get(sc["scenario"], []), families)
         out.setdefault(name, (about, {}))[1].setdefault(sc["mechanism"], []).append(sc)
     return [(name, about, groups) for name, (about, groups) in out.items()]

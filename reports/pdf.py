@@ -18,7 +18,7 @@ from reportlab.platypus import CondPageBreak, Flowable, PageBreak
 
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import NOT_REPRODUCIBLE, outcome
-from dpaudit.reports import errata, plots
+from dpaudit.reports import errata, onerun_page, plots
 from dpaudit.reports import families as sections
 from dpaudit.reports.layout import build, figure, gap, heading, para, table, text
 from dpaudit.reports.text import fmt
@@ -36,14 +36,18 @@ from dpaudit.reports.wording import (
 def _audited(payload: dict[str, Any], user: bool, families: Families) -> str:
     scenarios = payload["scenarios"]
     checks = sum(r["claim_id"] is not None for r in payload["records"])
+    one_run = onerun_page.summary_phrase(payload)
     if user:
         names = sorted({s["mechanism"] for s in scenarios})
-        return (f"your mechanism{'s' if len(names) > 1 else ''} {text(', '.join(names))}: {len(scenarios)} "
-                f"neighbouring pair{'s' if len(scenarios) > 1 else ''}, {checks} check{'s' if checks != 1 else ''} "
-                "of your claims.")
+        pairs = len(onerun_page.multi_run(payload)["scenarios"])
+        what = (f"{pairs} neighbouring pair{'s' if pairs != 1 else ''}" if pairs or not one_run else "") + \
+            (f"{', ' if pairs else ''}{one_run}" if one_run else "")
+        return (f"your mechanism{'s' if len(names) > 1 else ''} {text(', '.join(names))}: {what}, "
+                f"{checks} check{'s' if checks != 1 else ''} of your claims.")
     where = f"the built-in suite '{text(payload['suite'])}'" if payload.get("suite") else "the scenarios of the command"
     fams = sections.grouped(payload, families)
     parts = ", ".join(f"{text(name)} {sum(len(g) for g in groups.values())}" for name, _, groups in fams)
+    parts = "; ".join(p for p in (parts, one_run) if p)
     return f"{where}: {len(scenarios)} scenarios ({parts}), {checks} claim checks."
 
 
@@ -64,14 +68,20 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
         para(f"<b>What was audited:</b> {_audited(payload, user, families)}"),
         para(f"<b>Run:</b> started {text(payload.get('started', '?'))} (UTC), {fmt(payload.get('seconds'))} s of "
              f"wall time; dpaudit {text(payload.get('dpaudit_version', '?'))}, seed {payload['seed']}, budget "
-             f"{payload['samples']} samples per side and scenario, confidence {payload['confidence']} per bound."),
+             f"{payload['samples']} samples per side and scenario"
+             + (" (a one-run scenario: one training run of its canaries)" if onerun_page.scenarios(payload) else "")
+             + f", confidence {payload['confidence']} per bound."),
         para(f"<b>Verdicts.</b> {expectation}"),
     ]
     kinds = meanings(r["finding"] for r in records)
     rows = [[text(f), str(sum(r["finding"] == f for r in records)), text(m)] for f, m in kinds]
     story.append(table(["verdict", "checks", "what it means"], rows, [0.2, 0.07, 0.73],
                        shaded=[f in REFUTED for f, _ in kinds], align_right=[1]))
-    caught = errata.entries(records, user)
+    if any(onerun_page.is_onerun(r) for r in records):
+        story.append(para("In a one-run check the samples are one training run with canaries: eps_lower is Steinke "
+                          "et al.'s bound of the canary game, and a curve claim is refuted by the f-DP curve test "
+                          f"(see '{onerun_page.TITLE}').", "small"))
+    caught = errata.entries(onerun_page.multi_run(payload)["records"], user)
     if caught:
         story += [gap(6), heading("Your claims the audit refutes" if user else "Errata caught", "h2"),
                   para("One line each: the claim, the witness pair and what refutes it; the appendix gives the "
@@ -80,6 +90,12 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
                        "witness event and the computation.", "small")]
         story.append(table(["claim", "witness pair", "refuted by"], [errata.one_line(rows) for rows in caught],
                            [0.25, 0.38, 0.37]))
+    in_one_run = onerun_page.refutations(records, user)
+    if in_one_run:
+        story += [gap(6), heading("Refuted in one run", "h2"),
+                  para("One line each: the claim and its one-run scenario, and what refutes it (the scenario's page "
+                       "gives the design and the counts).", "small"),
+                  table(["claim", "refuted by"], in_one_run, [0.3, 0.7])]
     return story
 
 
@@ -92,7 +108,11 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
                           "small"))
     story.append(para("Every claim check, refutations first. eps_lower is the audit's lower bound at the stated "
                       "confidence, eps_exact the exact loss of the pair where the outputs are finite, '-' where "
-                      "there is none.", "small"))
+                      "there is none." + (" A one-run check is marked '(one run)': its eps_lower is the canary "
+                                          "game's bound, and a curve claim shows its curve and no eps_lower (its "
+                                          "verdict is the curve test's)." if any(onerun_page.is_onerun(r)
+                                                                                 for r in records) else ""),
+                      "small"))
     head = ["claim id", "scenario", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "verdict"]
     widths = [94, 82, 54, 42, 44, 44, 44, 54]  # points: a number column fits "eps_lower" and "1.744e+04"
     if not user:
@@ -100,8 +120,10 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
         widths.append(57)
     rows = []
     for r in records:
-        row = [text(r["claim_id"] or "-"), text(r["scenario"] or r["mechanism"]), text(status_label(r)),
-               fmt(r["delta"]), fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
+        scenario, claim = ((r["scenario"] or r["mechanism"], fmt(r["epsilon_claim"])) if not onerun_page.is_onerun(r)
+                           else onerun_page.claims_cells(r))
+        row = [text(r["claim_id"] or "-"), text(scenario), text(status_label(r)),
+               fmt(r["delta"]), text(claim), fmt(r["epsilon_lower"]), fmt(r.get("epsilon_exact")),
                text(r["finding"])]
         if not user:
             row.append(text(outcome(r)))
@@ -127,6 +149,9 @@ def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
     if rules:
         lines.append("<b>Sequential rule</b> (said once for every scenario that used it): "
                      + " ".join(text(rule) for rule in rules))
+    if onerun_page.scenarios(payload):
+        lines.append("<b>One-run scenarios:</b> each plays one canary game; its secret S is drawn from the "
+                     "scenario's seed and its SHA-256 is on the scenario's page, so a result can be re-checked.")
     unseeded = sorted({r["scenario"] or r["mechanism"] for r in payload["records"] if r.get("seeded") is False})
     if unseeded:
         lines.append(f"<b>{NOT_REPRODUCIBLE.capitalize()}:</b> {text(', '.join(unseeded))} draw their own "
@@ -148,9 +173,10 @@ def story(payload: dict[str, Any], sweeps: Sequence[dict[str, Any]] = (), famili
     """Every flowable of the report, in order (``families``: see :func:`write_pdf`)."""
     user = user_run(payload)
     flow = _summary(payload, user, families) + _claims(payload, user) + sections.sections(payload, user, families)
+    flow += onerun_page.section(payload, user)
     for sweep in sweeps:
         flow += _sweep(sweep)
-    flow += errata.appendix(payload, user)
+    flow += errata.appendix(onerun_page.multi_run(payload), user)
     flow += _reproducibility(payload)
     return flow
 
