@@ -137,7 +137,7 @@ def page_figure(scenario: Mapping[str, Any]) -> tuple[bytes, float, float]:
     import matplotlib.pyplot as plt  # optional dependency (the PDF extra)
     from matplotlib.ticker import FuncFormatter
 
-    from dpaudit.reports import plots
+    from dpaudit.reports import plots  # optional: it draws with matplotlib (the PDF extra)
 
     scores, secret = _arrays(scenario)
     delta = float(scenario["bounds"][0]["delta"])
