@@ -222,7 +222,8 @@ def _claims(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> Fl
     return table(head, rows, widths, shaded=[r["finding"] in REFUTED for r in records])
 
 
-def _page(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> list[Flowable]:
+def page(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> list[Flowable]:
+    """The flowables of one scenario's page (``records``: its flat one-run records)."""
     flow: list[Flowable] = [heading(f"One-run scenario {sc['scenario']}")]
     if sc.get("description"):
         flow.append(para(text(sc["description"])))
@@ -265,6 +266,6 @@ def section(payload: dict[str, Any], user: bool) -> list[Flowable]:
         *_buys(payload),
     ]
     for i, sc in enumerate(found):
-        page = _page(sc, by_scenario.get(sc["scenario"], []), user)
-        flow += [keep(*page)] if i == 0 else [PageBreak(), *page]
+        drawn = page(sc, by_scenario.get(sc["scenario"], []), user)
+        flow += [keep(*drawn)] if i == 0 else [PageBreak(), *drawn]
     return flow

@@ -4,8 +4,11 @@ Layout by reportlab's platypus (:mod:`dpaudit.reports.layout`), figures by matpl
 The structure a reviewer expects: (1) a one-page summary: what was audited, the verdict counts with
 what each kind of finding means (said once per kind), and each erratum caught with its witness in
 one line; (2) the claims table; (3) one section per family, its scenarios grouped by mechanism,
-with figures only where they say something; (4) the errata appendix; (5) reproducibility.  The
-same results give a byte-identical file: no timestamp enters the bytes except the run's own.
+with figures only where they say something; (3b) where the run holds one-run (canary) scenarios,
+their section, one page each, with what one run buys beside the multi-run audit of the same claim
+(:mod:`dpaudit.reports.onerun_page`); (4) the errata appendix; (5) reproducibility.  The same
+results give a byte-identical file: no timestamp enters the bytes except the run's own; a run
+without one-run scenarios gives the same file as before they existed.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from dpaudit.engine.results import OK_OUTCOMES, outcome
 from dpaudit.onerun.designs.policy import dppg_design
 from dpaudit.onerun.result import MU_LABEL
 from dpaudit.reports import onerun_page
+from dpaudit.reports.layout import MARGIN
 from dpaudit.reports.text import fmt
 from tests import pdfcheck
 
@@ -192,6 +193,14 @@ def test_no_text_overlaps_and_no_cell_text_leaves_its_cell(rendered):
     assert pdfcheck.offences(rendered) == {}
 
 
+def test_a_scenario_saved_without_its_scores_says_it_has_no_figures(po_payload):
+    sc = onerun_page.scenarios(po_payload)[0]
+    bare = {k: v for k, v in sc.items() if k not in ("scores", "secret")}
+    said = [getattr(f, "text", "") for f in onerun_page.page(bare, [], False)]
+    assert any("No figures" in t for t in said)
+    assert not any("No figures" in getattr(f, "text", "") for f in onerun_page.page(sc, [], False))
+
+
 def test_same_payload_same_bytes_and_without_one_run_no_trace_of_it(tmp_path, rendered, po_payload):
     reports.write_pdf(json.loads(json.dumps(po_payload)), tmp_path / "b.pdf", families=_report_families())
     assert rendered.read_bytes() == (tmp_path / "b.pdf").read_bytes()
@@ -210,6 +219,10 @@ def test_default_report_with_its_one_run_fixture_stays_within_the_page_limit(tmp
     reports.write_pdf(payload, path, families=_report_families())
     with pdfplumber.open(path) as pdf:
         assert len(pdf.pages) <= 25
+        for n, page in enumerate(pdf.pages):
+            last_of_section = n + 1 == len(pdf.pages) or pdfcheck.starts_section(pdf.pages[n + 1])
+            if not last_of_section:
+                assert pdfcheck.fullness(page, MARGIN) >= 0.3, f"page {n + 1} is under 30 % full"
     assert pdfcheck.offences(path) == {}
     text = "".join(pages(path))
     for r in payload["records"]:
