@@ -62,6 +62,13 @@ def curve_label(r: dict[str, Any]) -> str:
     return str(curve.get("curve") or curve.get("family") or "curve")
 
 
+def label(r: dict[str, Any]) -> str:
+    """A one-run record's claim by its id ("your claim my-eps" for a user's own: a game often
+    checks several of them, an (epsilon, delta) pair and a curve)."""
+    name = claim_name(r)
+    return f"{name} {r['claim_id']}" if name != r.get("claim_id") and r.get("claim_id") else name
+
+
 def claimed(r: dict[str, Any]) -> str:
     """What a one-run record's claim states: the (ε, δ) pair, or the curve."""
     if is_curve(r):
@@ -106,9 +113,9 @@ def refutations(records: Sequence[dict[str, Any]], user: bool) -> list[list[str]
         if is_curve(r):
             why = f"curve test rejects {curve_label(r)} at confidence {fmt(r['confidence'])}: {counts}"
         else:
-            why = (f"one run: eps_lower {fmt(r['epsilon_lower'])} &gt; eps_claim {fmt(r['epsilon_claim'])} at delta "
+            why = (f"one run: eps_lower {fmt(r['epsilon_lower'])} > eps_claim {fmt(r['epsilon_claim'])} at delta "
                    f"{fmt(r['delta'])}: {counts}")
-        rows.append([f"{text(claim_name(r))} [{text(r['scenario'])}]", text(why)])
+        rows.append([f"{text(label(r))} [{text(r['scenario'])}]", text(why)])
     return sorted(rows)
 
 
@@ -215,7 +222,7 @@ def _claims(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> Fl
         widths.append(70)
     rows = []
     for r in records:
-        row = [text(claim_name(r)), text(status_label(r)), text(claimed(r)), text(evidence(r)), text(r["finding"])]
+        row = [text(label(r)), text(status_label(r)), text(claimed(r)), text(evidence(r)), text(r["finding"])]
         if not user:
             row.append(text(outcome(r)))
         rows.append(row)

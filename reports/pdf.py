@@ -81,6 +81,7 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
     story.append(table(["verdict", "checks", "what it means"], rows, [0.2, 0.07, 0.73],
                        shaded=[f in REFUTED for f, _ in kinds], align_right=[1]))
     if any(onerun_page.is_onerun(r) for r in records):
+        story.append(gap(3))
         story.append(para("In a one-run check the samples are one training run with canaries: eps_lower is Steinke "
                           "et al.'s bound of the canary game, and a curve claim is refuted by the f-DP curve test "
                           f"(see '{onerun_page.TITLE}').", "small"))

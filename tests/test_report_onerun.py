@@ -8,14 +8,18 @@ import gzip
 import json
 from pathlib import Path
 
+import numpy as np
 import pdfplumber
 import pytest
 from pypdf import PdfReader
 
 from dpaudit import reports
 from dpaudit.cli.common import _report_families
+from dpaudit.core import Guarantee
 from dpaudit.engine.results import OK_OUTCOMES, outcome
+from dpaudit.onerun import Grid, gdp, gdp_epsilon, one_run_bound
 from dpaudit.onerun.designs.policy import dppg_design
+from dpaudit.onerun.family import strongest_rejected
 from dpaudit.onerun.result import MU_LABEL
 from dpaudit.reports import onerun_page
 from dpaudit.reports.layout import MARGIN
@@ -199,6 +203,49 @@ def test_a_scenario_saved_without_its_scores_says_it_has_no_figures(po_payload):
     said = [getattr(f, "text", "") for f in onerun_page.page(bare, [], False)]
     assert any("No figures" in t for t in said)
     assert not any("No figures" in getattr(f, "text", "") for f in onerun_page.page(sc, [], False))
+
+
+def test_a_users_own_game_with_a_grid_rule_and_a_family_rejection(tmp_path):
+    """A user's one-run audit (their claims, no registry): two runs of 300 canaries, a Bonferroni
+    grid, and a family's strongest rejected member (the DP-SGD designs' shape), labelled valid
+    against that family only and never printed as an eps_lower."""
+    secret = np.random.default_rng(5).integers(0, 2, 600)
+    scores = 3.0 * secret + np.random.default_rng(6).standard_normal(600)
+    mine = (Guarantee(epsilon=1.0, delta=1e-5, claim_id="my-eps"), gdp(1.0, claim_id="my-curve"))
+    res = one_run_bound(scores, secret, rule=Grid.symmetric([20, 60, 150]), claims=mine, runs=2, seed=3,
+                        relation="add-remove")
+    family = strongest_rejected(res.tests, lambda s: gdp(2.0 / s), lower=0.2, upper=50.0, delta=1e-5,
+                                read=lambda s: gdp_epsilon(2.0 / s, 1e-5), family="Gaussian (sigma varied)")
+    sc = {"kind": "one-run", "scenario": "my-training", "mechanism": "MyTrainer", "description": "my own game",
+          "seconds": 0.2, **res.to_dict(include_scores=True), "family_rejection": family.to_dict()}
+    records = []
+    for c in sc["claims"]:
+        curve = c["claim_type"] == "curve"
+        records.append({
+            "kind": "one-run", "scenario": "my-training", "mechanism": "MyTrainer", "relation": "add-remove",
+            "samples": 2, "confidence": 0.95, "seed": 3, "seconds": 0.2, "claim_id": c["claim_id"],
+            "claim_kind": None, "claim_source": "command line", "claim_status": None, "claim_document": None,
+            "delta": None if curve else c["delta"], "epsilon_claim": None if curve else c["epsilon_claim"],
+            "epsilon_lower": None if curve else c["epsilon_lower"], "epsilon_exact": None, "pair": None,
+            "verdict": c["verdict"], "finding": c["finding"], "expected_verdict": None,
+            "onerun": {k: sc[k] for k in ("m", "runs", "r", "v", "k_plus", "k_minus", "rule", "correction", "alpha",
+                                          "secret_sha256", "gdp_mu_lower")}
+            | {"claim_type": c["claim_type"], "curve": c if curve else None}})
+    assert {r["finding"] for r in records} == {"refuted (empirical)"}  # 3 sigma apart: both claims fall
+    payload = json.loads(json.dumps({"schema": 1, "seed": 3, "samples": 0, "confidence": 0.95, "complete": True,
+                                     "scenarios": [sc], "records": records}))
+    reports.write_pdf(payload, tmp_path / "mine.pdf", families=_report_families())
+    text = " ".join(pages(tmp_path / "mine.pdf"))
+    assert pdfcheck.offences(tmp_path / "mine.pdf") == {}
+    read = family.to_dict()
+    for phrase in ("your mechanism MyTrainer: 1 one-run (canary) scenario of 600 canaries", "Refuted in one run",
+                   "your claim my-eps [my-training]", "your claim my-curve [my-training]",
+                   "m = 600: 2 training runs of 300 canaries", "grid of 3 (k+, k-) pairs",
+                   "bonferroni over 3 pairs", f"sigma = {fmt(read['parameter']['sigma'])}",
+                   f"reads {fmt(read['epsilon_read'])}", read["validity"], "1-GDP"):
+        assert squeezed(phrase) in text, phrase
+    assert squeezed(f"eps_lower = {fmt(read['epsilon_read'])}") not in text
+    assert "Appendix" not in text and "Errata" not in text and "&gt;" not in text and "&amp;" not in text
 
 
 def test_same_payload_same_bytes_and_without_one_run_no_trace_of_it(tmp_path, rendered, po_payload):
