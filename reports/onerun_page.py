@@ -103,7 +103,8 @@ def summary_phrase(payload: dict[str, Any]) -> str:
 
 
 def refutations(records: Sequence[dict[str, Any]], user: bool) -> list[list[str]]:
-    """The summary's lines for the claims a one-run audit refutes: claim [scenario], what refutes it."""
+    """The summary's lines for the claims a one-run audit refutes: claim [scenario], what refutes it,
+    and (for the catalog's claims) the outcome: a known erratum, or a faulty twin caught as expected."""
     rows = []
     for r in records:
         if not is_onerun(r) or r["finding"] not in REFUTED or (is_user_claim(r) != user):
@@ -115,7 +116,7 @@ def refutations(records: Sequence[dict[str, Any]], user: bool) -> list[list[str]
         else:
             why = (f"one run: eps_lower {fmt(r['epsilon_lower'])} > eps_claim {fmt(r['epsilon_claim'])} at delta "
                    f"{fmt(r['delta'])}: {counts}")
-        rows.append([f"{text(label(r))} [{text(r['scenario'])}]", text(why)])
+        rows.append([f"{text(label(r))} [{text(r['scenario'])}]", text(why)] + ([] if user else [text(outcome(r))]))
     return sorted(rows)
 
 

@@ -99,7 +99,8 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
         story += [gap(6), heading("Refuted in one run", "h2"),
                   para("One line each: the claim and its one-run scenario, and what refutes it (the scenario's page "
                        "gives the design and the counts).", "small"),
-                  table(["claim", "refuted by"], in_one_run, [0.3, 0.7])]
+                  table(["claim", "refuted by"] + ([] if user else ["outcome"]), in_one_run,
+                        [0.3, 0.7] if user else [0.28, 0.52, 0.2])]
     return story
 
 

@@ -151,6 +151,8 @@ def test_the_twin_is_refuted_in_one_run_and_said_so_in_the_summary_and_claims_ta
     texts = pages(rendered)
     summary = texts[0]
     assert squeezed("Refuted in one run") in summary and squeezed("curve test rejects") in summary
+    assert squeezed("po/dp-pg-tight [dppg-whitebox-wrong-relation]") in summary
+    assert squeezed(outcome(refuted[0])) in summary and outcome(refuted[0]) in OK_OUTCOMES
     multi = sum(not onerun_page.is_onerun(s) for s in po_payload["scenarios"])
     checks = sum(r["claim_id"] is not None for r in po_payload["records"])
     assert squeezed(f"{multi + 2} scenarios (policy-optimization {multi}; 2 one-run (canary) scenarios of 200 to "
