@@ -102,6 +102,16 @@ def summary_phrase(payload: dict[str, Any]) -> str:
     return f"{len(found)} one-run (canary) scenario{'s' if len(found) > 1 else ''} of {each} canaries"
 
 
+def budget(payload: dict[str, Any]) -> str:
+    """The summary's budget: samples per side of the multi-run scenarios, one training run of a
+    one-run scenario's canaries (the multi-run wording alone when there is no one-run scenario)."""
+    multi = f"{payload['samples']} samples per side and scenario"
+    if not scenarios(payload):
+        return multi
+    one = "one training run of its canaries per one-run scenario"
+    return f"{multi} ({one})" if len(scenarios(payload)) < len(payload["scenarios"]) else one
+
+
 def refutations(records: Sequence[dict[str, Any]], user: bool) -> list[list[str]]:
     """The summary's lines for the claims a one-run audit refutes: claim [scenario], what refutes it,
     and (for the catalog's claims) the outcome: a known erratum, or a faulty twin caught as expected."""

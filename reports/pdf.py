@@ -71,9 +71,7 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
         para(f"<b>What was audited:</b> {_audited(payload, user, families)}"),
         para(f"<b>Run:</b> started {text(payload.get('started', '?'))} (UTC), {fmt(payload.get('seconds'))} s of "
              f"wall time; dpaudit {text(payload.get('dpaudit_version', '?'))}, seed {payload['seed']}, budget "
-             f"{payload['samples']} samples per side and scenario"
-             + (" (a one-run scenario: one training run of its canaries)" if onerun_page.scenarios(payload) else "")
-             + f", confidence {payload['confidence']} per bound."),
+             f"{onerun_page.budget(payload)}, confidence {payload['confidence']} per bound."),
         para(f"<b>Verdicts.</b> {expectation}"),
     ]
     kinds = meanings(r["finding"] for r in records)

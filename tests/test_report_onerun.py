@@ -155,6 +155,8 @@ def test_the_twin_is_refuted_in_one_run_and_said_so_in_the_summary_and_claims_ta
     assert squeezed(outcome(refuted[0])) in summary and outcome(refuted[0]) in OK_OUTCOMES
     multi = sum(not onerun_page.is_onerun(s) for s in po_payload["scenarios"])
     checks = sum(r["claim_id"] is not None for r in po_payload["records"])
+    assert squeezed("budget 1000000 samples per side and scenario (one training run of its canaries per one-run "
+                    "scenario)") in summary
     assert squeezed(f"{multi + 2} scenarios (policy-optimization {multi}; 2 one-run (canary) scenarios of 200 to "
                     f"400 canaries), {checks} claim checks") in summary
     claims = "".join(texts[1:3])
@@ -243,6 +245,7 @@ def test_a_users_own_game_with_a_grid_rule_and_a_family_rejection(tmp_path):
     for phrase in ("your mechanism MyTrainer: 1 one-run (canary) scenario of 600 canaries", "Refuted in one run",
                    "your claim my-eps [my-training]", "your claim my-curve [my-training]",
                    "m = 600: 2 training runs of 300 canaries", "grid of 3 (k+, k-) pairs",
+                   "budget one training run of its canaries per one-run scenario, confidence 0.95",
                    "bonferroni over 3 pairs", f"sigma = {fmt(read['parameter']['sigma'])}",
                    f"reads {fmt(read['epsilon_read'])}", read["validity"], "1-GDP"):
         assert squeezed(phrase) in text, phrase
