@@ -290,12 +290,13 @@ PROGRESS = re.compile(r"^\[dpaudit\] stops: (\d+)/(\d+) samples")
 
 
 def _signal_when(proc: subprocess.Popen, lines: list[str], in_phase, release: Path) -> int:
-    """SIGINT once a progress line shows ``in_phase(done)``; the samples done then."""
+    """SIGINT, as a Ctrl-C at a terminal sends it (to the run's whole process group: its Dask or
+    loky workers too), once a progress line shows ``in_phase(done)``; the samples done then."""
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline and proc.poll() is None:
         shown = [int(m.group(1)) for m in map(PROGRESS.match, list(lines)) if m]
         if shown and in_phase(shown[-1]):
-            proc.send_signal(signal.SIGINT)
+            os.killpg(proc.pid, signal.SIGINT)
             release.touch()  # the blocked draw may end now: the run is interrupted
             return shown[-1]
         time.sleep(0.2)
@@ -306,7 +307,8 @@ def _start(tmp_path: Path, name: str, samples: int, *extra: str) -> tuple[subpro
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
     cmd = [sys.executable, "-m", "audit", "run", "--mechanism", f"{name}:stops", "--pair", f"{name}:pair",
            "--samples", str(samples), "--epsilon", "1", "--out", str(tmp_path / "out"), *extra]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # its own process group, as a terminal's job
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()  # type: ignore[arg-type]
     return proc, lines
@@ -319,6 +321,7 @@ def _finish(proc: subprocess.Popen, lines: list[str]) -> str:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, "".join(lines)[-3000:]
+    assert "Traceback" not in "".join(lines), "".join(lines)[-3000:]  # the workers print none either
     return out
 
 

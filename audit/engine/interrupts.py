@@ -9,10 +9,11 @@ second Ctrl-C raises :class:`Abort`, which nothing turns into a result: the run 
 
 from __future__ import annotations
 
+import signal
 import threading
 from typing import Any
 
-__all__ = ["USER_INTERRUPT", "Abort", "note_user_interrupt", "stopped_by_user"]
+__all__ = ["USER_INTERRUPT", "Abort", "dask_setup", "note_user_interrupt", "stopped_by_user"]
 
 # Set by the application's SIGINT handler (:func:`note_user_interrupt`): a KeyboardInterrupt then
 # comes from the user, not from a mechanism that raised it itself.
@@ -37,3 +38,11 @@ def stopped_by_user(exc: BaseException) -> bool:
     a partial result; a mechanism's own KeyboardInterrupt, an interrupt of a library caller that
     installed no handler, and a second Ctrl-C (:class:`Abort`) go on."""
     return USER_INTERRUPT.is_set() and not isinstance(exc, Abort)
+
+
+def dask_setup(worker: Any) -> None:
+    """Run in each worker process of the local Dask cluster the run starts (its ``preload``): the
+    worker ignores SIGINT.  A Ctrl-C at a terminal goes to the whole process group; the run's own
+    process ends the run with a partial result and closes the cluster, where each worker would
+    otherwise print a KeyboardInterrupt traceback of its event loop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
