@@ -382,3 +382,22 @@ def test_cli_ctrl_c_between_two_scenarios_keeps_the_first(tmp_path, monkeypatch,
     assert payload["complete"] is False and len(payload["scenarios"]) == 1 < payload["scenarios_planned"]
     assert len(calls) == 2
     assert "PARTIAL results: the run was interrupted by the user in scenario 1 of" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["sweep", "kl-mab", "--n", "4,8", "--samples", "2000"],
+                                     ["plan", "align-alg2-zero-out", "--samples", "2000", "--jobs", "1"]],
+                         ids=["sweep", "plan"])
+def test_other_commands_stop_at_once_on_ctrl_c(command, monkeypatch, capsys):
+    """``sweep`` and ``plan`` have no partial result to give: a Ctrl-C in an audit's event selection
+    (where ``run`` would end that audit with no bound) stops them with exit 130, never a sweep
+    point or a plan computed from an audit that counted nothing."""
+    choose, calls = runner.select_events, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        os.kill(os.getpid(), signal.SIGINT)
+        return choose(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "select_events", interrupted)
+    assert main(command) == 130
+    assert calls == [1] and "interrupted" in capsys.readouterr().err

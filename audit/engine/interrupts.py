@@ -13,7 +13,8 @@ import signal
 import threading
 from typing import Any
 
-__all__ = ["USER_INTERRUPT", "Abort", "dask_setup", "note_user_interrupt", "stopped_by_user"]
+__all__ = ["USER_INTERRUPT", "Abort", "dask_setup", "note_user_abort", "note_user_interrupt",
+           "stopped_by_user"]
 
 # Set by the application's SIGINT handler (:func:`note_user_interrupt`): a KeyboardInterrupt then
 # comes from the user, not from a mechanism that raised it itself.
@@ -31,6 +32,13 @@ def note_user_interrupt(signum: int, frame: Any) -> None:
         raise Abort
     USER_INTERRUPT.set()
     raise KeyboardInterrupt
+
+
+def note_user_abort(signum: int, frame: Any) -> None:
+    """The SIGINT handler of a command that has no partial result to give (``sweep``, ``plan``,
+    ``bench``): the Ctrl-C is the user's (not a mechanism's) and stops the command at once."""
+    USER_INTERRUPT.set()
+    raise Abort
 
 
 def stopped_by_user(exc: BaseException) -> bool:

@@ -28,7 +28,13 @@ from dpaudit.engine.estimate import (
 )
 from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
 from dpaudit.engine.expected_stop import expected_look
-from dpaudit.engine.interrupts import USER_INTERRUPT, Abort, note_user_interrupt, stopped_by_user  # noqa: F401
+from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old home)
+    USER_INTERRUPT,
+    Abort,
+    note_user_abort,
+    note_user_interrupt,
+    stopped_by_user,
+)
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import count_members, describe_outputs, select_events
 from dpaudit.engine.streaming import (
