@@ -40,8 +40,10 @@ def test_correct_mle_passes_on_five_seeds(small):
 
 
 @pytest.mark.slow
-def test_mle_at_full_size_never_refuted_over_100_seeds():
-    design = mle_design()  # n = 10^5, m = 1000
+def test_mle_never_refuted_over_100_seeds():
+    # m = 1000 canaries on 10^4 base comparisons (the slow tier's CPU budget); the full size,
+    # 10^5 comparisons, is the one-run suite's scenario and was measured once (0 of 100).
+    design = mle_design(n=10_000)
     assert sum(refuted(design.audit(seed)) for seed in range(3000, 3100)) == 0
 
 
