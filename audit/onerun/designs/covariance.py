@@ -24,7 +24,10 @@ The catalog's faulty variant, Algorithm 2 as printed (Lemma A.7), is not refutab
 its flaw is in the tail (ε = 1, δ = 1e-6, zero-out: exact ε(5e-7) = 0.566 against the claimed
 0.5, i.e. μ = 0.1345 against the μ* = 0.119 the claim allows), while one run of m canaries at
 μ ≈ 0.13 does not even reject the μ* the claim allows (largest rejected GDP μ 0 on four of
-seeds 0–4, 0.114 on the fifth; Steinke's bound 0 to 0.30, m = 1000).  The design is available
+seeds 0–4, 0.114 on the fifth; Steinke's bound 0 to 0.30, m = 1000).  No canary count within
+reach changes that: the true trade-off curve falls below the printed f_{0.5, 5e-7} only at
+type-I errors below 2·10⁻⁴ (zero-out) or 8.6·10⁻³ (swap, μ = 0.190), and by at most 3.7·10⁻⁶
+or 3.2·10⁻⁴ in type-II error there.  The design is available
 (``calibration="paper"``) with its claims and no expected verdict; it is not in the one-run
 suite, where a twin expected to pass would be no check.
 
