@@ -10,7 +10,7 @@ import pytest
 
 from dpaudit.core import InputError
 from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.policy import dppg_design
+from dpaudit.onerun.designs.policy import DPPG_RULE, dppg_design, dppg_rule
 
 
 def test_canary_slots_are_the_worst_user_pair():
@@ -29,6 +29,20 @@ def test_bad_design_inputs():
         dppg_design(bug="typo")
     with pytest.raises(InputError, match="m"):
         dppg_design(m=499)
+
+
+def test_rule_keeps_the_planned_fraction():
+    assert dppg_rule(500) == DPPG_RULE and dppg_design().rule == DPPG_RULE
+    assert dppg_rule(100).k_plus == dppg_rule(100).k_minus == 20
+
+
+def test_toy_size_runs_and_passes():
+    # The default suite's fixture size (m = 100 canary users, d = 16, T = 10): about 0.01 s a run.
+    toy = dppg_design(m=100, d=16, rounds=10, per_round=20, epsilon=4.0)
+    assert toy.m == 100 and toy.rule.k_plus == 20
+    assert all(toy.as_expected(toy.audit(seed)) for seed in range(5))
+    with pytest.raises(InputError, match="per_round"):
+        dppg_design(m=100, d=16, rounds=10, per_round=10, epsilon=4.0)   # 10 canary slots fill the round
 
 
 def test_correct_dppg_passes_on_five_seeds():

@@ -19,3 +19,4 @@ def test_every_design_as_expected_on_seed_0():
     twins = [d for d in designs if "violation" in d.expected.values()]
     assert len(twins) >= 4  # noise x0.5, no clipping, DP-PG wrong relation, DP-PG reward convention
     assert all(d.expected for d in designs)
+    assert {"align-alg1-dedicated-instantiated", "align-alg1-dedicated-paper", "align-alg2-tight"} <= set(names)

@@ -133,6 +133,30 @@ def test_a_missed_expected_refutation_names_the_budget_plan_gives():
     assert notes, run.stdout[-2000:]
     for note in notes:
         assert re.search(r"needs about [0-9.e+]+ samples per side.*plan [a-z0-9-]+\)$", note), note
+        # the budget named is one the run did not already have (the planner simulates the run's own
+        # choice of event on its selection split; assuming the white box's best event named 3.4e4
+        # for kl-rlhf-addremove, which a run at 1e5 had just missed)
+        named = re.search(r"--samples ([0-9.e+]+)", note) or re.search(r"needs about ([0-9.e+]+)", note)
+        assert named and float(named.group(1)) > 1e5, note
+
+
+@pytest.mark.slow
+def test_the_budget_a_missed_refutation_names_refutes_it():
+    """kl-rlhf-addremove at the --samples its MISSED note names: refuted on at least 4 of seeds 0-4
+    (the plan is a median over simulated runs; at 2.7e5, 10 of 10 seeds refute, at 1.5e5, 5 of 10)."""
+    run = in_process("run", "--samples", "1e5", "--family", "kl", "--quiet", "--jobs", "1")
+    note = next(line for line in run.stdout.splitlines() if line.startswith("MISSED expected violation in "
+                                                                            "kl-rlhf-addremove"))
+    named = re.search(r"--samples ([0-9.e+]+)", note) or re.search(r"needs about ([0-9.e+]+)", note)
+    assert named, note
+    refuted = 0
+    for seed in range(5):
+        again = in_process("run", "--samples", f"{float(named.group(1)):.6g}", "--family", "kl", "--seed", str(seed),
+                           "--quiet", "--json", "--jobs", "1")
+        records = json.loads(again.stdout)["records"]
+        refuted += any(r["scenario"] == "kl-rlhf-addremove" and r["claim_id"] == "kl-rlhf/thm4-addremove"
+                       and r["verdict"] == "violation" for r in records)
+    assert refuted >= 4, (note, refuted)
 
 
 def test_plan_prints_one_sample_count_for_one_question():

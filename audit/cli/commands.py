@@ -64,7 +64,9 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     session = _Session()
     handler = None
     if threading.current_thread() is threading.main_thread():  # a real Ctrl-C is told apart from a mechanism's
-        handler = signal.signal(signal.SIGINT, runner.note_user_interrupt)
+        # `run` ends an interrupted audit with a partial result; the other commands stop at once
+        handler = signal.signal(signal.SIGINT, runner.note_user_interrupt if args.command == "run"
+                                else runner.note_user_abort)
     try:
         return _dispatch(args, argv, session)
     except (UsageError, InputError, runner.MechanismError) as exc:

@@ -334,6 +334,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                 break
             if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
+    except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result
+        if not runner.stopped_by_user(exc):
+            raise
     finally:
         if client is not None:
             client.close()
@@ -344,6 +347,10 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                          f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
     if suite in catalog.SEQUENTIAL_SUITES:
         footer += errata_note(final["records"])
+    if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
+        footer += (f"PARTIAL results: the run was interrupted by the user in scenario {len(results)} of "
+                   f"{len(plan.scenarios)}; a scenario with no estimation sample counted has no bound and no "
+                   "claim checked; the scenarios after it were not checked\n")
     if not ok:
         notes = missed_notes(final["records"], plan.scenarios, samples=st.samples, confidence=st.confidence,
                              seed=st.seed, program=program_name())

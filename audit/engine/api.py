@@ -19,14 +19,14 @@ import numpy as np
 
 from dpaudit.core import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, check_nonnegative, is_real, require
 from dpaudit.engine import exact, runner
-from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views
+from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views, unmeasured
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.identity import describe, fingerprint
 from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.mechanisms.base import capabilities
 from dpaudit.neighbors import Dataset
 
-__all__ = ["RunContext", "audit_mechanism", "mechanism_params"]
+__all__ = ["RunContext", "audit_mechanism", "mechanism_params", "stopped_result"]
 
 SHORTCUT_CLAIM_ID = "user/claim"
 
@@ -302,50 +302,57 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
 
     require(d is not None and d_prime is not None, "pair", (d, d_prime), "both datasets must be given (not None)")
     _check_mechanism_name(mechanism)
-    # Arrays reach the mechanism read-only (dpaudit.engine.readonly); other data is compared after the audit.
-    before = None if all(_freezable(x) for x in (d, d_prime)) else _content(d, d_prime)
-
     start = time.perf_counter()
-    checked = _claims_for(mechanism, d, d_prime, relation, claims)
     levels = [(level_delta, confidence) for level_delta in check_deltas(deltas)]
-    for cid in expected:
-        require(any(c.claim_id == cid for c in checked), f"expected[{cid!r}]", expected[cid],
-                f"no claim with this id is checked here (ids: {', '.join(sorted({c.claim_id for c in checked}))})")
-    # A claim outside its premise still gets a bound at its δ (not a target of the sequential rule),
-    # so its record can say whether the samples would refute it.
-    curve_size = Counter(c.claim_id for c in checked if c.applicable or c.broken_premise)
-    claim_level: list[int | None] = []
-    targets: dict[int, float] = {}
-    for c in checked:
-        if not (c.applicable or c.broken_premise):
-            claim_level.append(None)
-            continue
-        level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
-        if level not in levels:
-            levels.append(level)
-        index = levels.index(level)
-        claim_level.append(index)
-        if c.applicable:
-            targets[index] = min(targets.get(index, math.inf), c.epsilon)
-    execution = context.execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
-    est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
-                          key=context.key, discrete=discrete, events=events, sequential=sequential,
-                          targets=targets)
-    caps = capabilities(mechanism)
-    level_deltas = {lv[0] for lv in levels}
-    white, dists = None, None
-    if "output_distribution" in caps:
-        p, q = _ask(mechanism, "output_distribution", d), _ask(mechanism, "output_distribution", d_prime)
-        white = {dl: exact.epsilon_for_delta(p, q, dl) for dl in level_deltas}
-        if len(p) <= 256:
-            dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist())
-    elif "exact_epsilon" in caps:
-        curve = {dl: _exact_value(mechanism, _ask(mechanism, "exact_epsilon", d, d_prime, dl), "exact_epsilon")
-                 for dl in level_deltas}
-        known = {dl: v for dl, v in curve.items() if v is not None}
-        white = known if len(known) == len(curve) else None
-    value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=seed,
-                                  execution=execution, key=context.key, discrete=discrete, events=events)
+    try:  # the scenario's setup (the mechanism's claims, the data's hash) and its estimate
+        # Arrays reach the mechanism read-only (dpaudit.engine.readonly); other data is compared after the audit.
+        before = None if all(_freezable(x) for x in (d, d_prime)) else _content(d, d_prime)
+        checked = _claims_for(mechanism, d, d_prime, relation, claims)
+        for cid in expected:
+            require(any(c.claim_id == cid for c in checked), f"expected[{cid!r}]", expected[cid],
+                    f"no claim with this id is checked here (ids: {', '.join(sorted({c.claim_id for c in checked}))})")
+        # A claim outside its premise still gets a bound at its δ (not a target of the sequential rule),
+        # so its record can say whether the samples would refute it.
+        curve_size = Counter(c.claim_id for c in checked if c.applicable or c.broken_premise)
+        claim_level: list[int | None] = []
+        targets: dict[int, float] = {}
+        for c in checked:
+            if not (c.applicable or c.broken_premise):
+                claim_level.append(None)
+                continue
+            level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
+            if level not in levels:
+                levels.append(level)
+            index = levels.index(level)
+            claim_level.append(index)
+            if c.applicable:
+                targets[index] = min(targets.get(index, math.inf), c.epsilon)
+        execution = context.execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
+        est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
+                              key=context.key, discrete=discrete, events=events, sequential=sequential,
+                              targets=targets)
+    except KeyboardInterrupt as exc:
+        if not runner.stopped_by_user(exc):
+            raise
+        est = unmeasured(levels, 0, "interrupted by the user during the scenario's setup: no sample was drawn, "
+                         "so there is no bound (eps_lower 0 at every delta)")
+    if not est.measured:
+        return stopped_result(mechanism, relation, context.pair, est, seed=seed, scenario=context.scenario,
+                              seconds=time.perf_counter() - start)
+    white, dists, value, sup = None, None, None, None
+    try:  # the white box and the value views: a Ctrl-C here keeps the estimate, without what it stopped
+        white, dists = _white_box(mechanism, d, d_prime, {lv[0] for lv in levels})
+        if not runner.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
+            value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=seed,
+                                          execution=execution, key=context.key, discrete=discrete, events=events)
+        if value is not None and (not value.measured or runner.USER_INTERRUPT.is_set()):
+            value = None  # stopped by the user: the value views' verdict is not given from a part of its samples
+        if "epsilon_sup_pi0" in capabilities(mechanism):
+            sup = _exact_value(mechanism, _ask(mechanism, "epsilon_sup_pi0", d, d_prime), "epsilon_sup_pi0")
+    except KeyboardInterrupt as exc:
+        if not runner.stopped_by_user(exc):
+            raise
+        value = None
     checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
                               None if white is None or i is None else white[c.delta],
                               expected.get(c.claim_id), context.registry.get(c.claim_id),
@@ -353,8 +360,6 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
                               else value.at(c.delta, i))
                    for c, i in zip(checked, claim_level, strict=True))
     name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
-    sup = (_exact_value(mechanism, _ask(mechanism, "epsilon_sup_pi0", d, d_prime), "epsilon_sup_pi0")
-           if "epsilon_sup_pi0" in caps else None)
     if before is not None and before != _content(d, d_prime):
         raise runner.MechanismError(f"mechanism {name!r} changed its datasets while sampling: a mechanism must "
                                     "not change its input (each chunk must come from the pair the record names)")
@@ -365,6 +370,36 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
 
 
 VALUE_VIEWS_KEY = 0x56414C  # appended to a scenario's key: the value views' own samples ("VAL")
+
+
+def _white_box(mechanism: Any, d: Any, d_prime: Any, deltas: set[float]
+               ) -> tuple[dict[float, float] | None, tuple[list[float], list[float]] | None]:
+    """The exact ε(δ) of the pair at each of ``deltas`` when the mechanism declares its output
+    distributions (or ``exact_epsilon`` at every δ), and the distributions when they are small."""
+    caps = capabilities(mechanism)
+    if "output_distribution" in caps:
+        p, q = _ask(mechanism, "output_distribution", d), _ask(mechanism, "output_distribution", d_prime)
+        dists = (np.asarray(p, dtype=float).tolist(), np.asarray(q, dtype=float).tolist()) if len(p) <= 256 else None
+        return {dl: exact.epsilon_for_delta(p, q, dl) for dl in deltas}, dists
+    if "exact_epsilon" in caps:
+        curve = {dl: _exact_value(mechanism, _ask(mechanism, "exact_epsilon", d, d_prime, dl), "exact_epsilon")
+                 for dl in deltas}
+        known = {dl: v for dl, v in curve.items() if v is not None}
+        return (known if len(known) == len(curve) else None), None
+    return None, None
+
+
+def stopped_result(mechanism: Any, relation: str, pair: str, est: Any, *, seed: int, scenario: str,
+                   seconds: float, search: dict[str, Any] | None = None) -> AuditResult:
+    """The result of an audit the user stopped before an estimation output of each side was counted
+    (``est`` from :func:`dpaudit.engine.estimate.unmeasured`): no bound, ε_lower 0 at every δ, and no
+    claim checked.  With nothing counted there is no evidence either way, so no claim may read as
+    holding (nor as refuted): the record says "no claim checked", and the run is partial."""
+    note = f"{est.sequential}; no claim checked"
+    return AuditResult(mechanism=runner.mechanism_name(mechanism), relation=relation, pair=pair,
+                       estimate=replace(est, sequential=note), exact=None, claims=(), seed=seed, seconds=seconds,
+                       scenario=scenario, params=mechanism_params(mechanism), search=search,
+                       seeded=getattr(mechanism, "seeded", True) is not False)
 
 
 def _value_views_estimate(mechanism: Any, d: Any, d_prime: Any, est: Any, levels: list[tuple[float, float]],

@@ -82,6 +82,12 @@ class Estimate:
         return self.bounds[0].epsilon_lower
 
     @property
+    def measured(self) -> bool:
+        """Whether estimation outputs of both sides were counted: False for an audit stopped before
+        (:func:`unmeasured`), whose ε_lower of 0 is no evidence either way."""
+        return all(b.counts[1] > 0 and b.counts[3] > 0 for b in self.bounds)
+
+    @property
     def gdp(self) -> GDPEstimate | None:
         """μ-GDP fitted to the trade-off points — labelled: it assumes a Gaussian trade-off curve."""
         return gdp_estimate(self.tradeoff)
@@ -210,3 +216,39 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
                    for i, (ev, d) in enumerate(zip(chosen, deltas, strict=True)))
     curve = tradeoff_points(family, kx[len(chosen):], nx, ky[len(chosen):], ny, confidence)
     return Estimate(bounds, confidence, min(len(x), len(y)), min(sx, sy), tradeoff=curve)
+
+
+# --- the runner's helpers: the convergence series, the sequential rule's futility, no bound ----------
+
+def convergence(event: Event, delta: float, confidence: float, series: list[tuple[int, int, int]]
+                ) -> tuple[tuple[int, float], ...]:
+    """ε_lower of the first level after 1, 2, 4, ... chunk pairs and at the end (samples per side,
+    bound), from ``series`` of (estimation samples per side, count under D, count under D′).
+
+    Each point is a valid bound on its own; the series shows convergence, not a sequential test."""
+    return tuple((n, bound_from_counts(event, delta, kd, n, kdp, n, confidence).epsilon_lower)
+                 for n, kd, kdp in series if n > 0)
+
+
+def futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:
+    """True when even the final look, with the current frequencies, would stay below every target."""
+    for i, target in targets.items():
+        k_d, n_d, k_dp, n_dp = bounds[i].counts
+        projected = bound_from_counts(bounds[i].event, bounds[i].delta, k_d / n_d * n_total, n_total,
+                                      k_dp / n_dp * n_total, n_total, final_confidence)
+        if projected.epsilon_lower > target:
+            return False
+    return True
+
+
+def unmeasured(levels: Sequence[tuple[float, float]], samples: int, note: str) -> Estimate:
+    """The estimate of an audit stopped before an estimation output of each side was counted (the
+    user's Ctrl-C during the selection, the tail pilot, or the first chunk pair): no bound.
+
+    Each level (δ, confidence) gets ε_lower = 0 from no counts: the empty event S = ∅, 0 of 0
+    under each side, whose Clopper–Pearson interval is all of [0, 1] and so certifies nothing.
+    ``samples`` are the selection outputs drawn per side (the fewer side's); ``note`` says where the
+    audit stopped.  :attr:`Estimate.measured` is False: a claim must not be read against it."""
+    nothing = Event("D", "rows", members=np.zeros(0, dtype=np.int64))
+    bounds = tuple(bound_from_counts(nothing, delta, 0, 0, 0, 0, confidence) for delta, confidence in levels)
+    return Estimate(bounds, levels[0][1], samples, samples, sequential=note)

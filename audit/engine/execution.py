@@ -397,8 +397,12 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
             environ = {k: v for k, v in dask_config.get("distributed.nanny.pre-spawn-environ", {}).items()
                        if k != "MALLOC_TRIM_THRESHOLD_"}
             with dask_config.set({"distributed.nanny.pre-spawn-environ": environ, **LOCAL_CLUSTER_CONFIG}):
+                # A Ctrl-C at a terminal reaches the whole process group: the workers made here leave
+                # it to this process (which ends the run with a partial result) instead of each
+                # printing its own KeyboardInterrupt traceback (dpaudit.engine.interrupts.dask_setup).
                 cluster = LocalCluster(n_workers=max(1, n_workers), threads_per_worker=1, processes=True,
-                                       host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR)
+                                       host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR,
+                                       preload=["dpaudit.engine.interrupts"])
             client = Client(cluster, timeout=30)
         else:
             client = Client(scheduler, timeout=10)

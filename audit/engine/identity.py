@@ -8,15 +8,17 @@ import dataclasses
 import hashlib
 import json
 import math
+import sys
 import types
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
+from dpaudit.engine.blame import is_user_file
 from dpaudit.neighbors import Dataset
 
-__all__ = ["Describer", "describe", "fingerprint"]
+__all__ = ["Describer", "describe", "fingerprint", "with_helpers"]
 
 _MAX_DEPTH = 12
 _MAX_NODES = 200_000
@@ -28,7 +30,12 @@ class Describer:
 
     def __init__(self) -> None:
         self.nodes = 0
-        self.modules: set[str] = set()  # where the code of the functions and classes met is
+        self.met: set[str] = set()  # where the code of the functions and classes met is
+
+    @property
+    def modules(self) -> set[str]:
+        """The modules of the code met, with the user's modules they import (:func:`with_helpers`)."""
+        return with_helpers(self.met)
 
     def __call__(self, value: Any, depth: int = 0) -> Any:
         self.nodes += 1
@@ -39,7 +46,7 @@ class Describer:
         if isinstance(value, np.generic):
             return self(value.item(), depth)
         kind = f"{type(value).__module__}.{type(value).__qualname__}"
-        self.modules.update(c.__module__ for c in type(value).__mro__)
+        self.met.update(c.__module__ for c in type(value).__mro__)
         if depth > _MAX_DEPTH or self.nodes > _MAX_NODES:
             return {"type": kind}
         if isinstance(value, Dataset):
@@ -59,12 +66,12 @@ class Describer:
         if isinstance(value, types.ModuleType):
             return {"module": value.__name__}
         if isinstance(value, type):
-            self.modules.add(value.__module__)
+            self.met.add(value.__module__)
             return {"class": f"{value.__module__}.{value.__qualname__}"}
         if isinstance(value, types.MethodType):
             return {"method": value.__func__.__qualname__, "self": self(value.__self__, depth + 1)}
         if isinstance(value, types.FunctionType):
-            self.modules.add(str(value.__module__))
+            self.met.add(str(value.__module__))
             cells = [c.cell_contents for c in value.__closure__ or () if _filled(c)]
             return {"function": f"{value.__module__}.{value.__qualname__}",
                     "code": hashlib.sha256(value.__code__.co_code).hexdigest(),
@@ -79,6 +86,35 @@ class Describer:
             fields.update({s: getattr(value, s) for s in slots if hasattr(value, s) and s != "__dict__"})
             return {"type": kind, "state": {str(k): self(v, depth + 1) for k, v in sorted(fields.items())}}
         return {"type": kind}
+
+
+def with_helpers(modules: Iterable[str]) -> set[str]:
+    """``modules`` and, transitively, every user module (a file outside the standard library, the
+    installed packages and dpaudit: :func:`dpaudit.engine.blame.is_user_file`) that a user module among
+    them refers to in its globals: a module it imports (``import helpers``, ``import pkg.helpers``)
+    or a function or class it imports from one (``from helpers import noise``).
+
+    So a helper in another file that ``sample`` calls enters the code fingerprint with the module
+    defining the mechanism, and an edit of it refuses a resume.  Only what the code refers to is
+    followed, never what else happens to be loaded, so the set is the same at a run's start and at
+    its resume.  A module imported only inside a function body is not seen."""
+    out: set[str] = set()
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in out:
+            continue
+        out.add(name)
+        module = sys.modules.get(name)
+        if module is None or not is_user_file(getattr(module, "__file__", None) or ""):
+            continue  # only a user's module is followed: the environment's code is named by its version
+        for value in list(vars(module).values()):
+            ref = value.__name__ if isinstance(value, types.ModuleType) else (
+                getattr(value, "__module__", None) if isinstance(value, (type, types.FunctionType)) else None)
+            target = sys.modules.get(ref) if isinstance(ref, str) else None
+            if target is not None and ref not in out and is_user_file(getattr(target, "__file__", None) or ""):
+                todo.append(ref)  # type: ignore[arg-type]
+    return out
 
 
 def _filled(cell: Any) -> bool:

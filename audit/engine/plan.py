@@ -45,7 +45,10 @@ from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.engine.execution import Execution, cpu_count
 from dpaudit.engine.results import ClaimCheck
+from dpaudit.engine.selection import _best
 from dpaudit.engine.views import SIDES, Event
+from dpaudit.engine.views.base import prefix_families
+from dpaudit.engine.views.rows import MAX_ROWS, _well_observed
 
 PLAN_PILOT = 15_000_000   # pilot budget per side: its selection split is the run's (capped) one
 GRID_PILOT = 20_000_000   # streamed outputs per side that count a threshold grid
@@ -67,6 +70,20 @@ class Candidates:
     q: np.ndarray
     source: str
     families: tuple[np.ndarray, ...] = ()
+    # The exact output distributions (P[M(D)], P[M(D')]) when the candidates are the rows view's:
+    # the run then chooses its event on a selection split (:meth:`choices` simulates that choice).
+    outputs: tuple[np.ndarray, np.ndarray] | None = None
+
+    def choices(self, n_sel: int, pilot: int, n: int, delta: float, confidence: float
+                ) -> tuple[Candidates, np.ndarray]:
+        """The events a run of n estimation outputs per side is simulated to choose, as
+        (candidates, indices into them): the rows view's choice on ``n_sel`` selection outputs
+        (:func:`_rows_selected`) when the exact output distributions are known, else the tail
+        pilot's (:meth:`piloted`)."""
+        if self.outputs is None or n_sel <= 0:
+            return self, self.piloted(pilot, n, delta, confidence)
+        p, q = _rows_selected(*self.outputs, n_sel, n, delta, (1 - confidence) / 2)
+        return Candidates(p, q, self.source), np.arange(len(p))
 
     def piloted(self, pilot: int, n: int, delta: float, confidence: float) -> np.ndarray:
         """Indices of the candidates the tail pilot (:func:`dpaudit.engine.streaming.refine_thresholds`) picks in
@@ -217,6 +234,35 @@ def _profile(mechanism: Any, d: Any, d_prime: Any) -> list[tuple[float, float]] 
     return out or None
 
 
+def _rows_selected(p_all: np.ndarray, q_all: np.ndarray, n_sel: int, n_est: int, delta: float, alpha: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact (p, q) of the events the in-memory selection chooses in :data:`SIMULATIONS` simulated
+    selection splits of ``n_sel`` outputs per side: multinomial counts of every output on the
+    fitting and the scoring half, then the rows view's prefixes (:class:`dpaudit.engine.views.rows.Rows`)
+    scored as :func:`dpaudit.engine.selection.choose` scores them.  A rare, decisive output that the
+    selection split sees too seldom to trust is not chosen; assuming the best event was (the
+    white box's view) made the plan optimistic by the selection's own noise."""
+    rng = np.random.default_rng(0)
+    n_fit = n_sel // 2
+    n_score = n_sel - n_fit
+    probs = (p_all / p_all.sum(), q_all / q_all.sum())
+    ps, qs = np.zeros(SIMULATIONS), np.ones(SIMULATIONS)
+    for i in range(SIMULATIONS):
+        c = [rng.multinomial(n, pr).astype(float) for n in (n_fit, n_score) for pr in probs]
+        seen = np.flatnonzero(sum(c) > 0)  # the view knows only the outputs the split observed
+        if len(seen) < 1 or len(seen) > MAX_ROWS:
+            continue  # no rows candidate: the run would choose no event from this view
+        c = [a[seen] for a in c]
+        families = prefix_families((c[0], c[1]), (c[2], c[3]), (n_fit, n_fit),
+                                   lambda fav, idx: Event(fav, "rows", members=idx),
+                                   pooled=_well_observed(c[0] + c[1], n_fit))
+        _, family, j = _best(families, (n_score, n_score), (n_est, n_est), delta, alpha, (n_fit, n_fit))
+        members = seen[np.asarray(family.make(j).members, dtype=np.int64)]
+        fav, oth = (p_all, q_all) if family.fav == 0 else (q_all, p_all)
+        ps[i], qs[i] = fav[members].sum(), oth[members].sum()
+    return ps, qs
+
+
 def _rows_candidates(p_all: np.ndarray, q_all: np.ndarray) -> Candidates:
     """Every likelihood-ratio prefix of finite outputs, both directions, with exact probabilities."""
     ps, qs = [], []
@@ -226,7 +272,8 @@ def _rows_candidates(p_all: np.ndarray, q_all: np.ndarray) -> Candidates:
         order = np.argsort(-ratio, kind="stable")
         ps.append(np.cumsum(fav[order]))
         qs.append(np.cumsum(oth[order]))
-    return Candidates(np.concatenate(ps), np.concatenate(qs), "exact output distributions (white box)")
+    return Candidates(np.concatenate(ps), np.concatenate(qs), "exact output distributions (white box), the event "
+                      "chosen on the run's selection split", outputs=(p_all, q_all))
 
 
 def _grid_candidates(mechanism: Any, d: Any, d_prime: Any, event: Event, *, seed: int, key: tuple[int, ...],
@@ -347,31 +394,32 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
 
         def certifies(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
-            _, pilot, n_est = _split(b, thr)
-            return _median_bound(cands, cands.piloted(pilot, n_est, dl, conf), n_est, dl, conf) > t
+            n_sel, pilot, n_est = _split(b, thr)
+            chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+            return _median_bound(chosen, picks, n_est, dl, conf) > t
 
         single = _smallest(certifies)
         decided = None
         if single is not None:
-            _, pilot, n_est = _split(single, threshold)
+            n_sel, pilot, n_est = _split(single, threshold)
             # the simulated choice whose bound is the median one (_median_bound's), not a median of indices
-            picks = cands.piloted(pilot, n_est, dl, conf)
-            pick = int(picks[np.argsort(cands.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
-            decided = (float(cands.p[pick]), float(cands.q[pick]))
+            chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+            pick = int(picks[np.argsort(chosen.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
+            decided = (float(chosen.p[pick]), float(chosen.q[pick]))
 
         def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
-            _, pilot, n_est = _split(b, thr)
+            n_sel, pilot, n_est = _split(b, thr)
             n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
-            picks = cands.piloted(pilot, n_est, dl, conf)  # chosen for the whole estimation split
-            return _median_bound(cands, picks, n_last, dl, 1 - (1 - conf) * share) > t
+            chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)  # chosen for the whole estimation split
+            return _median_bound(chosen, picks, n_last, dl, 1 - (1 - conf) * share) > t
 
         seq_budget = _smallest(last_look)
         stop = None
         n_sel, pilot, n_est = _split(budget, threshold)
-        picks = cands.piloted(pilot, n_est, dl, conf)
+        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
         for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
-            if _median_bound(cands, picks, n_look, dl, 1 - (1 - conf) * share) > target:
+            if _median_bound(chosen, picks, n_look, dl, 1 - (1 - conf) * share) > target:
                 stop = (i, n_sel + pilot + n_look)
                 break
         reqs.append(Requirement(name, dl, target, conf, exact, single, seq_budget, stop, cands.source, decided))

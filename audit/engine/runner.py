@@ -9,7 +9,6 @@ chunk, so memory is bounded whatever the sample budget.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -17,9 +16,25 @@ import numpy as np
 
 from dpaudit.core import InputError, require
 from dpaudit.engine.chunks import Chunks, parts, plan_chunks
-from dpaudit.engine.estimate import Estimate, bound_from_counts, check_outputs, resolve_views
+from dpaudit.engine.estimate import (
+    Bound,
+    Estimate,
+    bound_from_counts,
+    check_outputs,
+    convergence,
+    futile,
+    resolve_views,
+    unmeasured,
+)
 from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
 from dpaudit.engine.expected_stop import expected_look
+from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old home)
+    USER_INTERRUPT,
+    Abort,
+    note_user_abort,
+    note_user_interrupt,
+    stopped_by_user,
+)
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import count_members, describe_outputs, select_events
 from dpaudit.engine.streaming import (
@@ -42,17 +57,6 @@ SIDES = ("D", "D'")
 
 class MechanismError(RuntimeError):
     """The audited mechanism raised or returned unusable outputs while sampling."""
-
-
-# Set by the application's SIGINT handler (:func:`note_user_interrupt`): a KeyboardInterrupt then
-# comes from the user, not from a mechanism that raised it itself.
-USER_INTERRUPT = threading.Event()
-
-
-def note_user_interrupt(signum: int, frame: Any) -> None:
-    """A SIGINT handler: remember that the user interrupted, then interrupt as Python would."""
-    USER_INTERRUPT.set()
-    raise KeyboardInterrupt
 
 
 def _rng(seed: int, key: tuple[int, ...], phase: int, side: int, chunk: int) -> np.random.Generator:
@@ -294,161 +298,189 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         return looked[-1] if looked else None
 
     interrupted = False
-    at_look: tuple[np.ndarray, int] = (k, 0)  # the counts and chunk pairs of the last finished look
+    # the counts, chunk pairs and bounds of the last finished look
+    at_look: tuple[np.ndarray, int, tuple[Bound, ...]] = (k, 0, ())
+    phase = "the selection split"  # where a Ctrl-C before any estimation output is counted lands
+    drawn_per_side = [0, 0]
     try:
-        # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
-        # first one also gives the real size of an output for the memory check.
-        sel_sizes = _chunk_sizes(n_sel)
-        first = _draw_chunk(mechanism, d, sel_sizes[0], seed, key, SELECTION, 0, 0)
-        kinds: list[OutputKind | None] = [output_kind(first), None]
-        check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,
-                     selection_fraction)
-        progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
-        progress.announce()
-        rest = [(s, c) for s in (0, 1) for c in range(len(sel_sizes)) if (s, c) != (0, 0)]
-        drawn: dict[tuple[int, int], np.ndarray] = {(0, 0): first}
-        outputs = execution.map(_draw_chunk, [(mechanism, sides[s], sel_sizes[c], seed, key, SELECTION, s, c)
-                                              for s, c in rest])
-        done_sel = sel_sizes[0]
-        for (s, c), out in zip(rest, outputs, strict=True):
-            if kinds[s] is None:
-                kinds[s] = output_kind(out)
-            drawn[(s, c)] = conform(out, kinds[s], _where(mechanism, SELECTION, s, c))  # type: ignore[arg-type]
-            done_sel += sel_sizes[c]
-            progress.update(sel_sizes[c], done_sel, running_epsilon)
-        x = np.concatenate([drawn[(0, c)] for c in range(len(sel_sizes))])
-        y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
-        if x.shape[1:] != y.shape[1:]:
-            raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
-        picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),
-                                       seed, tradeoff_points=TRADEOFF_POINTS)
-        # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
-        pilot = pilot_size(samples, selection_fraction, n_sel)
-        picked, pilot = refine_thresholds(
-            picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=deltas, confidences=confidences,
-            mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution, draw=_draw_chunk,
-            on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
-        n_sel, n_est = n_sel + pilot, n_est - pilot
-        sizes = _estimation_chunks(mechanism, n_est)
-        chosen.extend(picked)
-        display = describe_outputs(x, y, chosen[0])
-        # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
-        seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if sequential and targets \
-            else None
-        counted = chosen + family
-        del x, y, drawn, first
-        looks = sequential and bool(targets)
-        stops = sorted({max(1, int(np.ceil(len(sizes) * f))) for f in LOOKS}) if looks else [len(sizes)]
-        spend = dict(zip(stops, SPENDING[-len(stops):], strict=True)) if len(stops) > 1 else {stops[-1]: 1.0}
-        if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
-            total = sum(spend.values())
-            spend = {k: v / total for k, v in spend.items()}
-
-        def expect(counts: np.ndarray, n: int, after: int) -> None:  # the progress line's projected end
-            ends = [(sizes.upto(s), spend[s]) for s in stops]
-            j = expected_look(chosen, deltas, confidences, counts, n, ends, targets, after)
-            progress.expect(2 * (n_sel + ends[j][0]), f"look {j + 1} of {len(stops)}")
-
-        if len(stops) > 1 and seen is not None:
-            expect(*seen, 0)
-        k = np.zeros((2, len(counted)), dtype=np.int64)
-        fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
-        # The first event's counts after 1, 2, 4, ... chunk pairs (convergence), not per chunk: a
-        # huge budget has millions of chunks.
-        marks = {2 ** i for i in range(max(1, len(sizes)).bit_length())}
-        series: list[tuple[int, int, int]] = []
-        done, note = 0, None
-
-        def saved(s: int, c: int) -> np.ndarray | None:
-            if execution.checkpoint is None:
-                return None
-            return execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
-
-        # One state, replaced by single assignments (a Ctrl-C lands between bytecodes): the counts of
-        # the whole chunk pairs, how many there are, and the pair in progress (counts, outputs per side).
-        state: tuple[np.ndarray, int, np.ndarray, tuple[int, int]] = (k, 0, np.zeros_like(k), (0, 0))
-        for look, stop in enumerate(stops):
-            need = {c: [s for s in (0, 1) if saved(s, c) is None] for c in range(done, stop)} if (
-                execution.checkpoint) else None
-
-            def sides_to_count(c: int, need: dict[int, list[int]] | None = need) -> list[int]:
-                return need[c] if need is not None else [0, 1]
-
-            def tasks(lo: int = done, hi: int = stop) -> Iterator[tuple]:
-                # Chunk pairs in order, both sides' parts interleaved (an interrupted run then holds
-                # as many outputs of each side); generated as tasks are handed out, never listed.
-                for c in range(lo, hi):
-                    todo = sides_to_count(c)
-                    for p, size in _parts_of(mechanism, sizes[c]):
-                        for s in todo:
-                            yield (mechanism, sides[s], size, seed, key, s, c, p, counted, kinds[s])
-
-            n_tasks = sum(len(sides_to_count(c)) * _n_parts(mechanism, sizes[c]) for c in range(done, stop))
-            results = execution.map(_count_part, tasks(), n_tasks)
+        try:
+            # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
+            # first one also gives the real size of an output for the memory check.
+            sel_sizes = _chunk_sizes(n_sel)
+            first = _draw_chunk(mechanism, d, sel_sizes[0], seed, key, SELECTION, 0, 0)
+            drawn_per_side[0] = sel_sizes[0]
+            kinds: list[OutputKind | None] = [output_kind(first), None]
+            check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,
+                         selection_fraction)
+            progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
+            progress.announce()
+            rest = [(s, c) for s in (0, 1) for c in range(len(sel_sizes)) if (s, c) != (0, 0)]
+            drawn: dict[tuple[int, int], np.ndarray] = {(0, 0): first}
+            outputs = execution.map(_draw_chunk, [(mechanism, sides[s], sel_sizes[c], seed, key, SELECTION, s, c)
+                                                  for s, c in rest])
+            done_sel = sel_sizes[0]
             try:
-                for c in range(done, stop):
-                    todo = sides_to_count(c)
-                    base = np.zeros_like(k)
-                    for s in (0, 1):
-                        kept = saved(s, c) if s not in todo else None
-                        if kept is not None:
-                            base[s] = kept
-                    state = (state[0], state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
-                    for _, size in _parts_of(mechanism, sizes[c]):
-                        for s in todo:
-                            counts = next(results)
-                            part_k = state[2].copy()
-                            part_k[s] += counts
-                            part_n = (state[3][0] + size * (s == 0), state[3][1] + size * (s == 1))
-                            state = (state[0], state[1], part_k, part_n)
-                            progress.update(size, progress.done + size, running_epsilon)
-                    if execution.checkpoint:
-                        for s in todo:
-                            execution.checkpoint.add(key, fingerprint, s, c, state[2][s], sizes[c])
-                    state = (state[0] + state[2], c + 1, np.zeros_like(k), (0, 0))
-                    if state[1] in marks:
-                        series.append((sizes.upto(state[1]), int(state[0][0, 0]), int(state[0][1, 0])))
-            except KeyboardInterrupt:
-                if not USER_INTERRUPT.is_set():
-                    raise
-                interrupted = True  # the user's Ctrl-C: a partial result of what was counted
+                for (s, c), out in zip(rest, outputs, strict=True):
+                    if kinds[s] is None:
+                        kinds[s] = output_kind(out)
+                    drawn[(s, c)] = conform(out, kinds[s], _where(mechanism, SELECTION, s, c))  # type: ignore[arg-type]
+                    drawn_per_side[s] += sel_sizes[c]
+                    done_sel += sel_sizes[c]
+                    progress.update(sel_sizes[c], done_sel, running_epsilon)
             finally:
-                results.close()  # cancels what is still in flight
+                outputs.close()  # an interrupt: cancels what is still in flight
+            x = np.concatenate([drawn[(0, c)] for c in range(len(sel_sizes))])
+            y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
+            if x.shape[1:] != y.shape[1:]:
+                raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
+            phase = "the event selection on the selection split"
+            picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),
+                                           seed, tradeoff_points=TRADEOFF_POINTS)
+            # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
+            phase = "the tail pilot (part of the selection split)"
+            pilot = pilot_size(samples, selection_fraction, n_sel)
+            picked, pilot = refine_thresholds(
+                picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=deltas, confidences=confidences,
+                mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution,
+                draw=_draw_chunk, on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
+            drawn_per_side = [n + pilot for n in drawn_per_side]
+            phase = "the preparation of the estimation split"
+            n_sel, n_est = n_sel + pilot, n_est - pilot
+            sizes = _estimation_chunks(mechanism, n_est)
+            chosen.extend(picked)
+            display = describe_outputs(x, y, chosen[0])
+            # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
+            seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if sequential and targets \
+                else None
+            counted = chosen + family
+            del x, y, drawn, first
+            looks = sequential and bool(targets)
+            stops = sorted({max(1, int(np.ceil(len(sizes) * f))) for f in LOOKS}) if looks else [len(sizes)]
+            spend = dict(zip(stops, SPENDING[-len(stops):], strict=True)) if len(stops) > 1 else {stops[-1]: 1.0}
+            if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
+                total = sum(spend.values())
+                spend = {k: v / total for k, v in spend.items()}
+
+            def expect(counts: np.ndarray, n: int, after: int) -> None:  # the progress line's projected end
+                ends = [(sizes.upto(s), spend[s]) for s in stops]
+                j = expected_look(chosen, deltas, confidences, counts, n, ends, targets, after)
+                progress.expect(2 * (n_sel + ends[j][0]), f"look {j + 1} of {len(stops)}")
+
+            if len(stops) > 1 and seen is not None:
+                expect(*seen, 0)
+            k = np.zeros((2, len(counted)), dtype=np.int64)
+            fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
+            # The first event's counts after 1, 2, 4, ... chunk pairs (convergence), not per chunk: a
+            # huge budget has millions of chunks.
+            marks = {2 ** i for i in range(max(1, len(sizes)).bit_length())}
+            series: list[tuple[int, int, int]] = []
+            done, note = 0, None
+
+            def saved(s: int, c: int) -> np.ndarray | None:
+                if execution.checkpoint is None:
+                    return None
+                return execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
+
+            # One state, replaced by single assignments (a Ctrl-C lands between bytecodes): the counts of
+            # the whole chunk pairs, how many there are, and the pair in progress (counts, outputs per side).
+            state: tuple[np.ndarray, int, np.ndarray, tuple[int, int]] = (k, 0, np.zeros_like(k), (0, 0))
+        except KeyboardInterrupt as exc:
+            if not stopped_by_user(exc):
+                raise
+            # Nothing of the estimation split was counted: no bound, whatever the selection saw.
+            return unmeasured(levels, min(drawn_per_side), f"interrupted by the user during {phase}: no "
+                              "estimation sample was counted, so there is no bound (eps_lower 0 at every delta)")
+        try:
+            for look, stop in enumerate(stops):
+                need = {c: [s for s in (0, 1) if saved(s, c) is None] for c in range(done, stop)} if (
+                    execution.checkpoint) else None
+
+                def sides_to_count(c: int, need: dict[int, list[int]] | None = need) -> list[int]:
+                    return need[c] if need is not None else [0, 1]
+
+                def tasks(lo: int = done, hi: int = stop) -> Iterator[tuple]:
+                    # Chunk pairs in order, both sides' parts interleaved (an interrupted run then holds
+                    # as many outputs of each side); generated as tasks are handed out, never listed.
+                    for c in range(lo, hi):
+                        todo = sides_to_count(c)
+                        for p, size in _parts_of(mechanism, sizes[c]):
+                            for s in todo:
+                                yield (mechanism, sides[s], size, seed, key, s, c, p, counted, kinds[s])
+
+                n_tasks = sum(len(sides_to_count(c)) * _n_parts(mechanism, sizes[c]) for c in range(done, stop))
+                results = execution.map(_count_part, tasks(), n_tasks)
+                try:
+                    for c in range(done, stop):
+                        todo = sides_to_count(c)
+                        base = np.zeros_like(k)
+                        for s in (0, 1):
+                            kept = saved(s, c) if s not in todo else None
+                            if kept is not None:
+                                base[s] = kept
+                        state = (state[0], state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
+                        for _, size in _parts_of(mechanism, sizes[c]):
+                            for s in todo:
+                                counts = next(results)
+                                part_k = state[2].copy()
+                                part_k[s] += counts
+                                part_n = (state[3][0] + size * (s == 0), state[3][1] + size * (s == 1))
+                                state = (state[0], state[1], part_k, part_n)
+                                progress.update(size, progress.done + size, running_epsilon)
+                        if execution.checkpoint:
+                            for s in todo:
+                                execution.checkpoint.add(key, fingerprint, s, c, state[2][s], sizes[c])
+                        state = (state[0] + state[2], c + 1, np.zeros_like(k), (0, 0))
+                        if state[1] in marks:
+                            series.append((sizes.upto(state[1]), int(state[0][0, 0]), int(state[0][1, 0])))
+                except KeyboardInterrupt as exc:
+                    if not stopped_by_user(exc):
+                        raise
+                    interrupted = True  # the user's Ctrl-C: a partial result of what was counted
+                finally:
+                    results.close()  # cancels what is still in flight
+                k, done = state[0], state[1]
+                n_done = sizes.upto(done)
+                if interrupted:
+                    break
+                share = spend[stop]
+                bounds = tuple(bound_from_counts(ev, delta, k[0, i], n_done, k[1, i], n_done, 1 - (1 - conf) * share)
+                               for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+                at_look = (k.copy(), done, bounds)  # before the look is shown: a Ctrl-C between keeps them one
+                looked.append(bounds[0].epsilon_lower)
+                if len(stops) > 1:
+                    progress.update(0, 2 * n_sel + 2 * n_done, running_epsilon)  # the look's bound
+                    rule = RULE if len(stops) == len(LOOKS) else (  # a small budget merges looks: say so
+                        f"{RULE}; this budget holds {len(stops)} distinct looks "
+                        f"(last {len(stops)} shares renormalised)")
+                    note = f"{rule}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
+                    if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
+                        note += ": stopped, violation certified"
+                        break
+                    if stop < len(sizes) and futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
+                        note += ": stopped, no claim can be reached within the budget"
+                        break
+                    if look + 1 < len(stops):
+                        expect(k[:, :len(chosen)], n_done, look + 1)
+        except KeyboardInterrupt as exc:  # between the counting loops (a look's bounds, the checkpoint's lookups)
+            if not stopped_by_user(exc):
+                raise
+            interrupted = True
             k, done = state[0], state[1]
-            n_done = sizes.upto(done)
-            if interrupted:
-                break
-            share = spend[stop]
-            bounds = tuple(bound_from_counts(ev, delta, k[0, i], n_done, k[1, i], n_done, 1 - (1 - conf) * share)
-                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
-            looked.append(bounds[0].epsilon_lower)
-            at_look = (k.copy(), done)
-            if len(stops) > 1:
-                progress.update(0, 2 * n_sel + 2 * n_done, running_epsilon)  # the look's bound
-                rule = RULE if len(stops) == len(LOOKS) else (  # a small budget merges looks: say so
-                    f"{RULE}; this budget holds {len(stops)} distinct looks (last {len(stops)} shares renormalised)")
-                note = f"{rule}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
-                if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
-                    note += ": stopped, violation certified"
-                    break
-                if stop < len(sizes) and _futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
-                    note += ": stopped, no claim can be reached within the budget"
-                    break
-                if look + 1 < len(stops):
-                    expect(k[:, :len(chosen)], n_done, look + 1)
     finally:
         progress.close()
     n_d = n_dp = sizes.upto(done)
     k_d, k_dp = k[0], k[1]
     if interrupted:
         if looked:  # a sequential run: the last finished look's bounds stand, at that look's share of alpha
-            k_d, k_dp, done = at_look[0][0], at_look[0][1], at_look[1]
+            k_d, k_dp, done, bounds = at_look[0][0], at_look[0][1], at_look[1], at_look[2]
             n_d = n_dp = sizes.upto(done)
         else:  # every output counted so far, the pair in progress too: at each side a prefix of its streams
             k_d, k_dp = k[0] + state[2][0], k[1] + state[2][1]
             n_d, n_dp = n_d + state[3][0], n_dp + state[3][1]
-            if not (n_d and n_dp):
-                raise KeyboardInterrupt  # nothing counted on a side: no bound to report
+            if not (n_d and n_dp):  # nothing counted on a side: no bound to report
+                return unmeasured(levels, n_sel + min(n_d, n_dp), "interrupted by the user during the estimation "
+                                  "split, before an output of each side was counted: there is no bound (eps_lower "
+                                  "0 at every delta)")
             # The user's stop cannot depend on the counts (no bound is shown before a look), so the
             # bound of the outputs counted is valid at its full confidence (the first look's share
             # for a sequential run).
@@ -462,26 +494,5 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
         series.append((n_d, int(k_d[0]), int(k_dp[0])))
     curve = tradeoff_points(family, k_d[len(chosen):], n_d, k_dp[len(chosen):], n_dp, confidences[0])
     return Estimate(bounds, confidences[0], n_sel + min(n_d, n_dp), n_sel, sequential=note, tradeoff=curve,
-                    convergence=_convergence(chosen[0], deltas[0], confidences[0], series),
+                    convergence=convergence(chosen[0], deltas[0], confidences[0], series),
                     display=display)
-
-
-def _convergence(event: Event, delta: float, confidence: float, series: list[tuple[int, int, int]]
-                 ) -> tuple[tuple[int, float], ...]:
-    """ε_lower of the first level after 1, 2, 4, ... chunk pairs and at the end (samples per side,
-    bound), from ``series`` of (estimation samples per side, count under D, count under D′).
-
-    Each point is a valid bound on its own; the series shows convergence, not a sequential test."""
-    return tuple((n, bound_from_counts(event, delta, kd, n, kdp, n, confidence).epsilon_lower)
-                 for n, kd, kdp in series if n > 0)
-
-
-def _futile(bounds, targets: dict[int, float], n_total: int, final_confidence: float) -> bool:
-    """True when even the final look, with the current frequencies, would stay below every target."""
-    for i, target in targets.items():
-        k_d, n_d, k_dp, n_dp = bounds[i].counts
-        projected = bound_from_counts(bounds[i].event, bounds[i].delta, k_d / n_d * n_total, n_total,
-                                      k_dp / n_dp * n_total, n_total, final_confidence)
-        if projected.epsilon_lower > target:
-            return False
-    return True

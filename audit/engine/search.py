@@ -33,11 +33,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from dpaudit.core import RELATIONS, Guarantee, InputError, check_positive, require
-from dpaudit.engine.api import RunContext, audit_mechanism
-from dpaudit.engine.estimate import check_confidence, check_outputs, resolve_views
+from dpaudit.engine.api import RunContext, audit_mechanism, stopped_result
+from dpaudit.engine.estimate import check_confidence, check_deltas, check_outputs, resolve_views, unmeasured
 from dpaudit.engine.finalists import best_finalist
 from dpaudit.engine.results import AuditResult
-from dpaudit.engine.runner import SELECTION_FRACTION
+from dpaudit.engine.runner import SELECTION_FRACTION, stopped_by_user
 from dpaudit.engine.selection import predicted_bound
 from dpaudit.neighbors import Dataset, Pair, neighbours
 
@@ -398,71 +398,77 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     if claims:
         score_delta = float(deltas[0]) if deltas else min(c.delta for c in claims)
     start = time.perf_counter()
-    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PILOT_KEY,)))
-    pool = [_Candidate(p) for p in space.candidates(rng)]
-    if claims:
-        wanted = {c.relation for c in claims}
-        pool = [c for c in pool if c.pair.relation in wanted]
-    require(bool(pool), "space", space.describe(), "proposes no candidate pair (of the claims' relation)")
-    views = resolve_views(discrete, events)
-    context = RunContext() if context is None else context
-    budget = max(1, math.ceil(pilot * samples))
-    rounds = max(1, math.ceil(math.log2(len(pool))))
-    per_round = budget // rounds
-    datasets: dict[Any, int] = {}
+    tried: list[_Candidate] = []
+    try:  # the pilot: a Ctrl-C here ends the scenario with no pair chosen and no bound
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PILOT_KEY,)))
+        pool = [_Candidate(p) for p in space.candidates(rng)]
+        if claims:
+            wanted = {c.relation for c in claims}
+            pool = [c for c in pool if c.pair.relation in wanted]
+        require(bool(pool), "space", space.describe(), "proposes no candidate pair (of the claims' relation)")
+        views = resolve_views(discrete, events)
+        context = RunContext() if context is None else context
+        budget = max(1, math.ceil(pilot * samples))
+        rounds = max(1, math.ceil(math.log2(len(pool))))
+        per_round = budget // rounds
+        datasets: dict[Any, int] = {}
 
-    def draw(c: _Candidate, index: int, round_: int, n: int) -> None:
-        if c.skipped:
-            return
-        try:
-            # Common random numbers: pairs that share D draw the same D-samples in a round, so their
-            # scores differ by what D′ does, not by the noise of D's draws.
-            d_stream = datasets.setdefault(_key(c.pair.d), len(datasets))
-            c.x.append(check_outputs(mechanism.sample(c.pair.d, n, _rng(seed, d_stream, round_, 0)), n))
-            c.y.append(check_outputs(mechanism.sample(c.pair.d_prime, n, _rng(seed, index, round_, 1)), n))
-        except InputError as exc:
-            c.skipped = str(exc)
-            return
-        c.samples += n
-        c.rounds = round_ + 1
-        c.score, c.tiebreak = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, samples,
-                                          confidence, seed)
+        def draw(c: _Candidate, index: int, round_: int, n: int) -> None:
+            if c.skipped:
+                return
+            try:
+                # Common random numbers: pairs that share D draw the same D-samples in a round, so their
+                # scores differ by what D′ does, not by the noise of D's draws.
+                d_stream = datasets.setdefault(_key(c.pair.d), len(datasets))
+                c.x.append(check_outputs(mechanism.sample(c.pair.d, n, _rng(seed, d_stream, round_, 0)), n))
+                c.y.append(check_outputs(mechanism.sample(c.pair.d_prime, n, _rng(seed, index, round_, 1)), n))
+            except InputError as exc:
+                c.skipped = str(exc)
+                return
+            c.samples += n
+            c.rounds = round_ + 1
+            c.score, c.tiebreak = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, samples,
+                                              confidence, seed)
 
-    tried = list(pool)
-    alive = list(range(len(pool)))
+        tried[:] = pool
+        alive = list(range(len(pool)))
 
-    def rank(i: int) -> tuple[float, float, int]:
-        return -tried[i].score, -tried[i].tiebreak, i
+        def rank(i: int) -> tuple[float, float, int]:
+            return -tried[i].score, -tried[i].tiebreak, i
 
-    for r in range(rounds):
-        n = max(_MIN_PILOT, per_round // max(1, len(alive)))
-        for i in alive:
-            draw(tried[i], i, r, n)
-        alive = [i for i in alive if not tried[i].skipped]
-        if r == 0 and alive:
-            best = sorted(alive, key=rank)[:2]
-            fresh = [c for c in space.refine([tried[i].pair for i in best], rng)
-                     if not claims or c.relation in {g.relation for g in claims}]
-            known = {(_key(c.pair.d), _key(c.pair.d_prime)) for c in tried}
-            for p in fresh:
-                if (_key(p.d), _key(p.d_prime)) in known or (_key(p.d_prime), _key(p.d)) in known:
-                    continue
-                tried.append(_Candidate(p))
-                j = len(tried) - 1
-                draw(tried[j], j, r, tried[alive[0]].samples)  # catch up with the survivors' samples
-                if not tried[j].skipped:
-                    alive.append(j)
-        require(bool(alive), "space", space.describe(), "the mechanism is undefined on every candidate pair")
-        if len(alive) == 1:
-            break
-        alive = sorted(alive, key=rank)[:max(1, math.ceil(len(alive) / 2))]
-    # The finalists: the best pairs of the last round (scored on equal pilot samples), the pilot's
-    # winner among them.
-    last = max(tried[i].rounds for i in alive)
-    finalists = sorted((i for i, c in enumerate(tried) if c.rounds == last and not c.skipped), key=rank)[:FINALISTS]
-    chosen, checked = best_finalist(mechanism, [(tried[i].pair, tried[i].x, tried[i].y) for i in finalists],
-                                    samples, seed, context.key, views, score_delta, confidence)
-    winner = tried[finalists[chosen]]
+        for r in range(rounds):
+            n = max(_MIN_PILOT, per_round // max(1, len(alive)))
+            for i in alive:
+                draw(tried[i], i, r, n)
+            alive = [i for i in alive if not tried[i].skipped]
+            if r == 0 and alive:
+                best = sorted(alive, key=rank)[:2]
+                fresh = [c for c in space.refine([tried[i].pair for i in best], rng)
+                         if not claims or c.relation in {g.relation for g in claims}]
+                known = {(_key(c.pair.d), _key(c.pair.d_prime)) for c in tried}
+                for p in fresh:
+                    if (_key(p.d), _key(p.d_prime)) in known or (_key(p.d_prime), _key(p.d)) in known:
+                        continue
+                    tried.append(_Candidate(p))
+                    j = len(tried) - 1
+                    draw(tried[j], j, r, tried[alive[0]].samples)  # catch up with the survivors' samples
+                    if not tried[j].skipped:
+                        alive.append(j)
+            require(bool(alive), "space", space.describe(), "the mechanism is undefined on every candidate pair")
+            if len(alive) == 1:
+                break
+            alive = sorted(alive, key=rank)[:max(1, math.ceil(len(alive) / 2))]
+        # The finalists: the best pairs of the last round (scored on equal pilot samples), the pilot's
+        # winner among them.
+        last = max(tried[i].rounds for i in alive)
+        finalists = sorted((i for i, c in enumerate(tried) if c.rounds == last and not c.skipped), key=rank)[:FINALISTS]
+        chosen, checked = best_finalist(mechanism, [(tried[i].pair, tried[i].x, tried[i].y) for i in finalists],
+                                        samples, seed, context.key, views, score_delta, confidence)
+        winner = tried[finalists[chosen]]
+    except KeyboardInterrupt as exc:
+        if not stopped_by_user(exc):
+            raise
+        return _stopped(mechanism, space, claims, tried, deltas, delta, epsilon, confidence, seed, context, start)
     pilot_seconds = time.perf_counter() - start
     result = audit_mechanism(mechanism, winner.pair.d, winner.pair.d_prime, samples=samples, deltas=deltas,
                              confidence=confidence, seed=seed, n_jobs=n_jobs, relation=winner.pair.relation,
@@ -474,3 +480,21 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
               "score_delta": score_delta, "chosen": winner.pair.description,
               "chosen_score": winner.score, "finalists": checked, "tried": [c.record() for c in tried]}
     return replace(result, search=record, seconds=time.perf_counter() - start)
+
+
+def _stopped(mechanism: Any, space: Space, claims: list[Guarantee] | None, tried: list[_Candidate],
+             deltas: Sequence[float] | None, delta: float | None, epsilon: float | None, confidence: float,
+             seed: int, context: RunContext | None, start: float) -> AuditResult:
+    """The result of a search the user stopped during its pilot: no pair chosen, nothing of an
+    audit counted, so no bound (ε_lower 0 at every δ) and no claim checked
+    (:func:`dpaudit.engine.api.stopped_result`); the pairs scored so far are named in the note."""
+    relation = (claims[0].relation if claims else tried[0].pair.relation if tried
+                else getattr(space, "relation", "add-remove"))
+    levels = [(d, confidence) for d in check_deltas(deltas or ((delta or 0.0,) if epsilon is not None else (0.0,)))]
+    scored = sum(1 for c in tried if c.samples)
+    est = unmeasured(levels, 0, f"interrupted by the user during the pair search's pilot over {space.describe()} "
+                     f"({scored} of {len(tried)} candidate pairs scored): no pair was chosen and no sample of an "
+                     "audit was drawn, so there is no bound (eps_lower 0 at every delta)")
+    context = RunContext() if context is None else context
+    return stopped_result(mechanism, relation, "no pair chosen (the pair search was interrupted)", est, seed=seed,
+                          scenario=context.scenario, seconds=time.perf_counter() - start)

@@ -185,7 +185,7 @@ def _estimate(c: _Checker, value: Any, where: str) -> None:
     e = c.obj(value, where)
     c.number(c.get(e, "epsilon_lower", where), f"{where}.epsilon_lower", 0)
     c.number(c.get(e, "confidence", where), f"{where}.confidence", 0.5, 1, high_open=True)
-    c.integer(c.get(e, "samples", where), f"{where}.samples", 1)
+    c.integer(c.get(e, "samples", where), f"{where}.samples", 0)  # 0: stopped before a sample
     bounds = c.seq(c.get(e, "bounds", where), f"{where}.bounds", nonempty=True)
     for i, b in enumerate(bounds):
         _bound(c, b, f"{where}.bounds[{i}]")
@@ -217,7 +217,7 @@ def _scenario(c: _Checker, value: Any, where: str) -> None:
         c.text(c.get(s, key, where), f"{where}.{key}")
     c.choice(c.get(s, "relation", where), f"{where}.relation", RELATIONS)
     c.obj(s.get("params", {}), f"{where}.params")
-    c.integer(c.get(s, "samples", where), f"{where}.samples", 1)
+    c.integer(c.get(s, "samples", where), f"{where}.samples", 0)
     c.integer(c.get(s, "seed", where), f"{where}.seed", 0)
     c.number(c.get(s, "confidence", where), f"{where}.confidence", 0.5, 1, high_open=True)
     c.number(c.get(s, "seconds", where), f"{where}.seconds", 0)
@@ -255,7 +255,7 @@ def _record(c: _Checker, value: Any, where: str) -> None:
     for key in ("scenario", "mechanism", "pair"):
         c.text(c.get(rec, key, where), f"{where}.{key}")
     c.choice(c.get(rec, "relation", where), f"{where}.relation", RELATIONS)
-    c.integer(c.get(rec, "samples", where), f"{where}.samples", 1)
+    c.integer(c.get(rec, "samples", where), f"{where}.samples", 0)
     c.integer(c.get(rec, "seed", where), f"{where}.seed", 0)
     c.number(c.get(rec, "confidence", where), f"{where}.confidence", 0.5, 1, high_open=True)
     c.number(c.get(rec, "seconds", where), f"{where}.seconds", 0)

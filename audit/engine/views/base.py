@@ -212,6 +212,18 @@ def prefix_families(fit: tuple[np.ndarray, np.ndarray], score: tuple[np.ndarray,
     return out
 
 
+def category_counts(parts: Sequence[np.ndarray], most: int) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """The distinct categories of the four halves ``parts`` (fit x, fit y, score x, score y) and
+    each half's count per category; None when there are more than ``most`` categories (a view
+    then proposes nothing rather than a prefix order over noise)."""
+    values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
+    if len(values) > most:
+        return None
+    ends = np.cumsum([0] + [len(p) for p in parts])
+    return values, [np.bincount(inverse[ends[i]:ends[i + 1]], minlength=len(values)).astype(float)
+                    for i in range(len(parts))]
+
+
 def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins: int) -> dict[str, Any]:
     """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 %."""
     sx, sy = statistic(x), statistic(y)

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.engine.statistics import Statistic
-from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, prefix_families
+from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, category_counts, prefix_families
 
 TRAILING_CAP = 4       # trailing zero bits beyond this share a category
 MAX_CATEGORIES = 4096  # beyond this many categories the view is skipped
@@ -76,12 +76,11 @@ class Floating:
     def candidates(self, split: Split, statistic: Statistic | None = None) -> list[Family]:
         if not (applies(split.fit_x) and applies(split.fit_y)):
             return []
-        parts = [codes(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
-        values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-        if len(values) < 2 or len(values) > MAX_CATEGORIES:
+        found = category_counts([codes(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)],
+                                MAX_CATEGORIES)
+        if found is None or len(found[0]) < 2:
             return []
-        ends = np.cumsum([0] + [len(p) for p in parts])
-        c = [np.bincount(inverse[ends[i]:ends[i + 1]], minlength=len(values)).astype(float) for i in range(4)]
+        values, c = found
         return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
                                lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx])))
 

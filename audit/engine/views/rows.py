@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.engine.statistics import RowCodec, Statistic, keys
-from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, prefix_families
+from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, category_counts, prefix_families
 from dpaudit.engine.views.pooled import interval_families
 
 MAX_ROWS = 20_000          # distinct outputs beyond which the rows view is skipped
@@ -134,12 +134,10 @@ class Rows:
             if not codec.scalar:  # vectors: rows pooled by the tops' statistics (dpaudit.engine.views.pooled)
                 families += interval_families(codec.decode(values), (c[0], c[1]), (c[2], c[3]), make)
             return families
-        parts = [keys(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
-        values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
-        if len(values) > MAX_ROWS:
+        found = category_counts([keys(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)], MAX_ROWS)
+        if found is None:
             return []
-        bounds = np.cumsum([0] + [len(p) for p in parts])
-        c = [np.bincount(inverse[bounds[i]:bounds[i + 1]], minlength=len(values)).astype(float) for i in range(4)]
+        values, c = found
         return prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit,
                                lambda fav, idx: Event(fav, self.name, members=np.sort(values[idx])))
 

@@ -5,6 +5,8 @@
   canaries, faulty twins, the strongest rejected accountant curve of the DP-SGD family);
 * :mod:`.policy` — DP-PG one pass, user-level (canary users on dedicated coordinates, twins);
 * :mod:`.alignment` — Algorithm 1, objective-perturbed MLE (random-direction canaries, d < m);
+* :mod:`.mle_dedicated` — Algorithm 1 with canary comparisons on dedicated coordinates (d ≥ m);
+* :mod:`.covariance` — Algorithm 2, the Gaussian covariance release (rare vectors, zero-out);
 * :mod:`.opacus_sgd` — Opacus's DP-SGD (PyTorch, the ``opacus`` extra), white-box input canaries.
 """
 

@@ -10,7 +10,8 @@ scores canary j by the projection of that residual gradient, taken at the releas
 design's own seed, before and independently of the secret.  The canaries overlap in d
 dimensions (interference ≈ √(m/2d) canary pulls per score), so this design is weak by
 construction (a one-run lower bound near 0 is expected); it checks that the printed and the
-instantiated calibrations survive an audit at 10⁵ comparisons, not their tightness.
+instantiated calibrations survive an audit at 10⁵ comparisons, not their tightness.  With
+d ≥ m, :mod:`dpaudit.onerun.designs.mle_dedicated` gives each canary its own coordinate.
 """
 
 from __future__ import annotations

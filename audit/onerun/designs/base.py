@@ -14,7 +14,9 @@ from typing import Any
 
 from dpaudit.core import Guarantee, require
 from dpaudit.onerun.api import audit_one_run
+from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.game import CanaryGame
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 
@@ -24,7 +26,11 @@ __all__ = ["CanaryDesign", "refuted"]
 @dataclass(frozen=True)
 class CanaryDesign:
     """A one-run scenario of a training mechanism.  ``expected`` maps each claim id to the
-    verdict a correct audit gives (``pass``, ``violation`` or ``not-applicable``)."""
+    verdict a correct audit gives (``pass``, ``violation`` or ``not-applicable``).
+
+    ``neighbours``: the relation between a run with canary j and one without, when the
+    mechanism's slots make it other than the game's ``relation`` (a slot that holds the canary or
+    its zeroed record: ``zero-out``); the claims are checked against it."""
 
     name: str
     mechanism: Any
@@ -37,6 +43,7 @@ class CanaryDesign:
     deltas: tuple[float, ...] = (1e-5,)
     expected: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
+    neighbours: str | None = None
 
     def __post_init__(self) -> None:
         require(len(self.canaries) >= 2, "canaries", f"<{len(self.canaries)}>", "a design needs at least 2 canaries")
@@ -49,6 +56,12 @@ class CanaryDesign:
 
     def audit(self, seed: int = 0, *, confidence: float = 0.95) -> OneRunResult:
         """One training run with the secret of ``seed``, bounded under the design's rule."""
+        if self.neighbours is not None:
+            record = CanaryGame(m=self.m, seed=seed, relation=self.relation).play(
+                self.mechanism, self.scorer, list(self.canaries), self.base)
+            return one_run_bound(record.scores, record.secret, rule=self.rule, deltas=self.deltas,
+                                 confidence=confidence, claims=self.claims, runs=record.runs, seed=record.seed,
+                                 relation=self.neighbours)
         return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), base=self.base,
                              rule=self.rule, deltas=self.deltas, confidence=confidence, claims=self.claims,
                              seed=seed, relation=self.relation)

@@ -35,12 +35,18 @@ from dpaudit.onerun.curves import gdp
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["DPPG_BUGS", "DPPG_RULE", "SlotPopulation", "dppg_design", "dppg_env"]
+__all__ = ["DPPG_BUGS", "DPPG_RULE", "SlotPopulation", "dppg_design", "dppg_env", "dppg_rule"]
 
 DPPG_BUGS = ("none", "wrong-relation", "reward-convention")
 # Fixed in advance from a planning simulation of Gaussian canary scores (m = 500, seeds
-# 100–109): at printed ε = 6 a curve at half the true μ was rejected 10/10 with k = 100.
+# 100–109): at printed ε = 6 a curve at half the true μ was rejected 10/10 with k = 100.  Other
+# canary counts keep that fraction, k₊ = k₋ = m/5 (fixed before any run at that size).
 DPPG_RULE = Fixed(k_plus=100, k_minus=100)
+
+
+def dppg_rule(m: int) -> Fixed:
+    """k₊ = k₋ = ⌊m/5⌋ (:data:`DPPG_RULE` at m = 500)."""
+    return Fixed(k_plus=max(1, m // 5), k_minus=max(1, m // 5))
 
 
 def dppg_env(d: int, slots: int, prompts: int, seed: int) -> PolicyEnv:
@@ -127,7 +133,7 @@ def dppg_design(*, m: int = 500, d: int = 256, rounds: int = 100, per_round: int
                     else {curve.claim_id: "violation"})
     canaries = [[{"slot": j}] for j in range(m)]
     return CanaryDesign(name=f"dppg-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=population,
-                        canaries=canaries, scorer=_score(mech, slots, d), claims=(*printed, curve), rule=DPPG_RULE,
+                        canaries=canaries, scorer=_score(mech, slots, d), claims=(*printed, curve), rule=dppg_rule(m),
                         relation="user-level", deltas=(delta,), expected=expected,
                         description=f"DP-PG one pass, d={d}, T={rounds}, {per_round} users/round, m={m} canary "
                                     f"users, printed eps={epsilon:g}, bug={bug}; mu per canary "
