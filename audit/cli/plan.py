@@ -19,7 +19,7 @@ from dpaudit.engine.results import dumps
 from dpaudit.onerun.designs.suite import onerun_designs
 from dpaudit.onerun.planner import (
     ScoreModel,
-    expected_counts,
+    model_counts,
     model_epsilon,
     pilot_model,
     plan_canaries,
@@ -211,7 +211,7 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
     lines = [f"one-run design {design.name}: m = {design.m} canaries, rule {_rule_text(design.rule)}, confidence "
              f"{args.confidence:g}", f"  model: {model.describe()}"]
     if pilot is not None and pilot[2] is not None:
-        r1, v1 = expected_counts(design.m, pilot[2], mu=model.mu)
+        r1, v1 = model_counts(design.m, pilot[2], model)
         lines.append(f"  model check: the pilots' own guesses under the design's rule were {pilot[0]} right of "
                      f"{pilot[1]} ({pilot[0] / max(pilot[1], 1):.3f}); the model expects {v1} of {r1} per game "
                      f"({v1 / r1:.3f})")
@@ -228,7 +228,7 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
             else:
                 runs = f"{p.runs} run(s)" if p.runs else "out of reach in runs of that size"
                 lines.append(f"    needs {p.canaries} canaries (guess k+ = k- = {p.rule.k_plus if p.rule else '?'}); "
-                             f"at m = {design.m}: {runs}")
+                             f"at m = {design.m}: {runs}" + (f"; {p.note}" if p.note else ""))
     payload: dict[str, Any] = {"kind": "one-run-plan", "design": design.name, "m": design.m,
                                "rule": design.rule.to_dict(), "confidence": args.confidence,
                                "model": model.to_dict(), "claims": [p.to_dict() for p in plans], "target": None}

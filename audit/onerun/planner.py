@@ -41,7 +41,8 @@ from dpaudit.onerun.rules import Fixed
 from dpaudit.onerun.steinke import epsilon_ceiling, epsilon_lower, p_value
 
 __all__ = ["ClaimPlan", "CurvePlan", "Plan", "ScoreModel", "best_fixed_rule", "estimate_model", "expected_bound",
-           "expected_counts", "model_epsilon", "pilot_model", "plan_canaries", "plan_claim", "plan_curve"]
+           "expected_counts", "gaussian_precision", "model_counts", "model_epsilon", "pilot_model", "plan_canaries",
+           "plan_claim", "plan_curve"]
 
 MODELS = ("gaussian", "rr")
 
@@ -56,6 +57,9 @@ class ScoreModel:
     parameter: float
     source: str = "given"
     interval: tuple[float, float] | None = None
+    # (fraction k/m guessed each way, the μ of the pilot's own precision there): a check of the
+    # Gaussian shape shown beside the plan, not used by it (in the tails it rests on few scores).
+    by_fraction: tuple[tuple[float, float], ...] = ()
 
     def __post_init__(self) -> None:
         require(self.kind in MODELS, "model", self.kind, f"must be one of {', '.join(MODELS)}")
@@ -71,19 +75,19 @@ class ScoreModel:
     def epsilon(self) -> float | None:
         return float(self.parameter) if self.kind == "rr" else None
 
-    def with_parameter(self, value: float) -> ScoreModel:
-        return ScoreModel(self.kind, float(value), self.source, None)
-
     def describe(self) -> str:
         what = (f"Gaussian canary scores, separation mu = {self.parameter:.4g}" if self.kind == "gaussian" else
                 f"randomized response per canary at eps = {self.parameter:.4g}")
         band = "" if self.interval is None else f" (95% interval {self.interval[0]:.3g} to {self.interval[1]:.3g})"
-        return f"{what}{band}; {self.source}"
+        table = ("" if not self.by_fraction else "; shape check, the mu of the pilot's own precision by fraction "
+                 "guessed each way (equal for Gaussian scores; not used by the plan): "
+                 + ", ".join(f"{f:g}: {mu:.3g}" for f, mu in self.by_fraction))
+        return f"{what}{band}; {self.source}{table}"
 
     def to_dict(self) -> dict[str, object]:
         return {"kind": self.kind, "parameter": "mu" if self.kind == "gaussian" else "epsilon",
                 "value": self.parameter, "interval": list(self.interval) if self.interval else None,
-                "source": self.source}
+                "by_fraction": [list(p) for p in self.by_fraction], "source": self.source}
 
 
 def model_epsilon(model: ScoreModel, delta: float) -> float:
@@ -118,7 +122,44 @@ def estimate_model(scores: np.ndarray, secret: np.ndarray, *, source: str = "pil
         return float(math.sqrt(2.0) * special.ndtri(min(max(a, 0.5), 1.0 - 1e-12)))
 
     return ScoreModel("gaussian", mu_of(auc), f"{source}: AUC {auc:.4f} of {n1} included vs {n0} excluded scores",
-                      (mu_of(auc - 1.96 * se), mu_of(auc + 1.96 * se)))
+                      (mu_of(auc - 1.96 * se), mu_of(auc + 1.96 * se)), _by_fraction(s, b))
+
+
+PILOT_FRACTIONS = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
+MIN_TAIL = 50  # pilot scores a fraction's guesses must rest on, each way
+
+
+def gaussian_precision(fraction: float, mu: float) -> float:
+    """Expected precision of guessing the top (or bottom) ``fraction`` of N(μS, 1) scores."""
+    t = optimize.brentq(lambda x: 0.5 * (special.ndtr(mu - x) + special.ndtr(-x)) - fraction, -50.0, 50.0 + mu)
+    return float(special.ndtr(mu - t) / (2.0 * fraction))
+
+
+def _by_fraction(s: np.ndarray, b: np.ndarray) -> tuple[tuple[float, float], ...]:
+    """Where the pilot has ≥ MIN_TAIL scores each way, the μ whose Gaussian model has the pilot's
+    own precision when that fraction is guessed: equal across fractions for Gaussian scores, so
+    it shows how far non-Gaussian scores (e.g. summed likelihood ratios) are from the model.  A
+    fraction the pilot guessed without error has no finite μ and is left out."""
+    order = np.argsort(-s, kind="stable")
+    out = []
+    for f in PILOT_FRACTIONS:
+        j = round(f * s.size)
+        if j < MIN_TAIL:
+            continue
+        precision = 0.5 * (float(b[order[:j]].mean()) + float(1 - b[order[s.size - j:]].mean()))
+        if precision >= 1.0:
+            continue
+        mu = 0.0 if precision <= 0.5 else float(
+            optimize.brentq(lambda x, f=f, p=precision: gaussian_precision(f, x) - p, 0.0, 40.0))
+        out.append((f, mu))
+    return tuple(out)
+
+
+def model_counts(m: int, k: int, model: ScoreModel) -> tuple[int, int]:
+    """(r, v) of the median run of m canaries with k₊ = k₋ = k under ``model``."""
+    if model.kind == "rr":
+        return expected_counts(m, k, epsilon=model.parameter)
+    return expected_counts(m, k, mu=model.parameter)
 
 
 def _model_kwargs(model: ScoreModel | None, mu: float | None, epsilon: float | None) -> dict[str, float]:
@@ -152,7 +193,8 @@ def expected_counts(m: int, k: int, *, mu: float | None = None, epsilon: float |
 
 
 def best_fixed_rule(m: int, *, delta: float, confidence: float = 0.95, mu: float | None = None,
-                    epsilon: float | None = None, objective: str = "steinke") -> tuple[Fixed, float]:
+                    epsilon: float | None = None, objective: str = "steinke",
+                    model: ScoreModel | None = None) -> tuple[Fixed, float]:
     """The fixed symmetric rule with the largest median bound under the model, and that bound.
 
     ``objective``: ``steinke`` (the (ε, δ) bound) or ``gdp-mu`` (the largest rejected GDP μ,
@@ -161,7 +203,8 @@ def best_fixed_rule(m: int, *, delta: float, confidence: float = 0.95, mu: float
     alpha = 1.0 - confidence
     best, best_k = -1.0, 1
     for k in np.unique(np.round(np.geomspace(1, m // 2, 32)).astype(int)):
-        r, v = expected_counts(m, int(k), mu=mu, epsilon=epsilon)
+        r, v = (model_counts(m, int(k), model) if model is not None else
+                expected_counts(m, int(k), mu=mu, epsilon=epsilon))
         value = (epsilon_lower(m, r, v, delta=delta, alpha=alpha) if objective == "steinke" else
                  largest_rejected_mu(m=m, c_prime=r, c=v, tau=alpha))
         if value > best:
@@ -179,15 +222,17 @@ class Plan:
     rule: Fixed
     expected_epsilon_lower: float
     ceiling: float  # the bound when every canary is guessed right: no game of this size beats it
+    one_fewer: float | None = None  # the bound with one right guess fewer than the median: how fragile the plan is
 
     @property
     def m(self) -> int:
         return self.canaries_per_run * self.runs
 
     def describe(self) -> str:
+        fewer = "" if self.one_fewer is None else f", one right guess fewer {self.one_fewer:.3g}"
         return (f"{self.runs} run(s) x {self.canaries_per_run} canaries (m = {self.m}), guess k+ = k- = "
                 f"{self.rule.k_plus}: expected eps_lower {self.expected_epsilon_lower:.3g} >= target {self.target:.3g} "
-                f"(ceiling at this m {self.ceiling:.3g})")
+                f"(ceiling at this m {self.ceiling:.3g}{fewer})")
 
 
 def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.95, mu: float | None = None,
@@ -212,13 +257,13 @@ def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.9
     alpha = 1.0 - confidence
 
     def value(total: int) -> tuple[Fixed, float]:
-        return best_fixed_rule(total, delta=delta, confidence=confidence, mu=mu, epsilon=epsilon)
+        return best_fixed_rule(total, delta=delta, confidence=confidence, model=the_model)
 
     def reaches(total: int) -> bool:
         # ε_LB > target iff p(ε, δ) < α on [0, target]; p is increasing in ε for every count we
         # have met, so one p-value per k decides (the final plan is checked with the bound itself).
         for k in np.unique(np.round(np.geomspace(1, total // 2, 32)).astype(int)):
-            r, v = expected_counts(total, int(k), mu=mu, epsilon=epsilon)
+            r, v = model_counts(total, int(k), the_model)
             if v >= 1 and p_value(total, r, v, target, delta)[0] < alpha:
                 return True
         return False
@@ -234,8 +279,10 @@ def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.9
     if got < target:
         return None
     per = canaries_per_run or hi
+    r, v = model_counts(hi, rule.k_plus, the_model)
+    fewer = epsilon_lower(hi, r, v - 1, delta=delta, alpha=alpha) if v >= 1 else 0.0
     return Plan(target=target, canaries_per_run=per, runs=hi // per, rule=rule, expected_epsilon_lower=got,
-                ceiling=epsilon_ceiling(hi, delta=delta, alpha=alpha))
+                ceiling=epsilon_ceiling(hi, delta=delta, alpha=alpha), one_fewer=fewer)
 
 
 def _smallest(reaches: Callable[[int], bool], unit: int, max_canaries: int) -> int | None:
@@ -260,7 +307,7 @@ def _smallest(reaches: Callable[[int], bool], unit: int, max_canaries: int) -> i
 def expected_bound(m: int, k: int, model: ScoreModel, *, delta: float,
                    confidence: float = 0.95) -> tuple[int, int, float]:
     """(r, v, ε_LB) of the median run of m canaries under ``model`` with k₊ = k₋ = k."""
-    r, v = expected_counts(m, k, **_model_kwargs(model, None, None))
+    r, v = model_counts(m, k, model)
     return r, v, epsilon_lower(m, r, v, delta=delta, alpha=1.0 - confidence)
 
 
@@ -298,7 +345,7 @@ def _curve_rule(claim: CurveClaim, m: int, model: ScoreModel, alpha: float) -> t
     """The smallest k of a geometric grid (k ≤ m/2, at most 5 000 guesses a side: beyond, a
     curve test costs seconds and has never been the best) whose median counts reject the claim."""
     for k in np.unique(np.round(np.geomspace(1, max(1, min(m // 2, 5_000)), 12)).astype(int)):
-        r, v = expected_counts(m, int(k), **_model_kwargs(model, None, None))
+        r, v = model_counts(m, int(k), model)
         if v >= 1 and rejects_claim(claim, m=m, c_prime=r, c=v, tau=alpha):
             return Fixed(int(k), int(k)), r, v
     return None
@@ -381,7 +428,7 @@ def plan_claim(claim: Any, design: Any, model: ScoreModel, *, confidence: float 
         return ClaimPlan(cid, "curve" if isinstance(claim, CurveClaim) else "epsilon-delta", expected,
                          "nothing to plan: the claim is not applicable to this run", None, None, None, "-")
     if isinstance(claim, CurveClaim):
-        r, v = expected_counts(m, k, **_model_kwargs(model, None, None)) if k else (0, 0)
+        r, v = model_counts(m, k, model) if k else (0, 0)
         rejected = bool(k and v >= 1 and rejects_claim(claim, m=m, c_prime=r, c=v, tau=alpha))
         at = (f"median run with the design's rule ({v} right of {r}): {'rejected' if rejected else 'not rejected'}"
               if k else "the design's rule is not a symmetric fixed rule: not evaluated")
@@ -413,8 +460,10 @@ def plan_claim(claim: Any, design: Any, model: ScoreModel, *, confidence: float 
     runs_p = plan_canaries(eps, delta=delta, confidence=confidence, model=model, canaries_per_run=m,
                            max_canaries=max_canaries)
     own = model_epsilon(model, delta)
-    note = "" if found_p else (f"the model mechanism is itself ({own:.4g}, {delta:.3g})-DP: no valid bound's median "
-                               f"exceeds that" if eps >= own else f"not within {max_canaries:.0e} canaries")
+    note = ((f"median eps_lower {found_p.expected_epsilon_lower:.3g} there; one right guess fewer gives "
+             f"{found_p.one_fewer:.3g}") if found_p else
+            (f"the model mechanism is itself ({own:.4g}, {delta:.3g})-DP: no valid bound's median exceeds that"
+             if eps >= own else f"not within {max_canaries:.0e} canaries"))
     return ClaimPlan(cid, "epsilon-delta", expected, f"eps_lower > {eps:.4g} at delta {delta:.3g} (Steinke et al.)",
                      found_p.m if found_p else None, runs_p.runs if runs_p else None,
                      found_p.rule if found_p else None, at, note)
