@@ -153,8 +153,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
     rp.add_argument("-o", "--output", type=_path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
     pl = sub.add_parser("plan", help="samples per side a built-in scenario needs to refute its claims (or reach "
-                                     "--epsilon), from a pilot run, with the expected wall time")
-    pl.add_argument("scenario", help="a scenario of a built-in suite (see `list`), e.g. align-alg2-zero-out")
+                                     "--epsilon), from a pilot run, with the expected wall time; for a one-run "
+                                     "design (or --onerun), the canaries each claim needs")
+    pl.add_argument("scenario", nargs="?",
+                    help="a scenario of a built-in suite (see `list`), e.g. align-alg2-zero-out, or a one-run design "
+                         "of `run --suite onerun`, e.g. dpsgd-whitebox-noise-halved")
     goal = pl.add_mutually_exclusive_group()
     goal.add_argument("--target", choices=("violation",), default="violation",
                       help="refute the scenario's claims (default)")
@@ -167,6 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--jobs", type=_jobs, default=-1, help="workers for the pilot (default: all cores)")
     pl.add_argument("--single-look", action="store_true",
                     help="plan a run without the sequential rule (the errata suite's scenarios use it)")
+    pl.add_argument("--onerun", action="store_true",
+                    help="no scenario: the canaries a one-run audit needs to reach eps_lower >= --epsilon at --delta "
+                         "(default 1e-5) under a score model (--mu or --rr-epsilon; neither: a perfect scorer)")
+    model = pl.add_mutually_exclusive_group()
+    model.add_argument("--mu", type=float, default=None,
+                       help="one-run score model: Gaussian canary scores N(mu*S, 1), i.e. mu-GDP per canary "
+                            "(replaces a design's pilot estimate)")
+    model.add_argument("--rr-epsilon", type=float, default=None,
+                       help="one-run score model: randomized response per canary at this epsilon")
+    pl.add_argument("--canaries-per-run", type=_int_at_least(2), default=None, metavar="M",
+                    help="with --onerun: also answer in runs of M canaries each")
+    pl.add_argument("--pilots", type=_int_at_least(1), default=4,
+                    help="one-run design: pilot games pooled to estimate the score model (default 4)")
+    pl.add_argument("--json", action="store_true",
+                    help="one-run plans: print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=_path, default=None, metavar="FILE",

@@ -1,7 +1,8 @@
 """Testing helpers for users' own test suites: :func:`assert_private`, :func:`check_mechanism`,
-the budget (:class:`settings`, profiles) and the pytest plugin.
+:func:`assert_private_one_run` (a training function audited in one run, with canaries), the
+budget (:class:`settings`, profiles) and the pytest plugin.
 
-    from dpaudit.testing import assert_private, check_mechanism, settings
+    from dpaudit.testing import assert_private, assert_private_one_run, check_mechanism, settings
 
 Names are imported on first use (PEP 562): pytest loads :mod:`dpaudit.testing.pytest_plugin`
 in every run of every project where dpaudit is installed, and importing this package on the way
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS = {
     "assert_private": "dpaudit.testing.assertions",
+    "assert_private_one_run": "dpaudit.testing.one_run",
     "check_mechanism": "dpaudit.testing.assertions",
     "MechanismCheckError": "dpaudit.testing.assertions",
     "PrivacyViolation": "dpaudit.testing.assertions",
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from dpaudit.testing.assertions import set_default_samples as set_default_samples
     from dpaudit.testing.budget import default_samples as default_samples
     from dpaudit.testing.budget import settings as settings
+    from dpaudit.testing.one_run import assert_private_one_run as assert_private_one_run
 
 
 def __getattr__(name: str) -> Any:

@@ -37,7 +37,7 @@ __all__ = ["MechanismCheckError", "PrivacyViolation", "assert_private", "check_m
 
 
 class PrivacyViolation(AssertionError):
-    """A claimed (ε, δ) guarantee was refuted with the stated confidence."""
+    """A claimed guarantee (an (ε, δ), or in one run a trade-off curve) was refuted with the stated confidence."""
 
 
 def set_default_samples(samples: int | None) -> None:
