@@ -147,7 +147,9 @@ def _sweep(sweep: dict[str, Any]) -> list[Flowable]:
 def story(payload: dict[str, Any], sweeps: Sequence[dict[str, Any]] = (), families: Families = ()) -> list[Flowable]:
     """Every flowable of the report, in order (``families``: see :func:`write_pdf`)."""
     user = user_run(payload)
-    flow = _summary(payload, user, families) + _claims(payload, user) + sections.sections(payload, user, families)
+    # One-run scenarios get their own page from the one-run report; the family sections read multi-run entries.
+    multi = {**payload, "scenarios": [s for s in payload["scenarios"] if s.get("kind") != "one-run"]}
+    flow = _summary(payload, user, families) + _claims(payload, user) + sections.sections(multi, user, families)
     for sweep in sweeps:
         flow += _sweep(sweep)
     flow += errata.appendix(payload, user)

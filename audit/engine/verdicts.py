@@ -33,6 +33,11 @@ EXPECTATION_WORDS = {"violation": "expected refuted (empirical)",
                      "pass": "expected to hold", "not-applicable": "expected not-applicable"}
 
 
+# How a human surface says the one-run test of a curve claim (μ-GDP, an accountant's profile): the
+# f-DP recursion rejects the curve at the run's confidence, or does not ("not rejected" is no proof).
+CURVE_WORDS = {"violation": "curve rejected", "pass": "curve not rejected", "not-applicable": NOT_APPLICABLE}
+
+
 NOT_REPRODUCIBLE = "not reproducible: unseeded mechanism"  # said of results of a mechanism with seeded = False
 
 
