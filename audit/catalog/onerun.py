@@ -14,6 +14,7 @@ findings and "as expected" decided by the registry's own logic (:mod:`dpaudit.en
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Mapping
@@ -31,7 +32,7 @@ from dpaudit.onerun.designs.suite import onerun_designs
 from dpaudit.onerun.family import FamilyRejection
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 
-__all__ = ["FAMILY_OF_PREFIX", "OneRunScenario", "all_designs", "designs_of", "family_of", "mechanism_name",
+__all__ = ["FAMILY_OF_PREFIX", "OneRunScenario", "all_designs", "checked", "designs_of", "family_of", "mechanism_name",
            "run_design", "unclaimed"]
 
 # Which family a design belongs to, by the prefix of its claims' ids (a design's claims are one
@@ -54,14 +55,27 @@ def family_of(design: CanaryDesign) -> str | None:
     return found.pop() if len(found) == 1 and None not in found else None
 
 
+def checked(design: CanaryDesign) -> CanaryDesign:
+    """The design as a suite scenario: it checks the claims it states an expectation for.
+
+    A design's ``expected`` names what it is built to decide; a faulty twin leaves out the claims
+    its refutation does not rest on (the noise x0.5 twin of DP-SGD is refuted through its curve; its
+    (ε, δ) bound sits near the claim and goes either way from seed to seed), and in the run's
+    vocabulary a claim without expectation must not be refuted."""
+    if not design.expected:
+        return design
+    return dataclasses.replace(design, claims=tuple(c for c in design.claims
+                                                    if getattr(c, "claim_id", "") in design.expected))
+
+
 def designs_of(family: str) -> list[CanaryDesign]:
-    """The one-run designs of ``family`` (its ``Family.onerun``)."""
-    return [d for d in all_designs() if family_of(d) == family]
+    """The one-run designs of ``family`` (its ``Family.onerun``), each checking its expected claims."""
+    return [checked(d) for d in all_designs() if family_of(d) == family]
 
 
 def unclaimed() -> list[CanaryDesign]:
     """Designs no family files (kept in an unfiltered ``--suite onerun``: none is silently lost)."""
-    return [d for d in all_designs() if family_of(d) is None]
+    return [checked(d) for d in all_designs() if family_of(d) is None]
 
 
 def mechanism_name(design: CanaryDesign) -> str:

@@ -81,8 +81,10 @@ def outcome(record: Mapping[str, Any]) -> str:
         return "ok"
     refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
     if expected in ("violation", "exact-violation"):
-        # A claim the registry does not know is the user's own: no paper printed it, so no erratum.
-        own = "claim_status" in record and record["claim_status"] is None
+        # An erratum is a printed claim the registry marks refuted.  A claim the registry does not know
+        # is the user's own (no paper printed it), and a sound claim refuted on a deliberately broken
+        # mechanism (a faulty twin) is no erratum of its source: both are expected refutations.
+        own = "claim_status" in record and record["claim_status"] != "refuted"
         if found == REFUTED_EMPIRICAL:
             return EXPECTED_CAUGHT if own else "known erratum — caught"
         if found == REFUTED_WHITE_BOX and expected == "exact-violation":
