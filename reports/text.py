@@ -48,8 +48,14 @@ def onerun_words(r: dict[str, Any]) -> str | None:
     if r.get("kind") != "one-run" or not info:
         return None
     runs = f", {info['runs']} training runs" if info["runs"] > 1 else ", one training run"
-    return (f"one-run: {info['v']}/{info['r']} guesses right (k+={info['k_plus']}, k-={info['k_minus']}) of "
-            f"m={info['m']} canaries{runs}, {info['rule']['rule']} rule")
+    words = (f"one-run: {info['v']}/{info['r']} guesses right (k+={info['k_plus']}, k-={info['k_minus']}) of "
+             f"m={info['m']} canaries{runs}, {info['rule']['rule']} rule")
+    fam = info.get("family_rejection")
+    if fam and fam["epsilon_read"] > 0:  # a family member's ε, said as such: never an (ε, δ) lower bound
+        (name, value), = fam["parameter"].items()
+        words += (f"; strongest rejected member of the {fam['family']}: {name}={fmt(value)}, whose eps at "
+                  f"delta={fmt(fam['delta'])} is {fmt(fam['epsilon_read'])} (valid against that family only)")
+    return words
 
 
 def curve_note(r: dict[str, Any]) -> str | None:

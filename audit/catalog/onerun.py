@@ -155,7 +155,8 @@ class OneRunScenario:
                        "secret_sha256": r.secret_sha256, "claim_type": "curve" if curve else "epsilon-delta",
                        "curve": c.to_dict() if curve else None,
                        "gdp_mu_lower": r.to_dict()["gdp_mu_lower"],
-                       "tests": [t.to_dict() for t in r.tests]},
+                       "tests": [t.to_dict() for t in r.tests],
+                       "family_rejection": None if self.family_rejection is None else self.family_rejection.to_dict()},
         }
         rec["as_expected"] = outcome(rec) in OK_OUTCOMES
         return rec
