@@ -73,6 +73,7 @@ FAMILY = Family(
                                help={"noise_multiplier": "σ: the noise is N(0, σ²C²I) on each step's sum",
                                      "sampling_probability": "q: each record's probability to enter a step's batch",
                                      "steps": "T, the number of steps", "clip": "C, the per-example gradient norm",
+                                     "learning_rate": "η: each step sets θ ← θ − η·U_t / (qN)",
                                      "bug": "a faulty twin: none, noise-halved, no-clip-canaries, shuffle-batches",
                                      "keep_updates": "keep every step's noisy sum (what a white-box auditor reads)"}),),
     onerun=lambda: designs_of(NAME),
