@@ -96,6 +96,7 @@ def test_a_correct_training_run_exits_0_and_its_results_carry_the_contract(hones
         assert set(CONTRACT) <= set(r) and r["kind"] == "one-run" and set(ONERUN) <= set(r["onerun"])
         assert r["samples"] == 1 and r["onerun"]["m"] == 200 and r["onerun"]["r"] == 100
         assert r["verdict"] == "pass" and outcome(r) in OK_OUTCOMES and r["claim_status"] is None
+        assert r["claim_kind"] in ("printed", "corrected", "tight")  # the type of claim is onerun.claim_type
     eps, curve = records
     assert eps["onerun"]["claim_type"] == "epsilon-delta" and eps["delta"] == 1e-5 and eps["epsilon_lower"] < 1.0
     # a curve claim has no (ε, δ) lower bound: a μ is never printed as one
@@ -122,6 +123,33 @@ def test_the_table_shows_the_game_and_the_curve_in_words(honest):
     table = done.stdout.split("\n\n")[0]  # the footer is one line, as for every run
     assert max(len(line) for line in table.splitlines()) <= 100
     assert "1 one-run scenario (one training run each)" in done.stdout
+
+
+MIXED = """
+[run]
+samples = 2000
+
+[[scenario]]
+name = "rr-multi"
+mechanism = "randomized-response"
+params = { epsilon = 1.0 }
+[scenario.data]
+columns = { bit = [0] }
+[scenario.neighbour]
+add = { bit = 1 }
+"""
+
+
+def test_a_config_holds_multi_run_and_one_run_scenarios_side_by_side(tmp_path):
+    path = config(tmp_path)
+    path.write_text(MIXED + path.read_text(encoding="utf-8").replace("[run]\nseed = 0\n", ""), encoding="utf-8")
+    done = run(path, None, "--json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    validate("run", payload)
+    assert [(r["scenario"], r["kind"]) for r in payload["records"]] == [
+        ("rr-multi", "multi-run"), ("rr-training", "one-run"), ("rr-training", "one-run")]
+    assert payload["scenarios_planned"] == 2 and "kind" not in payload["scenarios"][0]
 
 
 def test_several_runs_and_a_grid_rule_are_one_game(tmp_path):

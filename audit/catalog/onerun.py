@@ -123,7 +123,9 @@ class OneRunScenario:
         curve = isinstance(c, CurveClaim)
         if curve:
             delta = c.delta if c.family == "approx-dp" else None
-            epsilon_claim, kind, relation = None, "curve", r.relation or self.design.relation
+            # the claim kinds are the registry's: a reference curve is "tight", a corrected one "corrected"
+            kind = {"reference": "tight", "corrected": "corrected"}.get(info.status if info else "", "printed")
+            epsilon_claim, relation = None, r.relation or self.design.relation
         else:
             assert isinstance(c, Guarantee)
             delta, kind, relation = c.delta, c.kind, c.relation
