@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, outcome
+from dpaudit.engine.verdicts import CURVE_WORDS
 
 WIDTH = 100  # the default table's width: a terminal's, with room
 
@@ -39,6 +40,32 @@ def value_views_note(r: dict[str, Any]) -> str | None:
     word = "holds" if holds else "does not hold"
     return (f"{doubles_words(r['epsilon_lower'], vv['epsilon_lower'])}; the mechanism, as mathematics, {word} its "
             f"eps = {fmt(r['epsilon_claim'])} ({fmt(vv['epsilon_lower'])}, {vv['finding']})")
+
+
+def onerun_words(r: dict[str, Any]) -> str | None:
+    """What a one-run record's scenario played: the counts, the canaries and the rule."""
+    info = r.get("onerun")
+    if r.get("kind") != "one-run" or not info:
+        return None
+    runs = f", {info['runs']} training runs" if info["runs"] > 1 else ", one training run"
+    words = (f"one-run: {info['v']}/{info['r']} guesses right (k+={info['k_plus']}, k-={info['k_minus']}) of "
+             f"m={info['m']} canaries{runs}, {info['rule']['rule']} rule")
+    fam = info.get("family_rejection")
+    if fam and fam["epsilon_read"] > 0:  # a family member's ε, said as such: never an (ε, δ) lower bound
+        (name, value), = fam["parameter"].items()
+        words += (f"; strongest rejected member of the {fam['family']}: {name}={fmt(value)}, whose eps at "
+                  f"delta={fmt(fam['delta'])} is {fmt(fam['epsilon_read'])} (valid against that family only)")
+    return words
+
+
+def curve_note(r: dict[str, Any]) -> str | None:
+    """A one-run curve claim in words: the curve, and whether the one-run f-DP test rejects it (a curve
+    claim has no ε lower bound: its eps columns stay empty)."""
+    info = r.get("onerun") or {}
+    curve = info.get("curve")
+    if r.get("kind") != "one-run" or info.get("claim_type") != "curve" or not curve:
+        return None
+    return f"curve claim {curve['curve']}: {CURVE_WORDS[r['verdict']]} by the one-run f-DP test"
 
 
 def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, width: int = WIDTH) -> str:
@@ -81,9 +108,12 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
         scenario = r["scenario"] or r["mechanism"]
         if scenario != last:
             lines.append(scenario if len(scenario) <= width else scenario[: width - 1] + "…")
+            played = onerun_words(r)
+            if played:
+                lines += textwrap.wrap(played, width=width, initial_indent="    ", subsequent_indent="      ")
             last = scenario
         lines.append(line(cells))
-        notes = []
+        notes = [note for note in (curve_note(r),) if note]
         said = outcome(r)
         if said != "ok":
             notes.append(f"outcome: {said}")
@@ -110,12 +140,18 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
             "outcome") + (("samples",) if sequential else ())
     rows: list[tuple[str, ...]] = [head]
     notes: dict[int, list[str]] = {}
+    seen = set()
     for r in records:
         row = (r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
                fmt(r["delta"]), fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
                fmt(r.get("epsilon_sup") if r["delta"] == 0 else None), r["finding"], outcome(r))
         rows.append(row + ((str(r["samples"]),) if sequential else ()))
         extra = []
+        if onerun_words(r) and row[0] not in seen:
+            extra.append(onerun_words(r))
+            seen.add(row[0])
+        if curve_note(r):
+            extra.append(curve_note(r))
         if r.get("premise"):
             extra.append(r["premise"])
         if value_views_note(r):
@@ -152,6 +188,15 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
     warning = f"\n{NOT_REPRODUCIBLE.upper()}: {', '.join(unseeded)}\n" if unseeded else ""
     counted = f"{_count(len(checked), 'check')} in {_count(scenarios, 'scenario')}"
     return f"\n{counted}, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
+
+
+def settings_words(samples: Any, confidence: Any, seed: Any, multi_run: int, one_run: int) -> str:
+    """The footer's settings: the multi-run budget (when there are multi-run scenarios), how many
+    one-run scenarios (one training run each), the confidence and the seed."""
+    parts = [f"budget {samples} samples per side"] if multi_run or not one_run else []
+    if one_run:
+        parts.append(f"{_count(one_run, 'one-run scenario')} (one training run each)")
+    return ", ".join([*parts, f"confidence {confidence}", f"seed {seed}"])
 
 
 def _count(n: int, noun: str) -> str:

@@ -21,10 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from dpaudit.catalog import alignment, classic, kl, policy_optimization
+from dpaudit.catalog import alignment, classic, kl, policy_optimization, training
+from dpaudit.catalog import onerun as _onerun
 from dpaudit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
 from dpaudit.core import Claim, Document, InputError
 from dpaudit.neighbors import Dataset, Pair
+from dpaudit.onerun.designs.base import CanaryDesign
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -42,14 +44,18 @@ __all__ = [
     "generators",
     "mechanism_claims",
     "mechanisms",
+    "onerun_suite",
     "suggest",
     "suite",
     "sweeps",
 ]
 
 ENTRY_POINT_GROUP = "dpaudit.families"
-BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY)
-SUITES = ("default", "full", "errata")
+BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY,
+                                training.FAMILY)
+# ``onerun`` holds one-run (canary) scenarios only (:func:`onerun_suite`); the default suite holds
+# the families' small one-run fixtures beside its multi-run scenarios.
+SUITES = ("default", "full", "errata", "onerun")
 # Suites run with the sequential rule unless told otherwise: their budgets are ceilings, spent only
 # until each refutation is certified.
 SEQUENTIAL_SUITES = ("errata",)
@@ -131,10 +137,7 @@ def documents() -> dict[str, Document]:
     return out
 
 
-def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
-    """The scenarios of a built-in suite: ``default`` holds every family's scenarios, ``full`` adds
-    every family's extended (slow) ones, ``errata`` holds every family's witnesses of its refuted
-    printed claims at the budgets they need; ``only`` keeps the named families."""
+def _chosen(name: str, only: Sequence[str]) -> list[Family]:
     if name not in SUITES:
         raise InputError(f"suite = {name!r} is invalid: must be one of {', '.join(SUITES)}")
     known = [f.name for f in families()]
@@ -142,13 +145,42 @@ def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
         if wanted not in known:
             raise InputError(f"family = {wanted!r} is invalid: must be one of {', '.join(known)}"
                              f"{suggest(wanted, known)}")
-    chosen = [f for f in families() if not only or f.name in only]
+    return [f for f in families() if not only or f.name in only]
+
+
+def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
+    """The multi-run scenarios of a built-in suite: ``default`` holds every family's scenarios, ``full``
+    adds every family's extended (slow) ones, ``errata`` holds every family's witnesses of its refuted
+    printed claims at the budgets they need, ``onerun`` none (:func:`onerun_suite`); ``only`` keeps
+    the named families."""
+    chosen = _chosen(name, only)
+    if name == "onerun":
+        return []
     if name == "errata":
         return [sc for f in chosen for sc in _built(f.errata)]
     out = [sc for f in chosen for sc in _built(f.scenarios)]
     if name == "full":
         out += [sc for f in chosen for sc in _built(f.extended)]
     return out
+
+
+def onerun_suite(name: str, only: Sequence[str] = ()) -> list[CanaryDesign]:
+    """The one-run (canary) scenarios of a built-in suite: ``onerun`` holds every family's designs
+    (and, unfiltered, any design no family files), ``default`` every family's small one-run
+    fixtures, the other suites none; ``only`` keeps the named families."""
+    chosen = _chosen(name, only)
+    if name == "onerun":
+        out = [d for f in chosen for d in _built_designs(f.onerun)]
+        return out + ([] if only else _onerun.unclaimed())
+    if name == "default":
+        return [d for f in chosen for d in _built_designs(f.onerun_fixtures)]
+    return []
+
+
+@functools.cache
+def _built_designs(designs: Callable[[], list[CanaryDesign]]) -> tuple[CanaryDesign, ...]:
+    """A family's one-run designs, built once per process (as :func:`_built`)."""
+    return tuple(designs())
 
 
 @functools.cache

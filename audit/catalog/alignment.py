@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize
 
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
+from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
 from dpaudit.mechanisms.align_mle import PrivateMLE
@@ -361,6 +362,7 @@ FAMILY = Family(
     errata=errata,
     tightness=tightness,
     benchmarks={"align_mle": align_mle},
+    onerun=lambda: designs_of("alignment"),
     documents=DOCUMENTS,
     claims=CLAIMS,
 )

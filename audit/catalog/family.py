@@ -23,6 +23,7 @@ from typing import Any
 from dpaudit.core import Claim, Document, Guarantee
 from dpaudit.engine.bounds import Ceiling
 from dpaudit.neighbors import Dataset, Pair
+from dpaudit.onerun.designs.base import CanaryDesign
 
 
 @dataclass(frozen=True)
@@ -191,7 +192,10 @@ class Family:
     the registry marks ``refuted``, each with the budget (``samples_factor``) its refutation from samples
     alone needs, expected ``violation`` (run sequentially).  ``sweeps`` map a sweep name to
     ``n -> (mechanism, pair)`` with coverage growing in n.  ``benchmarks`` are named extra
-    measurements (``seed -> dict``) that ``bench`` reports beside its rows.
+    measurements (``seed -> dict``) that ``bench`` reports beside its rows.  ``onerun`` builds the
+    family's one-run (canary) scenarios of ``--suite onerun`` (each audited from one training run,
+    :class:`dpaudit.onerun.designs.CanaryDesign`); ``onerun_fixtures`` the small ones the default
+    suite holds beside ``scenarios``.
     """
 
     name: str
@@ -207,6 +211,8 @@ class Family:
     benchmarks: Mapping[str, Callable[[int], dict[str, Any]]] = field(default_factory=dict)
     documents: Sequence[Document] = ()
     claims: Sequence[Claim] = ()
+    onerun: Callable[[], list[CanaryDesign]] = list
+    onerun_fixtures: Callable[[], list[CanaryDesign]] = list
 
 
 def entry(cls: type, about: str = "", help: Mapping[str, str] | None = None,

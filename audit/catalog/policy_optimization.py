@@ -10,18 +10,22 @@ users have constant rewards (Â = 0).  Replacing the extreme user's rewards (R, 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, one_line, timed
+from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Guarantee
 from dpaudit.engine.exact import pure_epsilon
 from dpaudit.mechanisms.curves import gauss_epsilon
 from dpaudit.mechanisms.private_po import DPNPG, DPPG, DPREBEL, PolicyEnv
 from dpaudit.neighbors import Dataset, Pair
 from dpaudit.neighbors.search import worst_pair
+from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.designs.policy import dppg_design
 
 ENV = PolicyEnv(features=(((1.0, 0.0), (-1.0, 0.0)), ((0.0, 1.0), (0.0, -1.0))),
                 reference=((1.0, 0.0), (0.5, 0.5)), theta0=(-20.0, 0.0))
@@ -132,6 +136,17 @@ def extended() -> list[Scenario]:
                      claims=tight_claims(mech, pair.d))]
 
 
+def onerun_fixtures() -> list[CanaryDesign]:
+    """The default suite's one-run fixture: DP-PG at po-dp-pg-advantage's printed claim (ε = 4,
+    δ = 1e-5, advantage convention, user-level), audited from ONE training run of 400 canary users
+    (d = 48, T = 10 rounds of 50 users, white-box scores, k₊ = k₋ = 100 fixed in advance), so the
+    report puts the multi-run and the one-run answers on po/dp-pg side by side."""
+    design = dppg_design(m=400, d=48, rounds=10, per_round=50, epsilon=4.0, delta=1e-5)
+    return [dataclasses.replace(design, name="po-dp-pg-advantage-one-run",
+                                description=f"one run of DP-PG at po-dp-pg-advantage's claim (4, 1e-5): "
+                                            f"{design.description}")]
+
+
 def dp_pg_rounds(seed: int = 0, runs: int = 10_000, rounds: int = 10, loop_runs: int = 200) -> dict[str, Any]:
     """DP-PG rounds per second (d = 8, m = 64, 4 responses): all runs as arrays, against a plain
     loop over runs (one run per call) measured in the same run."""
@@ -213,10 +228,18 @@ CLAIMS = (
           reason="The slides give no privacy parameters and an inconsistent update; this exponential mechanism, "
                  "each record's term in [0, c], is ε-DP by construction (McSherry & Talwar 2007).",
           premises=("Θ finite", "squared REBEL residual clipped at c")),
+    Claim(id="po/dp-pg-curve-if-premise", document="dpaudit",
+          where="tight curve of DP-PG's printed σ under Theorem 1's premise (Balle & Wang 2018, Theorem 8)",
+          statement="μ-GDP with μ = 2GR/(mσ): the exact Gaussian curve of the printed σ, were |Â| ≤ R",
+          relations=("user-level",), status="reference",
+          reason="Evidence beside a not-applicable po/dp-pg: with rewards in [−R, R] (|Â| up to 2R) one user moves "
+                 "its round's step by up to 4GR/m, twice the premise's sensitivity, so a run outside the premise "
+                 "rejects this curve; that says the printed σ does not cover the run, not that Theorem 1 is wrong."),
 )
 
+FAMILY_NAME = "policy-optimization"
 FAMILY = Family(
-    name="policy-optimization",
+    name=FAMILY_NAME,
     about="private policy optimisation slides: DP-PG, the meta-algorithm, DP-NPG and DP-REBEL (user-level DP)",
     mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), one_line(cls.__doc__), forwards=cls, help=_ENV_HELP,
                                     claims=ids)
@@ -225,6 +248,8 @@ FAMILY = Family(
     scenarios=scenarios,
     extended=extended,
     benchmarks={"dp_pg_rounds": dp_pg_rounds},
+    onerun=lambda: designs_of(FAMILY_NAME),
+    onerun_fixtures=onerun_fixtures,
     documents=DOCUMENTS,
     claims=CLAIMS,
 )

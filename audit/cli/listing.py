@@ -76,7 +76,9 @@ def _list_all(width: int = 100) -> str:
     out.append("Families (a third-party one joins through the dpaudit.families entry point):")
     for family in catalog.families():
         out.append("  " + textwrap.shorten(f"[{family.name}] {family.about}", width=width - 2, placeholder=" …"))
-    sizes = ", ".join(f"{suite} ({len(catalog.suite(suite))})" for suite in SUITES) + " scenarios"
+    # one-run designs are counted where cheap to build (the onerun suite's take seconds: named, not counted)
+    sizes = ", ".join("onerun" if suite == "onerun" else f"{suite} ({len(catalog.suite(suite))}"
+                      + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
     out.append(f"Suites ({prog} run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
     out.append(f"Sample configs: {prog} list --configs; everything as JSON: {prog} list --json")

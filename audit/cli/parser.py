@@ -14,7 +14,7 @@ from dpaudit.engine.paths import path_problem
 # The closed sets the flags take, written out so that `--help` and `--version` import no numpy and
 # no catalog (tests/test_cli_startup.py holds them equal to dpaudit.catalog.SUITES and
 # dpaudit.core.RELATIONS).
-SUITES = ("default", "full", "errata")
+SUITES = ("default", "full", "errata", "onerun")
 RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
+from dpaudit.catalog.onerun import mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
     EXIT_OK,
@@ -36,10 +37,11 @@ from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_addr
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import dumps, envelope
 from dpaudit.neighbors import Pair
-from dpaudit.reports.text import errata_note, summary_table
+from dpaudit.reports.text import errata_note, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
+from dpaudit.runs.onerun import onerun_scenario
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 
 
@@ -47,6 +49,9 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
     if ":" not in args.mechanism:
         mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")
+        if not callable(getattr(mechanism, "sample", None)):  # a training mechanism: run(dataset, rng) only
+            raise UsageError(f"--mechanism {args.mechanism} trains once per run(dataset, rng): it is audited in "
+                             "one run (run --suite onerun, or a config scenario with canaries), not from samples")
     else:
         if args.param:
             raise UsageError("--param applies to built-in mechanisms only")
@@ -123,9 +128,10 @@ def _plan(args: argparse.Namespace) -> Plan:
         if (args.pair or args.data or args.param or args.epsilon is not None or args.delta is not None
                 or args.search is not None):
             raise UsageError("--pair, --data, --param, --epsilon, --delta and --search need --mechanism")
-        scenarios = catalog.suite(args.suite or "default", args.family)
-        plan = Plan(RunSettings(sequential=(args.suite or "default") in catalog.SEQUENTIAL_SUITES), scenarios,
-                    [sc.claims for sc in scenarios])
+        name = args.suite or "default"
+        scenarios = catalog.suite(name, args.family)
+        plan = Plan(RunSettings(sequential=name in catalog.SEQUENTIAL_SUITES), scenarios,
+                    [sc.claims for sc in scenarios], onerun=catalog.onerun_suite(name, args.family))
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
                                    "events": args.events, "sequential": args.sequential}.items() if v is not None}
@@ -243,7 +249,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             raise UsageError(f"{exc} (the run was started in {where}: resume from there, or put the module on "
                              "PYTHONPATH)") from None
         raise
-    if not plan.scenarios:
+    if not plan.scenarios and not plan.onerun:
         raise UsageError("nothing to audit: no scenario selected")
     st = plan.settings
     if args.scheduler is not None and st.backend != "dask":
@@ -253,7 +259,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     workers = Execution(n_jobs=st.jobs).workers(1 << 30)
     for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
         runner.check_memory(budget, 1, 8, workers)
-    ident = rundir.identity(st, plan.scenarios, plan.claims, budgets)
+    ident = rundir.identity(st, plan.scenarios, plan.claims, budgets, plan.onerun)
     fp = rundir.fingerprint(ident)
     checkpoint = None
     if folder is not None and saved is not None:
@@ -300,7 +306,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
 
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
         return envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
-                        seconds=wall, complete=complete, planned=len(plan.scenarios), environment=_environment(),
+                        seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
+                        environment=_environment(),
                         documents=documents, fingerprint=fp)
 
     try:
@@ -332,7 +339,15 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                 results[-1] = with_registry_expectations(results[-1], registry)
             if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
                 break
-            if out and index + 1 < len(plan.scenarios):  # an interrupted run still leaves a (partial) report
+            if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report
+                write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
+        for index, design in enumerate(plan.onerun):
+            if runner.USER_INTERRUPT.is_set():
+                break
+            if mode != "off":
+                print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {design.name}", file=sys.stderr)
+            results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry))
+            if out and index + 1 < len(plan.onerun):
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result
         if not runner.stopped_by_user(exc):
@@ -343,8 +358,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     final = payload(results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - clock)
     ok = final["as_expected"]
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
-    footer = text_footer(final["records"], len(results), f"budget {st.samples} samples per side, confidence "
-                         f"{st.confidence}, seed {st.seed}", final["seconds"], ok)
+    footer = text_footer(final["records"], len(results), settings_words(st.samples, st.confidence, st.seed,
+                                                                        len(plan.scenarios), len(plan.onerun)),
+                         final["seconds"], ok)
     if suite in catalog.SEQUENTIAL_SUITES:
         footer += errata_note(final["records"])
     if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
@@ -376,4 +392,7 @@ def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
                            "pair": sc.pair.description, "expected": dict(sc.expected),
                            "samples_factor": sc.samples_factor}
                           for sc in plan.scenarios],
+            "onerun": [{"name": d.name, "mechanism": mechanism_name(d), "relation": d.relation, "canaries": d.m,
+                        "rule": d.rule.to_dict(), "deltas": list(d.deltas), "expected": dict(d.expected),
+                        "description": d.description} for d in plan.onerun],
             "config": plan.source or None}

@@ -9,7 +9,7 @@ import sys
 from dpaudit.catalog import SEQUENTIAL_SUITES
 from dpaudit.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from dpaudit.engine.results import dumps, outcome, run_as_expected
-from dpaudit.reports.text import errata_note, footer, summary_table
+from dpaudit.reports.text import errata_note, footer, settings_words, summary_table
 from dpaudit.runs.saved import load_results
 
 
@@ -35,8 +35,9 @@ def _summary(args: argparse.Namespace) -> int:
         sys.stdout.write(dumps(doc))
     else:
         sys.stdout.write(summary_table(records, witness=args.witness, wide=getattr(args, "wide", False)))
-        settings = (f"budget {payload.get('samples')} samples per side, confidence {payload.get('confidence')}, "
-                    f"seed {payload.get('seed')}")
+        one_run = sum(sc.get("kind") == "one-run" for sc in payload["scenarios"])
+        settings = settings_words(payload.get("samples"), payload.get("confidence"), payload.get("seed"),
+                                  len(payload["scenarios"]) - one_run, one_run)
         sys.stdout.write(footer(records, len(payload["scenarios"]), settings, float(payload.get("seconds") or 0), ok))
         if payload.get("suite") in SEQUENTIAL_SUITES:
             sys.stdout.write(errata_note(records))

@@ -395,7 +395,7 @@ class AuditResult:
 
     def records(self) -> list[dict[str, Any]]:
         """One flat record per claim (one with no claim fields when there is none)."""
-        head = {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
+        head = {"kind": "multi-run", "scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
                 "pair": self.pair, "samples": self.samples, "confidence": self.confidence,
                 "seed": self.seed, "seconds": self.seconds, "epsilon_sup": jsonable(self.epsilon_sup),
                 "sequential": self.sequential, "seeded": self.seeded}

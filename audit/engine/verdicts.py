@@ -33,6 +33,11 @@ EXPECTATION_WORDS = {"violation": "expected refuted (empirical)",
                      "pass": "expected to hold", "not-applicable": "expected not-applicable"}
 
 
+# How a human surface says the one-run test of a curve claim (μ-GDP, an accountant's profile): the
+# f-DP recursion rejects the curve at the run's confidence, or does not ("not rejected" is no proof).
+CURVE_WORDS = {"violation": "curve rejected", "pass": "curve not rejected", "not-applicable": NOT_APPLICABLE}
+
+
 NOT_REPRODUCIBLE = "not reproducible: unseeded mechanism"  # said of results of a mechanism with seeded = False
 
 
@@ -76,8 +81,10 @@ def outcome(record: Mapping[str, Any]) -> str:
         return "ok"
     refuted = found in (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX)
     if expected in ("violation", "exact-violation"):
-        # A claim the registry does not know is the user's own: no paper printed it, so no erratum.
-        own = "claim_status" in record and record["claim_status"] is None
+        # An erratum is a printed claim the registry marks refuted.  A claim the registry does not know
+        # is the user's own (no paper printed it), and a sound claim refuted on a deliberately broken
+        # mechanism (a faulty twin) is no erratum of its source: both are expected refutations.
+        own = "claim_status" in record and record["claim_status"] != "refuted"
         if found == REFUTED_EMPIRICAL:
             return EXPECTED_CAUGHT if own else "known erratum — caught"
         if found == REFUTED_WHITE_BOX and expected == "exact-violation":

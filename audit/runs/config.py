@@ -37,6 +37,10 @@
     id = "user/claim"
     relation = "label-flip"      # optional; must be the scenario's relation (an input error otherwise)
 
+A scenario with ``canaries`` is a one-run (canary) audit of a training run: its keys
+(``scorer``, ``canaries``, ``runs``, ``rule``, ``deltas``, claims with ``epsilon``/``delta`` or
+``gdp_mu``) are described in :mod:`dpaudit.runs.onerun`.
+
 Every unknown key, wrong type or out-of-range value stops with a message naming its key
 path (``scenario[1].data.generator``), the value and what is allowed.  Data files are
 ``.npz`` (named arrays) or ``.csv`` (a header of unique column names; a UTF-8 byte-order mark
@@ -68,8 +72,10 @@ from dpaudit.engine.files import read_regular
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
+from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.runs.datafiles import column, fail, load_columns, read_npz  # noqa: F401  (read_npz: its old home)
-from dpaudit.runs.plugins import build_plugin, import_user_module
+from dpaudit.runs.onerun import load_onerun_scenario
+from dpaudit.runs.plugins import allows, build_plugin, import_user_module
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
@@ -101,6 +107,8 @@ class Plan:
     # Per scenario, the space a pair search explores (dpaudit.engine.search.search_pair), or None for the
     # scenario's own pair; empty: no scenario searches.  A searching scenario's pair only describes it.
     searches: list[QueryVectors | RecordSpace | None] = field(default_factory=list)
+    # One-run (canary) scenarios, audited after the multi-run ones: one training run each at the run's seed.
+    onerun: list[CanaryDesign] = field(default_factory=list)
 
 
 def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: str,
@@ -183,11 +191,6 @@ def _settings(raw: Any) -> RunSettings:
             _fail("run.sequential", run["sequential"], "must be true or false")
         out["sequential"] = run["sequential"]
     return RunSettings(**{**s.__dict__, **out})
-
-
-def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
-    """Whether ``--allow-plugin`` names ``module_name`` or a package above it."""
-    return any(module_name == p or module_name.startswith(p + ".") for p in allow_plugins)
 
 
 def check_name(mechanism: Any, where: str, value: Any) -> None:
@@ -381,9 +384,16 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     settings = _settings(top.get("run", {}))
     if not isinstance(top["scenario"], list) or not top["scenario"]:
         _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
-    scenarios, claims, names, searches = [], [], set(), []
+    scenarios, claims, names, searches, designs = [], [], set(), [], []
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
+        if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
+            design = load_onerun_scenario(sc, p, allow_plugins)
+            if design.name in names:
+                _fail(f"{p}.name", design.name, "must be a unique non-empty string")
+            names.add(design.name)
+            designs.append(design)
+            continue
         searching = isinstance(sc, Mapping) and "search" in sc
         sc = _table(sc, p, SCENARIO_KEYS, {"name", "mechanism"} | (set() if searching else {"data", "neighbour"}))
         name = sc["name"]
@@ -420,4 +430,4 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
             searches.append(None)
         claims.append(_claims(sc.get("claim"), f"{p}.claim", relation))
     return Plan(settings, scenarios, claims, source={"config": str(path), **raw},
-                searches=searches if any(s is not None for s in searches) else [])
+                searches=searches if any(s is not None for s in searches) else [], onerun=designs)

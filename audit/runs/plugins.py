@@ -4,12 +4,18 @@ importing the modules a user names)."""
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.core import InputError
 from dpaudit.runs.syspath import import_user_module, working_folder_last
 
-__all__ = ["build_plugin", "import_user_module", "working_folder_last"]
+__all__ = ["allows", "build_plugin", "import_user_module", "working_folder_last"]
+
+
+def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
+    """Whether ``--allow-plugin`` names ``module_name`` or a package above it."""
+    return any(module_name == p or module_name.startswith(p + ".") for p in allow_plugins)
 
 
 def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:

@@ -7,16 +7,23 @@ bound of the favoured side's rate and ``q_hi`` the upper bound of the other's, e
 α/2 with α = 1 − confidence; Clopper & Pearson 1934), and its verdicts are functions of the
 bounds and the claim.  Each is recomputed here and a record that disagrees is refused, naming the
 record and the field: an ``epsilon_lower`` its counts contradict, an ``exact_verdict`` of "pass"
-with ``epsilon_exact`` above the claim.
+with ``epsilon_exact`` above the claim.  A one-run record (``kind`` = "one-run") is recomputed from
+its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve claim's verdict by the f-DP
+recursion, the largest rejected GDP μ (:func:`check_onerun_record`).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 from dpaudit.core import InputError
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
+from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
+from dpaudit.onerun.rules import Test
+from dpaudit.onerun.steinke import epsilon_lower
 
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
 EXACT_REL_TOL = 1e-9  # as dpaudit.engine.results: an exact value equal to the claim up to rounding is not a violation
@@ -45,6 +52,9 @@ def _close(a: float, b: float) -> bool:
 def check_record(rec: dict[str, Any], where: str, source: Any) -> None:
     """Refuse a record whose bound or verdicts its own numbers contradict (a record's fields are
     type-checked by :mod:`dpaudit.runs.saved` first; a scenario's claim entries may be malformed here)."""
+    if rec.get("kind") == "one-run":
+        check_onerun_record(rec, where, source)
+        return
     try:
         _check(rec, where, source)
     except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
@@ -83,3 +93,165 @@ def _check(rec: dict[str, Any], where: str, source: Any) -> None:
                  f"epsilon_claim {claim:g}")
     elif verdict is None and exact is not None and claim is not None and rec.get("verdict") != "not-applicable":
         fail("exact_verdict", verdict, f"epsilon_exact {exact:g} and epsilon_claim {claim:g} give a white-box verdict")
+
+
+# --- one-run (canary) records ------------------------------------------------------------------
+#
+# A one-run record's numbers are functions of its counts: the rule's tests (m, k₊, k₋, v, level),
+# each a guessing test on the canaries.  Its (ε, δ) lower bound is the largest of the tests'
+# Steinke bounds at the claim's δ (Steinke, Nasr, Jagielski 2023, Thm 3.3); a curve claim is
+# rejected when one test rejects it by the f-DP recursion (Mahloujifar, Melis, Chaudhuri 2025,
+# Alg. 2); the largest rejected GDP μ is the largest over the tests.  All are recomputed here.
+
+_RULES = ("fixed", "grid", "split")
+Fail = Callable[[str, Any, str], NoReturn]
+
+
+def _onerun_tests(info: dict[str, Any], where: str, fail: Fail) -> list[Test]:
+    """The record's tests, checked against its rule (the rule and its correction decide each level)."""
+    alpha, m = float(info["alpha"]), info["m"]
+    if not (isinstance(m, int) and m >= 2 and 0.0 < alpha < 1.0):
+        fail("onerun.m", m, "m must be an integer >= 2 and alpha in (0, 1)")
+    rule = info["rule"]
+    if not isinstance(rule, dict) or rule.get("rule") not in _RULES:
+        fail("onerun.rule", rule, f"must be an object whose rule is one of {', '.join(_RULES)}")
+    tests = []
+    for i, t in enumerate(info["tests"]):
+        values = [t[k] for k in ("m", "k_plus", "k_minus", "v")]
+        if not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in values):
+            fail(f"onerun.tests[{i}]", t, "m, k_plus, k_minus and v must be integers >= 0")
+        test = Test(values[0], values[1], values[2], values[3], float(t["alpha"]))
+        if not (1 <= test.r <= test.m <= m and test.v <= test.r) or t.get("r", test.r) != test.r:
+            fail(f"onerun.tests[{i}]", t, "needs 1 <= r = k_plus + k_minus <= m and v <= r")
+        tests.append(test)
+    if not tests:
+        fail("onerun.tests", info["tests"], "must hold the rule's tests")
+    kind = rule["rule"]
+    if kind == "fixed":
+        ok = (len(tests) == 1 and tests[0].m == m and (tests[0].k_plus, tests[0].k_minus) == (rule["k_plus"],
+              rule["k_minus"]) and _close(tests[0].alpha, alpha))
+    elif kind == "grid":
+        pairs = [tuple(p) for p in rule["pairs"]]
+        ok = (len(tests) == len(pairs) and all((t.k_plus, t.k_minus) == p and t.m == m and
+                                                _close(t.alpha, alpha / len(pairs)) for t, p in zip(tests, pairs,
+                                                                                                    strict=True)))
+    else:
+        ok = len(tests) == 1 and tests[0].m < m and _close(tests[0].alpha, alpha)
+    if not ok:
+        fail("onerun.tests", info["tests"], f"are not the tests of its {kind} rule at alpha {alpha:g} "
+             "(a fixed rule: one test at alpha; a grid: one per pair at alpha / G; a split: one on the held-out part)")
+    best = (info["k_plus"], info["k_minus"], info["r"], info["v"])
+    if best not in {(t.k_plus, t.k_minus, t.r, t.v) for t in tests}:
+        fail("onerun.v", info["v"], "the reported counts (k_plus, k_minus, r, v) are not those of any of its tests")
+    return tests
+
+
+def _onerun_claim(claim: dict[str, Any], claim_type: str, curve: Any, tests: list[Test], fail: Fail) -> None:
+    """A one-run claim's verdict and bound against its tests."""
+    verdict, lower = claim.get("verdict"), _number(claim.get("epsilon_lower"))
+    if verdict not in ("pass", "violation", "not-applicable"):
+        fail("verdict", verdict, "must be pass, violation or not-applicable")
+    if claim_type == "curve":
+        if lower is not None:
+            fail("epsilon_lower", lower, "a curve claim has no (epsilon, delta) lower bound: a GDP mu (or a curve "
+                 "test) is never read as one")
+        if verdict == "not-applicable":
+            return
+        try:
+            found = _curve(curve)
+        except InputError as exc:
+            fail("onerun.curve", curve, f"is not a curve claim ({exc})")
+        rejected = any(rejects_claim(found, m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
+        if rejected != (verdict == "violation"):
+            fail("verdict", verdict, f"the f-DP recursion {'rejects' if rejected else 'does not reject'} the curve "
+                 f"{found.describe()} at its tests")
+        return
+    if claim_type != "epsilon-delta":
+        fail("onerun.claim_type", claim_type, "must be curve or epsilon-delta")
+    if verdict == "not-applicable":
+        return
+    claim_eps, delta = _number(claim.get("epsilon_claim")), float(claim["delta"])
+    if claim_eps is None or lower is None or not 0.0 <= delta < 1.0:
+        fail("verdict", verdict, "a pass or violation of an (epsilon, delta) claim needs epsilon_claim, "
+             "epsilon_lower and a delta in [0, 1)")
+    again = max(epsilon_lower(t.m, t.r, t.v, delta=delta, alpha=t.alpha) for t in tests)
+    if not _close(again, lower):
+        fail("epsilon_lower", lower, f"Steinke's bound of its tests at delta {delta:g} is {again:.6g}")
+    if (verdict == "violation") != (lower > claim_eps):
+        fail("verdict", verdict, f"epsilon_lower {lower:g} is {'above' if lower > claim_eps else 'not above'} "
+             f"epsilon_claim {claim_eps:g}")
+
+
+def _curve(d: Any) -> CurveClaim:
+    family = d["family"]
+    if family == "gdp":
+        return CurveClaim(family="gdp", mu=float(d["mu"]))
+    if family == "approx-dp":
+        return CurveClaim(family="approx-dp", epsilon=float(d["epsilon"]), delta=float(d["delta"]))
+    return CurveClaim(family=str(family), epsilons=tuple(d["epsilons"]), deltas=tuple(d["deltas"]))
+
+
+def _check_mu(mu_entry: Any, tests: list[Test], fail: Fail, field: str) -> None:
+    mu = float(mu_entry["mu"])
+    again = max(largest_rejected_mu(m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
+    if not _close(mu, again):
+        fail(field, mu, f"the largest GDP mu its tests reject is {again:.6g}")
+
+
+def _guarded(where: str, source: Any, check: Any) -> None:
+    try:
+        check()
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError) as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{source}: {where} is malformed ({type(exc).__name__}: {exc})") from None
+
+
+def check_onerun_record(rec: dict[str, Any], where: str, source: Any) -> None:
+    """Refuse a one-run record whose bound, verdict or GDP μ its own tests contradict."""
+
+    def fail(field: str, value: Any, why: str) -> NoReturn:
+        raise InputError(f"{source}: {where}.{field} = {value!r} contradicts the record's own numbers: {why}")
+
+    def check() -> None:
+        info = rec["onerun"]
+        if not isinstance(info, dict):
+            fail("onerun", info, "a one-run record carries its counts in 'onerun'")
+        if not _close(float(rec["confidence"]), 1.0 - float(info["alpha"])):
+            fail("confidence", rec["confidence"], f"its level alpha is {info['alpha']}")
+        tests = _onerun_tests(info, where, fail)
+        claim_type = info["claim_type"]
+        if (claim_type == "curve") != isinstance(info.get("curve"), dict):
+            fail("onerun.curve", info.get("curve"), "a curve claim carries its curve, an (epsilon, delta) one none")
+        _onerun_claim(rec, claim_type, info.get("curve"), tests, fail)
+        _check_mu(info["gdp_mu_lower"], tests, fail, "onerun.gdp_mu_lower.mu")
+
+    _guarded(where, source, check)
+
+
+def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
+    """Refuse a one-run scenario entry whose bounds, verdicts or GDP μ its own tests contradict."""
+
+    def fail(field: str, value: Any, why: str) -> NoReturn:
+        raise InputError(f"{source}: {where}.{field} = {value!r} contradicts the scenario's own numbers: {why}")
+
+    def check() -> None:
+        for key in ("scenario", "mechanism"):
+            if not isinstance(sc[key], str):
+                fail(key, sc[key], "must be a string")
+        tests = _onerun_tests(sc, where, fail)
+        for i, b in enumerate(sc["bounds"]):
+            again = max(epsilon_lower(t.m, t.r, t.v, delta=float(b["delta"]), alpha=t.alpha) for t in tests)
+            if not _close(again, float(b["epsilon_lower"])):
+                fail(f"bounds[{i}].epsilon_lower", b["epsilon_lower"], f"its tests give {again:.6g}")
+        for i, claim in enumerate(sc["claims"]):
+            claim_type = claim["claim_type"]
+            curve = claim if claim_type == "curve" else None
+
+            def fail_claim(field: str, value: Any, why: str, i: int = i) -> NoReturn:
+                fail(f"claims[{i}].{field}", value, why)
+
+            _onerun_claim(claim, claim_type, curve, tests, fail_claim)
+        _check_mu(sc["gdp_mu_lower"], tests, fail, "gdp_mu_lower.mu")
+
+    _guarded(where, source, check)

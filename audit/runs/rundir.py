@@ -81,11 +81,25 @@ def code_identity(modules: set[str]) -> dict[str, str]:
     return out
 
 
-def identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], samples: Sequence[int]) -> dict[str, Any]:
+def identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], samples: Sequence[int],
+             onerun: Sequence[Any] = ()) -> dict[str, Any]:
     """The identity of a run (see the module docstring): ``settings`` a :class:`dpaudit.runs.config.RunSettings`,
     ``scenarios`` catalog Scenarios, ``claims`` their explicit claims (or None), ``samples`` each
-    scenario's budget per side.  Workers, backend and progress do not enter it: they do not
-    change the numbers."""
+    scenario's budget per side, ``onerun`` the one-run designs (mechanism, canaries, base data,
+    scorer, rule, claims, δs, expectations: one training run each, rerun on resume with the same
+    seed).  Workers, backend and progress do not enter it: they do not change the numbers."""
+    out = _identity(settings, scenarios, claims, samples)
+    if onerun:  # only then: a multi-run run's identity is the one it always was
+        out["onerun"] = [{"name": d.name, "mechanism": _mechanism(d.mechanism), "relation": d.relation,
+                          "canaries": describe(list(d.canaries)), "base": describe(d.base),
+                          "scorer": _mechanism(d.scorer), "rule": describe(d.rule), "claims": describe(d.claims),
+                          "deltas": describe(list(d.deltas)), "expected": describe(dict(d.expected)),
+                          "runs": getattr(d, "runs", 1)}
+                         for d in onerun]
+    return out
+
+
+def _identity(settings: Any, scenarios: Sequence[Any], claims: Sequence[Any], samples: Sequence[int]) -> dict[str, Any]:
     return {"dpaudit": __version__, "seed": settings.seed, "samples": settings.samples,
             "confidence": describe(settings.confidence), "deltas": describe(list(settings.deltas)),
             "events": settings.events, "sequential": settings.sequential,

@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from dpaudit.core import CLAIM_STATUSES, EXPECTATIONS, RELATIONS, VERDICTS, InputError
 from dpaudit.engine.files import read_regular
 from dpaudit.engine.results import FINDINGS, NO_CLAIM, OK_OUTCOMES, SCHEMA_VERSION, finding, outcome, run_as_expected
-from dpaudit.runs.recheck import check_record
+from dpaudit.runs.recheck import check_onerun_scenario, check_record
 
 __all__ = ["load_results", "load_sweep"]
 
@@ -267,7 +267,8 @@ def _record(c: _Checker, value: Any, where: str) -> None:
         c.text(rec.get(key), f"{where}.{key}", optional=True)
     c.flag(rec.get("claim_vacuous"), f"{where}.claim_vacuous", optional=True)
     c.choice(rec.get("claim_status"), f"{where}.claim_status", (None, *CLAIM_STATUSES))
-    c.number(c.get(rec, "delta", where), f"{where}.delta", 0, 1)
+    onerun = c.choice(rec.get("kind", "multi-run"), f"{where}.kind", ("multi-run", "one-run")) == "one-run"
+    c.number(c.get(rec, "delta", where), f"{where}.delta", 0, 1, optional=onerun)  # a curve claim has no delta
     claim = c.number(rec.get("epsilon_claim"), f"{where}.epsilon_claim", 0, optional=True, inf=True)
     lower = c.number(rec.get("epsilon_lower"), f"{where}.epsilon_lower", 0, optional=True)
     c.number(rec.get("epsilon_exact"), f"{where}.epsilon_exact", 0, optional=True, inf=True)
@@ -277,7 +278,7 @@ def _record(c: _Checker, value: Any, where: str) -> None:
     verdict = c.choice(c.get(rec, "verdict", where), f"{where}.verdict", VERDICTS)
     exact_verdict = c.choice(rec.get("exact_verdict"), f"{where}.exact_verdict", (None, *VERDICTS))
     c.choice(rec.get("expected_verdict"), f"{where}.expected_verdict", (None, *EXPECTATIONS))
-    if verdict != "not-applicable":
+    if verdict != "not-applicable" and not onerun:  # a one-run verdict: dpaudit.runs.recheck.check_onerun_record
         if claim is None or lower is None:
             c.fail(f"{where}.verdict", verdict, "a pass or violation needs epsilon_claim and epsilon_lower")
         if verdict == "violation" and not lower > claim:
@@ -346,6 +347,9 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         _record(c, rec, f"records[{i}]")
         check_record(rec, f"records[{i}]", path)
     for i, sc in enumerate(scenarios):
+        if isinstance(sc, dict) and sc.get("kind") == "one-run":
+            check_onerun_scenario(sc, f"scenarios[{i}]", path)
+            continue
         _scenario(c, sc, f"scenarios[{i}]")
         for j, claim in enumerate(sc.get("claims", [])):
             check_record(claim, f"scenarios[{i}].claims[{j}]", path)

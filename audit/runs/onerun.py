@@ -1,0 +1,280 @@
+"""One-run (canary) scenarios of a run: auditing one, and reading one from a config.
+
+A config scenario is one-run when it has ``canaries``::
+
+    [[scenario]]
+    name = "my-training"
+    mechanism = "pkg.module:attr"   # run(dataset, rng), sample(dataset, size, rng) or f(dataset, rng)
+    params = { lr = 0.1 }           # optional: a class (or builder function) is called with them
+    scorer = "pkg.module:attr"      # score(output, canaries) or f(output, canaries): one float per canary
+    canaries = 1000                 # m canaries per training run: the integers 0..m-1 (user-level: users [j])
+    runs = 1                        # training runs; R runs of m canaries are one game of R·m
+    relation = "add-remove"         # add-remove | user-level
+    rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
+    #      { kind = "grid", pairs = [[10, 10], [50, 50]] }           Bonferroni over the pairs
+    #      { kind = "split", select = 0.5, fractions = [0.05, 0.1], seed = 0 }
+    deltas = [1e-5]                 # optional: the δs of the (ε, δ) bound (default: the claims' δs, else 1e-5)
+    expected = { "user/claim" = "pass", "user/gdp" = "pass" }
+
+    [[scenario.claim]]              # an (ε, δ) claim ...
+    epsilon = 4.0
+    delta = 1e-5
+    id = "user/claim"
+    [[scenario.claim]]              # ... or a μ-GDP curve claim
+    gdp_mu = 1.0
+    id = "user/gdp"
+
+The dataset a training run gets is the list of included canaries (the game keeps the secret from
+the scorer); the seed is the run's ``[run] seed`` and the confidence its ``[run] confidence``.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from dpaudit.catalog.onerun import OneRunScenario, run_design
+from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError
+from dpaudit.engine.runner import MechanismError
+from dpaudit.onerun.api import audit_one_run
+from dpaudit.onerun.curves import CurveClaim, gdp
+from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.result import OneRunResult
+from dpaudit.onerun.rules import Fixed, Grid, Split
+from dpaudit.runs.datafiles import fail
+from dpaudit.runs.plugins import allows, build_plugin, import_user_module
+
+__all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario"]
+
+ONERUN_KEYS = {"name", "mechanism", "params", "scorer", "canaries", "runs", "relation", "rule", "deltas", "expected",
+               "about", "claim"}
+RELATIONS = ("add-remove", "user-level")
+RULE_KEYS = {"fixed": {"kind", "k_plus", "k_minus"}, "grid": {"kind", "pairs"},
+             "split": {"kind", "select", "fractions", "seed"}}
+MAX_CANARIES = 10_000_000
+
+
+def _builtin(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] in ("dpaudit", "audit", "mechanisms")
+
+
+def onerun_scenario(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim]
+                    ) -> OneRunScenario:
+    """One training run of ``design``.  A bad input names the scenario (exit 2); a user's mechanism or
+    scorer that raises is the user's (exit 2), one of dpaudit's own designs that raises is ours (exit 3)."""
+    try:
+        return run_design(design, seed=seed, confidence=confidence, registry=registry)
+    except InputError as exc:
+        raise InputError(f"scenario {design.name!r}: {exc}") from None
+    except Exception as exc:
+        if _builtin(design.mechanism):
+            raise
+        raise MechanismError(f"scenario {design.name!r}: the mechanism or scorer raised {type(exc).__name__}: "
+                             f"{exc}") from None
+
+
+def _int(value: Any, path: str, low: int, high: int = 2**62) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        fail(path, value, f"must be an integer in [{low}, {high}]")
+    return value
+
+
+def _number(value: Any, path: str, low: float, high: float, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or not low <= value <= high:
+        fail(path, value, what)
+    return float(value)
+
+
+def _table(value: Any, path: str, allowed: set[str]) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        fail(path, value, "must be a table")
+    for key in value:
+        if key not in allowed:
+            fail(f"{path}.{key}", value[key], f"unknown key; allowed: {', '.join(sorted(allowed))}")
+    return dict(value)
+
+
+def _rule(raw: Any, path: str, m: int) -> Fixed | Grid | Split:
+    if not isinstance(raw, Mapping) or raw.get("kind") not in RULE_KEYS:
+        kind = raw.get("kind") if isinstance(raw, Mapping) else raw
+        fail(f"{path}.kind" if isinstance(raw, Mapping) else path, kind,
+             "must be fixed, grid or split (rule = {kind = \"fixed\", k_plus = K, k_minus = K})")
+    spec = _table(raw, path, RULE_KEYS[raw["kind"]])
+    if spec["kind"] == "fixed":
+        for key in ("k_plus", "k_minus"):
+            if key not in spec:
+                fail(f"{path}.{key}", None, "is required (guesses fixed in advance)")
+        kp, km = _int(spec["k_plus"], f"{path}.k_plus", 0, m), _int(spec["k_minus"], f"{path}.k_minus", 0, m)
+        if not 1 <= kp + km <= m:
+            fail(f"{path}.k_plus", kp, f"k_plus + k_minus must be in [1, canaries = {m}]")
+        return Fixed(kp, km)
+    if spec["kind"] == "grid":
+        pairs = spec.get("pairs")
+        if not isinstance(pairs, list) or not pairs:
+            fail(f"{path}.pairs", pairs, "is required: a non-empty array of [k_plus, k_minus]")
+        assert isinstance(pairs, list)
+        out = []
+        for i, pair in enumerate(pairs):
+            if not isinstance(pair, list) or len(pair) != 2:
+                fail(f"{path}.pairs[{i}]", pair, "must be [k_plus, k_minus]")
+            kp, km = (_int(k, f"{path}.pairs[{i}]", 0, m) for k in pair)
+            if not 1 <= kp + km <= m:
+                fail(f"{path}.pairs[{i}]", pair, f"k_plus + k_minus must be in [1, canaries = {m}]")
+            out.append((kp, km))
+        return Grid(tuple(out))
+    select = _number(spec.get("select", 0.5), f"{path}.select", 1e-9, 1 - 1e-9, "must be a number in (0, 1)")
+    fractions = spec.get("fractions", list(Split.fractions))
+    if not isinstance(fractions, list) or not fractions:
+        fail(f"{path}.fractions", fractions, "must be a non-empty array of fractions in (0, 0.5]")
+    fr = tuple(_number(f, f"{path}.fractions[{i}]", 1e-12, 0.5, "must be a number in (0, 0.5]")
+               for i, f in enumerate(fractions))
+    rule = Split(select=select, fractions=fr, seed=_int(spec.get("seed", 0), f"{path}.seed", 0))
+    n_sel = round(select * m)
+    if not 1 <= n_sel <= m - 2:
+        fail(f"{path}.select", select, f"leaves an empty part with canaries = {m}")
+    return rule
+
+
+def _claims(raw: Any, path: str, relation: str) -> list[Guarantee | CurveClaim]:
+    if raw is None:
+        fail(path, raw, "a one-run scenario needs at least one [[scenario.claim]]")
+    if not isinstance(raw, list) or not raw:
+        fail(path, raw, "must be an array of tables ([[scenario.claim]]) with at least one claim")
+    out: list[Guarantee | CurveClaim] = []
+    ids: set[str] = set()
+    for i, c in enumerate(raw):
+        p = f"{path}[{i}]"
+        c = _table(c, p, {"epsilon", "delta", "gdp_mu", "id", "source", "relation"})
+        if ("epsilon" in c) == ("gdp_mu" in c):
+            fail(p, c, "needs exactly one of epsilon (an (epsilon, delta) claim) or gdp_mu (a mu-GDP curve claim)")
+        for key in ("id", "source"):
+            if key in c and (not isinstance(c[key], str) or not c[key]):
+                fail(f"{p}.{key}", c[key], "must be a non-empty string")
+        cid = c.get("id", "user/claim" if "epsilon" in c else "user/gdp")
+        if cid in ids:
+            fail(f"{p}.id", cid, "must be unique within the scenario (give each claim its own id)")
+        ids.add(cid)
+        if c.get("relation", relation) != relation:
+            fail(f"{p}.relation", c["relation"], f"the scenario's canaries are {relation}: a claim stated for "
+                 f"{c['relation']} neighbours does not cover them")
+        source = c.get("source", "config")
+        if "gdp_mu" in c:
+            if "delta" in c:
+                fail(f"{p}.delta", c["delta"], "a gdp_mu curve claim has no delta (drop it)")
+            mu = _number(c["gdp_mu"], f"{p}.gdp_mu", 0.0, 1e3, "must be a number in [0, 1000]")
+            out.append(gdp(mu, claim_id=cid, source=source))
+        else:
+            eps = _number(c["epsilon"], f"{p}.epsilon", 0.0, 1e3, "must be a number in [0, 1000]")
+            delta = _number(c.get("delta", 0.0), f"{p}.delta", 0.0, 1.0 - 1e-12, "must be a number in [0, 1)")
+            out.append(Guarantee(epsilon=eps, delta=delta, relation=relation, source=source, claim_id=cid))
+    return out
+
+
+def _plugin(spec: Any, path: str, allow_plugins: Sequence[str], what: str) -> Any:
+    if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.partition(":")[::2]):
+        fail(path, spec, f"must be pkg.module:attr, the {what} of a plugin module the command line allows")
+    module_name, _, attr = spec.partition(":")
+    if not allows(module_name, allow_plugins):
+        fail(path, spec, f"a config is data: to let it import the plugin module {module_name!r}, allow it on the "
+             f"command line: --allow-plugin {module_name}")
+    try:
+        obj = import_user_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except InputError:
+        raise
+    except (Exception, SystemExit) as exc:  # a plugin's import may do anything
+        fail(path, spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
+    return obj
+
+
+def _mechanism(spec: Any, params: dict[str, Any], p: str, allow_plugins: Sequence[str]) -> Any:
+    if isinstance(spec, str) and ":" not in spec:
+        fail(f"{p}.mechanism", spec, "a one-run scenario trains a plugin mechanism: give pkg.module:attr with "
+             "run(dataset, rng) or sample(dataset, size, rng) (the catalog's designs run with --suite onerun)")
+    obj = _plugin(spec, f"{p}.mechanism", allow_plugins, "mechanism")
+    if isinstance(obj, types.FunctionType) and not params:
+        return obj  # f(dataset, rng): the mechanism itself
+    mech = build_plugin(obj, params, p, str(spec)) if isinstance(obj, type) or params else obj
+    if not (callable(getattr(mech, "run", None)) or callable(getattr(mech, "sample", None)) or callable(mech)):
+        fail(f"{p}.mechanism", spec, "has no run(dataset, rng) or sample(dataset, size, rng) and is not callable")
+    return mech
+
+
+def _scorer(spec: Any, p: str, allow_plugins: Sequence[str]) -> Any:
+    obj = _plugin(spec, f"{p}.scorer", allow_plugins, "scorer")
+    if isinstance(obj, type):
+        try:
+            obj = obj()
+        except Exception as exc:
+            fail(f"{p}.scorer", spec, f"a scorer class is built without arguments: it raised "
+                 f"{type(exc).__name__}: {exc}")
+    if not (callable(getattr(obj, "score", None)) or callable(obj)):
+        fail(f"{p}.scorer", spec, "has no score(output, canaries) and is not callable")
+    return obj
+
+
+def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[str]) -> CanaryDesign:
+    """A config's one-run scenario (its table ``sc`` at key path ``p``), every key validated."""
+    sc = _table(sc, p, ONERUN_KEYS)
+    for key in ("name", "mechanism", "scorer", "canaries"):
+        if key not in sc:
+            fail(f"{p}.{key}", None, "is required in a one-run scenario")
+    if not isinstance(sc["name"], str) or not sc["name"]:
+        fail(f"{p}.name", sc["name"], "must be a unique non-empty string")
+    if "about" in sc and not isinstance(sc["about"], str):
+        fail(f"{p}.about", sc["about"], "must be a string")
+    m = _int(sc["canaries"], f"{p}.canaries", 2, MAX_CANARIES)
+    runs = _int(sc.get("runs", 1), f"{p}.runs", 1, 100_000)
+    relation = sc.get("relation", "add-remove")
+    if relation not in RELATIONS:
+        fail(f"{p}.relation", relation, f"a one-run scenario's canaries are added or removed: must be one of "
+             f"{', '.join(RELATIONS)}")
+    if "rule" not in sc:
+        fail(f"{p}.rule", None, "is required: the guessing rule fixed in advance, e.g. {kind = \"fixed\", "
+             "k_plus = 50, k_minus = 50}")
+    rule = _rule(sc["rule"], f"{p}.rule", m * runs)
+    claims = _claims(sc.get("claim"), f"{p}.claim", relation)
+    params = sc.get("params", {})
+    if not isinstance(params, Mapping):
+        fail(f"{p}.params", params, "must be a table")
+    mechanism = _mechanism(sc["mechanism"], dict(params), p, allow_plugins)
+    scorer = _scorer(sc["scorer"], p, allow_plugins)
+    raw_deltas = sc.get("deltas")
+    if raw_deltas is None:
+        deltas = tuple(sorted({c.delta for c in claims if isinstance(c, Guarantee)})) or (1e-5,)
+    else:
+        if not isinstance(raw_deltas, list) or not raw_deltas:
+            fail(f"{p}.deltas", raw_deltas, "must be a non-empty array of numbers in [0, 1)")
+        deltas = tuple(_number(d, f"{p}.deltas[{i}]", 0.0, 1.0 - 1e-12, "must be a number in [0, 1)")
+                       for i, d in enumerate(raw_deltas))
+    expected = sc.get("expected", {})
+    if not isinstance(expected, Mapping):
+        fail(f"{p}.expected", expected, "must be a table of claim id = verdict")
+    ids = [getattr(c, "claim_id", "") for c in claims]
+    for cid, verdict in expected.items():
+        if cid not in ids:
+            fail(f"{p}.expected.{cid}", verdict, f"names no claim of the scenario (its claims: {', '.join(ids)})")
+        if verdict not in EXPECTATIONS or verdict == "exact-violation":
+            fail(f"{p}.expected.{cid}", verdict, "must be one of pass, violation, not-applicable")
+    canaries = [[j] for j in range(m)] if relation == "user-level" else list(range(m))
+    return RunsDesign(name=sc["name"], mechanism=mechanism, canaries=canaries, scorer=scorer, claims=tuple(claims),
+                      rule=rule, relation=relation, deltas=deltas, expected=dict(expected),
+                      description=str(sc.get("about", "")), runs=runs)
+
+
+@dataclass(frozen=True)
+class RunsDesign(CanaryDesign):
+    """A design of ``runs`` training runs of ``len(canaries)`` canaries each (the same canaries in
+    every run): one game of runs·m canaries (Steinke et al. 2023, §3: the same bound with R·m)."""
+
+    runs: int = 1
+
+    def audit(self, seed: int = 0, *, confidence: float = 0.95) -> OneRunResult:
+        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=len(self.canaries),
+                             runs=self.runs, base=self.base, rule=self.rule, deltas=self.deltas,
+                             confidence=confidence, claims=self.claims, seed=seed, relation=self.relation)
