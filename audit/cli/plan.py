@@ -16,7 +16,6 @@ from dpaudit.cli.common import EXIT_OK, UsageError
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.results import dumps
-from dpaudit.onerun.designs.suite import onerun_designs
 from dpaudit.onerun.planner import (
     ScoreModel,
     model_counts,
@@ -89,8 +88,9 @@ def _one_answer(text: str, sequential: bool) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _designs() -> tuple[Any, ...]:
-    """Every one-run design, built (their claims computed) once per process, when first asked."""
-    return tuple(onerun_designs())
+    """Every one-run scenario of the built-in suites (``onerun``, and the default suite's
+    fixtures), as the catalog files them; built once per process, when first asked."""
+    return tuple(catalog.onerun_suite("onerun")) + tuple(catalog.onerun_suite("default"))
 
 
 def onerun_design(name: str) -> Any:
