@@ -78,6 +78,20 @@ def test_list_one_mechanism_shows_its_parameters_and_registry_claims(capsys):
     assert "classic/gaussian  [proven]" in capsys.readouterr().out
 
 
+def test_list_one_mechanism_shows_its_canary_design_when_it_has_one(capsys):
+    """Every training mechanism the one-run suite audits states its canary design in `list NAME`
+    (and `list --json`); a mechanism without one (laplace) shows none."""
+    designed = {"dp-pg", "align-mle", "align-covariance", "dpsgd-reward-model"}
+    for name in sorted(designed):
+        assert main(["list", name]) == 0
+        out = capsys.readouterr().out
+        assert "Canary design (one-run audit" in out, name
+    assert main(["list", "laplace"]) == 0
+    assert "Canary design" not in capsys.readouterr().out
+    entries = {e.name: e for e in catalog.mechanisms().values()}
+    assert {n for n, e in entries.items() if e.canaries} == designed
+
+
 def test_a_misspelled_name_gets_a_suggestion(capsys, cli):
     assert main(["list", "kl-bandt"]) == 2
     assert "did you mean 'kl-bandit'?" in capsys.readouterr().err

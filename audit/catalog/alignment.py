@@ -351,11 +351,19 @@ FAMILY = Family(
                                "Algorithm 2: the Gaussian covariance release (model = pairwise | kwise | trajectory)",
                                forwards=PrivateCovariance, help=_MODEL_HELP,
                                claims=("align/alg2-printed", "align/alg2-corrected", "align/alg2-tight",
-                                       "align/kwise-cov", "align/trajectory-cov")),
+                                       "align/kwise-cov", "align/trajectory-cov"),
+                               canaries="m rare vectors on dedicated coordinates, in zero-out slots; score: the "
+                                        "released diagonal entry of the canary's coordinate; tests the corrected "
+                                        "calibration's (eps/2, delta/2) and the exact Gaussian curve "
+                                        "(align/alg2-tight) (align-alg2-tight)"),
                 MechanismEntry(PrivateMLE.name, _mle,
                                "Algorithm 1: objective-perturbed MLE (model = pairwise | kwise | trajectory)",
                                forwards=PrivateMLE, help=_MODEL_HELP,
-                               claims=("align/alg1-printed", "align/alg1-instantiated", "align/alg1-chi"))),
+                               claims=("align/alg1-printed", "align/alg1-instantiated", "align/alg1-chi"),
+                               canaries="m canary comparisons on dedicated item features (d = d0 + m), or random "
+                                        "unit directions when d < m; score: the fitted theta's coordinate (or "
+                                        "cosine); tests the printed and the instantiated calibration "
+                                        "(align-alg1-dedicated-*, align-alg1-*)")),
     generators={"preferences": preferences},
     scenarios=scenarios,
     extended=extended,

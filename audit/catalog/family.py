@@ -124,6 +124,9 @@ class MechanismEntry:
     forwards: type | None = None
     help: Mapping[str, str] = field(default_factory=dict)
     claims: tuple[str, ...] = ()  # the registry ids this mechanism states (its guarantees' claim ids)
+    # Its canary design for a one-run audit, in words (``run --suite onerun``): the canaries, the
+    # relation, the score and the claims the one run tests; "" for a mechanism without one.
+    canaries: str = ""
 
     def parameter_table(self) -> list[Parameter]:
         """Each parameter the builder takes: name, type, default and meaning (builder first, then

@@ -238,13 +238,18 @@ CLAIMS = (
 )
 
 FAMILY_NAME = "policy-optimization"
+DPPG_CANARIES = ("m canary users (user-level), each in one round on a dedicated feature coordinate with extreme "
+                 "advantages (R, -R), its mirror (-R, R) when left out; white-box score: the projection of that "
+                 "round's noisy step on the canary's coordinate; tests the printed (eps, delta) and the exact "
+                 "Gaussian curve of the sigma (po/dp-pg-tight); twins: sigma for the wrong relation, the other "
+                 "reward convention (dppg-whitebox*, and po-dp-pg-advantage-one-run in the default suite)")
 FAMILY = Family(
     name=FAMILY_NAME,
     about="private policy optimisation slides: DP-PG, the meta-algorithm, DP-NPG and DP-REBEL (user-level DP)",
     mechanisms=tuple(MechanismEntry(cls.name, _with_env(cls), one_line(cls.__doc__), forwards=cls, help=_ENV_HELP,
-                                    claims=ids)
-                     for cls, ids in ((DPPG, ("po/dp-pg", "po/meta")), (DPNPG, ("po/dp-npg",)),
-                                      (DPREBEL, ("po/dp-rebel",)))),
+                                    claims=ids, canaries=canaries)
+                     for cls, ids, canaries in ((DPPG, ("po/dp-pg", "po/meta"), DPPG_CANARIES),
+                                                (DPNPG, ("po/dp-npg",), ""), (DPREBEL, ("po/dp-rebel",), ""))),
     scenarios=scenarios,
     extended=extended,
     benchmarks={"dp_pg_rounds": dp_pg_rounds},

@@ -70,6 +70,12 @@ FAMILY = Family(
                                one_line("DP-SGD on a Bradley-Terry (logistic) reward model, rows [x, y, kind]; "
                                         "one run(dataset, rng) trains it once"),
                                forwards=DPSGD, claims=("dpsgd/accountant", "dpsgd/curve"),
+                               canaries="white box: m gradient (Dirac) canaries, scored by the sum over steps of "
+                                        "per-step log-likelihood ratios; black box: m input canaries with private "
+                                        "features, scored by the last iterate; tests the PLD accountant's (eps, "
+                                        "delta) and its whole curve, and reads the strongest rejected accountant "
+                                        "curve (sigma varied; valid against that family only); twins: noise x0.5, "
+                                        "no clipping on canaries (dpsgd-*)",
                                help={"noise_multiplier": "σ: the noise is N(0, σ²C²I) on each step's sum",
                                      "sampling_probability": "q: each record's probability to enter a step's batch",
                                      "steps": "T, the number of steps", "clip": "C, the per-example gradient norm",

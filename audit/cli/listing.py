@@ -97,7 +97,8 @@ def catalog_document() -> dict[str, Any]:
             claims = [{"id": c.id, "status": c.status, "document": c.document, "where": c.where,
                        "relations": list(c.relations), "statement": c.statement}
                       for c in catalog.mechanism_claims(entry.name)]
-            mechanisms.append({"name": entry.name, "about": entry.about, "parameters": params, "claims": claims})
+            mechanisms.append({"name": entry.name, "about": entry.about, "parameters": params, "claims": claims,
+                               "canaries": entry.canaries or None})
         families.append({"name": family.name, "about": family.about, "mechanisms": mechanisms})
     suites = {suite: [{"name": sc.name, "about": sc.about, "pair": sc.pair.description,
                        "relation": sc.pair.relation, "expected": dict(sc.expected)} for sc in catalog.suite(suite)]
@@ -112,6 +113,8 @@ def _mechanism_details(entry: catalog.MechanismEntry) -> str:
     example = " ".join(f"--param {p.name}=..." for p in entry.parameter_table() if p.default == "required")
     run = f"python -m audit run --mechanism {entry.name} {example} --pair pkg.module:pair".replace("  ", " ")
     out += ["", f"Run: {run}"]
+    if entry.canaries:
+        out += ["", "Canary design (one-run audit, python -m audit run --suite onerun):", _wrap(entry.canaries, 2)]
     claims = catalog.mechanism_claims(entry.name)
     out += ["", f"Claims in the registry ({len(claims)}):" if claims else "Claims in the registry: none"]
     for c in claims:
