@@ -1,6 +1,7 @@
 """``python -m audit bench``: the ceilings it divides by, and its JSON record."""
 
 import json
+import subprocess
 
 import numpy as np
 import pytest
@@ -8,9 +9,11 @@ from scipy import stats
 
 from dpaudit.catalog import classic
 from dpaudit.cli import main
+from dpaudit.core import InputError
 from dpaudit.engine.bounds import all_subsets, ceiling, clopper_pearson, epsilon_from_bounds
 from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
 from dpaudit.neighbors import Dataset
+from dpaudit.runs import bench
 from dpaudit.runs.bench import estimation_samples, split_and_count
 
 
@@ -109,3 +112,47 @@ def test_same_sample_ceiling_counts_the_audits_own_estimation_samples():
     k = counts(3)
     assert (k[0], k[1]) == (bound.counts[0], bound.counts[2])
     assert counts(4) != k  # twin: another seed's samples do not give these counts back
+
+
+def test_the_default_suite_row_runs_the_real_command_of_the_chosen_families(monkeypatch):
+    """The row times ``python -m dpaudit run --quiet`` in a new process (every family), or with
+    ``--family NAME`` for each family ``bench --family`` keeps, and reads back its exit code and
+    last line (the process is faked here: tests/test_scale.py runs it for real)."""
+    seen = []
+
+    def fake(argv, **kwargs):
+        seen.append(argv)
+        return subprocess.CompletedProcess(argv, 1, stdout="table\nthe last line\n", stderr="")
+
+    monkeypatch.setattr(bench.subprocess, "run", fake)
+    whole, some = bench.default_suite(), bench.default_suite(["kl", "classic"])
+    assert [a[1:] for a in seen] == [["-m", "dpaudit", "run", "--quiet"],
+                                     ["-m", "dpaudit", "run", "--quiet", "--family", "kl", "--family", "classic"]]
+    assert whole["command"] == "python -m audit run --quiet"
+    assert some["command"] == "python -m audit run --quiet --family kl --family classic"
+    assert (some["exit_code"], some["summary"]) == (1, "the last line") and some["seconds"] >= 0
+
+
+def test_bench_family_keeps_the_named_families_and_refuses_others(capsys):
+    assert [f.name for f in bench.chosen_families(["kl"])] == ["kl"]
+    assert len(bench.chosen_families()) == len(bench.catalog.families())
+    with pytest.raises(InputError, match="did you mean 'kl'"):
+        bench.chosen_families(["klx"])
+    assert main(["bench", "--samples", "1e4", "--family", "nope"]) == 2
+    assert "family = 'nope' is invalid" in capsys.readouterr().err
+
+
+def test_wilson_uses_the_normal_quantile_of_scipy_stats_bit_for_bit():
+    """The Wilson bounds' z is scipy.special.ndtri (what stats.norm.isf evaluates, without its
+    per-call argument checks: the pair search scores thousands of candidates with it): the same
+    doubles at every level."""
+    from dpaudit.engine.bounds import wilson
+    k = np.array([0.0, 1.0, 7.0, 50.0, 99.0, 100.0])
+    for alpha in (1e-300, 1e-12, 0.025, 0.05, 0.25, 0.5, 0.975):
+        z = stats.norm.isf(alpha)
+        p = k / 100
+        centre = (p + z * z / 200) / (1 + z * z / 100)
+        half = z * np.sqrt(np.maximum(p * (1 - p), 0) / 100 + z * z / 40000) / (1 + z * z / 100)
+        expected = np.clip(centre - half, 0, 1), np.clip(centre + half, 0, 1)
+        for g, e in zip(wilson(k, 100, alpha), expected, strict=True):
+            np.testing.assert_array_equal(g, e)

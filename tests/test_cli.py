@@ -112,10 +112,25 @@ def test_valid_claims_hold_the_chain_on_the_searched_worst_pair(default_run):
 
 
 @pytest.mark.slow  # two families twice at 2e5 samples
-def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf):
+def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf, monkeypatch):
     """The classic family (finite and real outputs, exact and black-box) and the alignment family
     (vector outputs, sequential looks) at a smaller budget (verdicts may then differ from the
-    default's): every number the same with one job and with two."""
+    default's): every number the same with one job and with two.
+
+    At 2e5 the alignment family misses an expected refutation, and a run then plans the budget it
+    would need (dpaudit.cli.expectations.missed_notes): ~90 s of CPU per run, the same with any
+    --jobs (the planner runs with one job by construction), in a note this test never reads
+    (tests/test_voice.py checks it).  The notes are left out here; the missed scenarios they
+    would be computed for still have to agree."""
+    from dpaudit.cli.expectations import MISSED
+    from dpaudit.engine.results import outcome
+    asked = []
+
+    def missed(records, scenarios, **_):
+        asked.append(sorted(r["scenario"] for r in records if outcome(r) == MISSED))
+        return []
+
+    monkeypatch.setattr("dpaudit.cli.run.missed_notes", missed)
     runs, codes = [], []
     for jobs in ("1", "2"):
         out = tmp_path / jobs
@@ -124,6 +139,7 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf):
         records = json.loads((out / "results.json").read_text())["records"]
         runs.append([{k: r[k] for k in NUMBERS} for r in records])
     assert codes[0] == codes[1] and runs[0] == runs[1]
+    assert len(asked) == 2 and asked[0] == asked[1] == ["align-alg2-swap"]
 
 
 @pytest.mark.slow  # the KL family at 2e5 samples

@@ -205,14 +205,24 @@ def test_cli_dask_backend_matches_jobs_1(tmp_path):
     assert records(tmp_path / "a") == records(tmp_path / "b")
 
 
-@pytest.mark.slow  # the bench: every family's throughput and one default run (~60 s)
+@pytest.mark.slow  # the bench of two families: their throughput, tightness, benchmarks and suite run (~20 s)
 def test_bench_writes_its_table_and_json(tmp_path, capsys):
-    assert main(["bench", "--samples", "20000", "--out", str(tmp_path / "bench.json")]) == 0
+    """The full (not --quick) bench, kept to the kl and alignment families (``--family``): what it
+    checks — each row kind reaches the table and the JSON file, the extra benchmarks run, the
+    suite's command is run, timed and read back — does not depend on how many families it covers
+    (tests/test_bench.py runs every case's rows; tests/test_cli.py the whole default suite)."""
+    assert main(["bench", "--samples", "20000", "--family", "kl", "--family", "alignment",
+                 "--out", str(tmp_path / "bench.json")]) == 0
     report = json.loads((tmp_path / "bench.json").read_text())
-    assert {r["family"] for r in report["throughput"]} >= {"laplace", "kl-rlhf"}
+    assert {r["family"] for r in report["throughput"]} == {"kl-bandit", "kl-linear", "kl-rlhf"}
     assert all(r["ratio_ours_to_plain"] > 0 for r in report["throughput"])
+    assert [t["audit"] for t in report["tightness"]] == ["align alg2 swap, delta=1e-3"]
+    assert report["tightness"][0]["samples_per_side"] == 10_000_000  # not --quick: the row's own budget
     assert report["align_mle"]["max_abs_difference"] < 1e-6  # batched Newton and scipy find the same minimisers
+    assert "dp_pg_rounds" not in report  # the policy-optimization family's benchmark: not chosen
     suite = report["default_suite"]  # the real command, timed: every verdict as expected
+    assert suite["command"] == "python -m audit run --quiet --family kl --family alignment"
     assert suite["exit_code"] == 0 and suite["seconds"] > 0 and "every verdict as expected" in suite["summary"]
     out = capsys.readouterr().out
-    assert "ours/plain" in out and "default suite (python -m audit run --quiet)" in out
+    assert "ours/plain" in out and "default suite (python -m audit run --quiet --family kl" in out
+    assert "Algorithm 1 private MLE" in out

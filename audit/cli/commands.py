@@ -45,7 +45,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str], session: _Session) -> i
     if args.command == "bench":
         if args.out:
             check_output(args.out, "bench --out", folder=False)
-        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick)
+        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick, families=args.family)
         sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))
         if args.out:
             write_atomic(args.out, dumps(report))

@@ -194,6 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--json", action="store_true", help="print the measurements as JSON instead of the table")
     bn.add_argument("--quick", action="store_true",
                     help="tightness rows at --samples too and no extra benchmarks: a smoke run")
+    bn.add_argument("--family", action="append", default=[], metavar="NAME",
+                    help="only this family's cases, tightness rows and benchmarks, and the default suite's "
+                         "scenarios of it (repeatable; see `list`)")
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
     sm.add_argument("results", type=_path, help="a results.json written by run --out, or that folder")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 Bounds = Callable[[np.ndarray, float, float], tuple[np.ndarray, np.ndarray]]
 
@@ -50,7 +50,7 @@ def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: float
 def wilson(k: np.ndarray, n: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Wilson score bounds (lower, upper): a closed-form proxy for Clopper–Pearson,
     used only to rank candidates."""
-    z = stats.norm.isf(alpha)
+    z = -special.ndtri(alpha)  # = stats.norm.isf(alpha) bit for bit, without its ~160 µs of argument checks
     p = np.asarray(k, dtype=float) / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

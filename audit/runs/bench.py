@@ -20,10 +20,16 @@ then free of the luck of the estimation split, which both bounds share.
 
 The default suite: the wall time of the real command ``python -m audit run --quiet`` (its own
 process, default budget and workers), the number a newcomer waits for (:func:`default_suite`).
+
+``families`` (``bench --family NAME``, repeatable, as for ``run``) keeps the named families: their
+bench cases, tightness rows and extra benchmarks, and the default suite's scenarios of them
+(``run --quiet --family NAME ...``, so that row is the time of that command, not of the whole suite).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import os
 import platform
 import subprocess
@@ -161,31 +167,57 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
     return rows
 
 
-def default_suite() -> dict[str, Any]:
+def default_suite(families: Sequence[str] = ()) -> dict[str, Any]:
     """Wall seconds of ``python -m audit run --quiet`` in a new process (interpreter start, suite
     build, every audit, the summary) at the default budget and workers, with its exit code (0:
-    every verdict as expected) and the run's own last line."""
+    every verdict as expected) and the run's own last line; with ``families``, of
+    ``run --quiet --family NAME ...`` (those families' scenarios of the suite)."""
     # The child imports the dpaudit this bench runs from (a checkout on sys.path, or the installed one).
     home = str(Path(__file__).parents[2])  # the folder holding the `dpaudit` package
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
+    only = [arg for name in families for arg in ("--family", name)]
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", "run", "--quiet"], capture_output=True, text=True, env=env)
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "run", "--quiet", *only], capture_output=True, text=True,
+                          env=env)
     seconds = time.perf_counter() - start
     last = (proc.stdout.strip().splitlines() or [""])[-1]
-    return {"command": "python -m audit run --quiet", "seconds": seconds, "exit_code": proc.returncode,
-            "summary": last}
+    return {"command": " ".join(["python -m audit run --quiet", *only]), "seconds": seconds,
+            "exit_code": proc.returncode, "summary": last}
 
 
-def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = False) -> dict[str, Any]:
+def _once(case: Any) -> Any:
+    """``case`` with its ceiling computed once per (n, confidence): a case's throughput row, its
+    views and their same-sample ceilings ask for the same one up to 2 + 2·seeds times, and it is
+    a pure function of its arguments (exact distributions and integrals: seconds for the sparse
+    vector's and the Lyu, Su & Li laws)."""
+    if case.ceiling is None:
+        return case
+    return dataclasses.replace(case, ceiling=functools.cache(case.ceiling))
+
+
+def chosen_families(names: Sequence[str] = ()) -> list[Any]:
+    """The families ``bench --family`` names (every family when none), each name checked."""
+    known = [f.name for f in catalog.families()]
+    for name in names:
+        if name not in known:
+            raise InputError(f"family = {name!r} is invalid: must be one of {', '.join(known)}"
+                             f"{catalog.suggest(name, known)}")
+    return [f for f in catalog.families() if not names or f.name in names]
+
+
+def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = False,
+        families: Sequence[str] = ()) -> dict[str, Any]:
     """Throughput rows, per-view tightness rows (over ``seeds`` seeds from ``seed``), tightness
     rows and each family's extra benchmarks.  ``quick``: the tightness rows at ``samples`` too
-    and no extra benchmarks (a smoke run of every row's machinery), nor the default suite's run."""
-    cases = [c for f in catalog.families() for c in f.bench()]
+    and no extra benchmarks (a smoke run of every row's machinery), nor the default suite's run.
+    ``families``: only these families (module docstring)."""
+    chosen = chosen_families(families)
+    cases = [_once(c) for f in chosen for c in f.bench()]
     rows = [throughput(case, samples, seed) for case in cases]
     views = [r for case in cases if case.ceiling is not None
              for r in views_tightness(case, samples, range(seed, seed + seeds))]
     tight = []
-    for t in (t for f in catalog.families() for t in f.tightness()):
+    for t in (_once(t) for f in chosen for t in f.tightness()):
         n = samples if quick else t.samples
         r, secs = timed(lambda t=t, n=n: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
                                                          deltas=t.deltas, relation=t.pair.relation))
@@ -197,9 +229,9 @@ def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = F
             row.update(ceiling=ceiling, ours_over_ceiling=r.epsilon_lower / ceiling, same_sample_ceiling=same,
                        ours_over_same_sample_ceiling=r.epsilon_lower / same)
         tight.append(row)
-    extra = {} if quick else {name: measure(seed) for f in catalog.families() for name, measure in f.benchmarks.items()}
+    extra = {} if quick else {name: measure(seed) for f in chosen for name, measure in f.benchmarks.items()}
     if not quick:
-        extra["default_suite"] = default_suite()
+        extra["default_suite"] = default_suite(families)
     return {"throughput": rows, "views": views, "tightness": tight, **extra,
             "machine": {"python": platform.python_version(), "numpy": np.__version__,
                         "processor": platform.processor() or platform.machine()}}
