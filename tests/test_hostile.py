@@ -376,7 +376,10 @@ def _file_limit():
 def test_a_full_disk_is_an_environment_failure_exit_3_with_a_log(tmp_path):
     """RLIMIT_FSIZE stands in for a full disk: the first results.json write fails."""
     out = tmp_path / "out"
-    proc = run_cli("run", *CORRECT, "--samples", "1000000", "--quiet", "--out", str(out), preexec_fn=_file_limit)
+    # No bytecode: under the limit, a module compiled afresh would leave a truncated .pyc in the
+    # checkout that breaks every later import of it ("marshal data too short").
+    proc = run_cli("run", *CORRECT, "--samples", "1000000", "--quiet", "--out", str(out), preexec_fn=_file_limit,
+                   env={"PYTHONDONTWRITEBYTECODE": "1"})
     assert proc.returncode == 3, proc.stderr
     assert "environment failure" in proc.stderr and "results.json" in proc.stderr
     assert "Traceback" not in proc.stderr and "Traceback" in (out / "error.log").read_text()
