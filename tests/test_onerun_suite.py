@@ -20,3 +20,17 @@ def test_every_design_as_expected_on_seed_0():
     assert len(twins) >= 4  # noise x0.5, no clipping, DP-PG wrong relation, DP-PG reward convention
     assert all(d.expected for d in designs)
     assert {"align-alg1-dedicated-instantiated", "align-alg1-dedicated-paper", "align-alg2-tight"} <= set(names)
+
+
+def test_designs_needing_a_missing_extra_are_left_out_and_named(monkeypatch):
+    """Without dp_accounting (the `onerun` extra; `.[test]` alone does not install it) the DP-SGD and
+    Opacus designs are left out and `left_out()` names the extra; with it, they are there."""
+    from dpaudit.onerun.designs import suite as designs
+
+    monkeypatch.setattr(designs, "_available", lambda module: module != "dp_accounting")
+    monkeypatch.setattr(designs, "whitebox_design", lambda **kw: pytest.fail("built a DP-SGD design"))
+    names = [d.name for d in designs.onerun_designs(include_opacus=True)]
+    assert names and not any(n.startswith(("dpsgd", "opacus")) for n in names)
+    assert any("'onerun' extra" in note and "DP-SGD" in note for note in designs.left_out())
+    monkeypatch.setattr(designs, "_available", lambda module: True)
+    assert designs.left_out() == []

@@ -37,6 +37,7 @@ from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_addr
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import dumps, envelope
 from dpaudit.neighbors import Pair
+from dpaudit.onerun.designs.suite import left_out
 from dpaudit.reports.text import errata_note, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
@@ -132,6 +133,9 @@ def _plan(args: argparse.Namespace) -> Plan:
         scenarios = catalog.suite(name, args.family)
         plan = Plan(RunSettings(sequential=name in catalog.SEQUENTIAL_SUITES), scenarios,
                     [sc.claims for sc in scenarios], onerun=catalog.onerun_suite(name, args.family))
+        if name == "onerun":  # a design whose extra is missing is left out: say so, never silently
+            for note in left_out():
+                print(f"note: left out of --suite onerun on this install: {note}", file=sys.stderr)
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
                                    "events": args.events, "sequential": args.sequential}.items() if v is not None}

@@ -18,16 +18,33 @@ from dpaudit.onerun.designs.dpsgd import blackbox_design, whitebox_design
 from dpaudit.onerun.designs.mle_dedicated import mle_dedicated_design
 from dpaudit.onerun.designs.policy import dppg_design
 
-__all__ = ["onerun_designs"]
+__all__ = ["left_out", "onerun_designs"]
+
+# Designs whose claims need an optional dependency: (module, the extra that installs it, what needs it).
+OPTIONAL = (("dp_accounting", "onerun", "the DP-SGD designs (their PLD accountant curves)"),
+            ("opacus", "opacus", "the Opacus design"))
+
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def left_out() -> list[str]:
+    """What ``onerun_designs()`` leaves out on this install, and the extra that would add it."""
+    return [f"{what} need the {extra!r} extra (pip install 'dpaudit[{extra}]')"
+            for module, extra, what in OPTIONAL if not _available(module)]
 
 
 def onerun_designs(*, include_opacus: bool = True) -> list[CanaryDesign]:
-    """The designs, built (their claims computed); each is audited with ``design.audit(seed)``."""
+    """The designs, built (their claims computed); each is audited with ``design.audit(seed)``.
+    Designs whose claims need an extra that is not installed are left out (:func:`left_out`)."""
     out = [
         whitebox_design(epsilon=8.0),
         blackbox_design(epsilon=8.0),
         whitebox_design(noise_multiplier=1.19, bug="noise-halved"),
         whitebox_design(noise_multiplier=1.19, bug="no-clip-canaries"),
+    ] if _available("dp_accounting") else []
+    out += [
         dppg_design(),
         dppg_design(bug="wrong-relation"),
         dppg_design(bug="reward-convention"),
@@ -37,7 +54,7 @@ def onerun_designs(*, include_opacus: bool = True) -> list[CanaryDesign]:
         mle_dedicated_design(calibration="paper"),
         covariance_design(calibration="tight"),
     ]
-    if include_opacus and importlib.util.find_spec("opacus") is not None:
+    if include_opacus and _available("opacus") and _available("dp_accounting"):
         from dpaudit.onerun.designs.opacus_sgd import opacus_design  # optional dependency (the opacus extra)
 
         out.append(opacus_design())
