@@ -75,7 +75,7 @@ from dpaudit.neighbors.search import worst_pair
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.runs.datafiles import column, fail, load_columns, read_npz  # noqa: F401  (read_npz: its old home)
 from dpaudit.runs.onerun import load_onerun_scenario
-from dpaudit.runs.plugins import allows, build_plugin, import_user_module
+from dpaudit.runs.plugins import allows, build_plugin, load_plugin  # noqa: F401  (allows: its old home)
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",
@@ -211,18 +211,8 @@ def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[s
             return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
         except InputError as exc:
             raise InputError(f"config: {exc}") from None
-    module_name, _, attr = spec.partition(":")
-    if not allows(module_name, allow_plugins):
-        _fail(f"{path}.mechanism", spec, f"a config is data and may name built-in mechanisms only; to let it "
-              f"import the plugin module {module_name!r}, allow it on the command line: --allow-plugin {module_name}")
-    try:
-        obj = import_user_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except InputError:
-        raise
-    except (Exception, SystemExit) as exc:  # a plugin's import may do anything, sys.exit included
-        _fail(f"{path}.mechanism", spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
+    obj = load_plugin(spec, f"{path}.mechanism", allow_plugins,
+                      "a config is data and may name built-in mechanisms only; ")
     obj = build_plugin(obj, params, path, spec)  # a class or builder: called with the params
     if not callable(getattr(obj, "sample", None)):
         _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")

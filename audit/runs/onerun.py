@@ -45,7 +45,7 @@ from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.runs.datafiles import fail
-from dpaudit.runs.plugins import allows, build_plugin, import_user_module
+from dpaudit.runs.plugins import build_plugin, load_plugin
 
 __all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario"]
 
@@ -177,19 +177,7 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee | CurveClaim]:
 def _plugin(spec: Any, path: str, allow_plugins: Sequence[str], what: str) -> Any:
     if not isinstance(spec, str) or spec.count(":") != 1 or not all(spec.partition(":")[::2]):
         fail(path, spec, f"must be pkg.module:attr, the {what} of a plugin module the command line allows")
-    module_name, _, attr = spec.partition(":")
-    if not allows(module_name, allow_plugins):
-        fail(path, spec, f"a config is data: to let it import the plugin module {module_name!r}, allow it on the "
-             f"command line: --allow-plugin {module_name}")
-    try:
-        obj = import_user_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except InputError:
-        raise
-    except (Exception, SystemExit) as exc:  # a plugin's import may do anything
-        fail(path, spec, f"cannot be loaded ({type(exc).__name__}: {exc})")
-    return obj
+    return load_plugin(spec, path, allow_plugins, "a config is data: ")
 
 
 def _mechanism(spec: Any, params: dict[str, Any], p: str, allow_plugins: Sequence[str]) -> Any:

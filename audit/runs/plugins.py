@@ -10,12 +10,32 @@ from typing import Any
 from dpaudit.core import InputError
 from dpaudit.runs.syspath import import_user_module, working_folder_last
 
-__all__ = ["allows", "build_plugin", "import_user_module", "working_folder_last"]
+__all__ = ["allows", "build_plugin", "import_user_module", "load_plugin", "working_folder_last"]
 
 
 def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
     """Whether ``--allow-plugin`` names ``module_name`` or a package above it."""
     return any(module_name == p or module_name.startswith(p + ".") for p in allow_plugins)
+
+
+def load_plugin(spec: str, path: str, allow_plugins: Sequence[str], refused: str) -> Any:
+    """The object a config's ``pkg.module:attr`` names (``path``: its key path), imported only
+    when ``--allow-plugin`` allows its module; ``refused`` opens the message when it does not.
+    Whatever the import or the attribute lookup raises is the config's bad input."""
+    module_name, _, attr = spec.partition(":")
+    if not allows(module_name, allow_plugins):
+        raise InputError(f"config: {path} = {spec!r} is invalid: {refused}to let it import the plugin module "
+                         f"{module_name!r}, allow it on the command line: --allow-plugin {module_name}")
+    try:
+        obj = import_user_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except InputError:
+        raise
+    except (Exception, SystemExit) as exc:  # a plugin's import may do anything, sys.exit included
+        raise InputError(f"config: {path} = {spec!r} is invalid: cannot be loaded ({type(exc).__name__}: {exc})"
+                         ) from None
+    return obj
 
 
 def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:
