@@ -1,4 +1,5 @@
-"""The command line run in the test process: ``dpaudit.cli.main`` with its output captured."""
+"""The command line run in the test process: ``dpaudit.cli.main`` with its output captured, and
+what a killed run leaves in its folder."""
 
 import contextlib
 import io
@@ -26,3 +27,11 @@ def in_process(*args: object) -> CliRun:
         except SystemExit as exc:  # argparse's usage errors, --help and --version
             code = exc.code if isinstance(exc.code, int) else 2
     return CliRun(code, out.getvalue(), err.getvalue())
+
+
+def killed_after(folder, keep: int) -> None:
+    """Make ``folder`` what a kill after ``keep`` checkpoint lines leaves: the lines, no results."""
+    checkpoint = folder / "checkpoint.jsonl"
+    checkpoint.write_text("".join(line + "\n" for line in checkpoint.read_text().splitlines()[:keep]))
+    for name in ("results.json", "summary.txt", "report.pdf"):
+        (folder / name).unlink(missing_ok=True)

@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from dpaudit.engine.identity import with_helpers
-from tests.clirun import in_process
+from tests.clirun import in_process, killed_after
 
 HELPER = '''
 SCALE = 1.0 / 3  # leaky against a claim of epsilon 1
@@ -69,14 +69,6 @@ def plugin(tmp_path, monkeypatch, request):
     fresh()
 
 
-def _killed(folder, keep):
-    """What a kill after ``keep`` checkpoint lines leaves: the lines, no results."""
-    checkpoint = folder / "checkpoint.jsonl"
-    checkpoint.write_text("".join(line + "\n" for line in checkpoint.read_text().splitlines()[:keep]))
-    for name in ("results.json", "summary.txt", "report.pdf"):
-        (folder / name).unlink(missing_ok=True)
-
-
 @pytest.mark.parametrize("plugin", list(FORMS), indirect=True)
 def test_a_resume_whose_helper_module_changed_is_refused(plugin, tmp_path):
     folder, fresh = plugin
@@ -84,11 +76,11 @@ def test_a_resume_whose_helper_module_changed_is_refused(plugin, tmp_path):
     first = in_process("run", "--mechanism", "helped:mech", "--pair", "helped:pair", "--epsilon", "1",
                        "--samples", "1000000", "--quiet", "--out", out)
     assert first.returncode == 1, first.stderr  # scale 1/3: a real finding
-    _killed(out, 3)
+    killed_after(out, 3)
     # the twin: the same code resumes (the refusal below is the helper's edit, nothing else)
     fresh()
     assert in_process("run", "--resume", out, "--allow-plugin", "helped", "--quiet").returncode == 1
-    _killed(out, 3)
+    killed_after(out, 3)
     helper = folder / "helpers.py"
     helper.write_text(helper.read_text().replace("SCALE = 1.0 / 3", "SCALE = 1.0"))
     fresh()

@@ -19,7 +19,7 @@ import pytest
 
 from dpaudit.core import InputError
 from dpaudit.engine.estimate import audit_samples
-from tests.clirun import in_process
+from tests.clirun import in_process, killed_after
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = ["--pair", "tests.plugins.user_mechanisms:pair"]
@@ -89,14 +89,6 @@ def plugin(tmp_path, monkeypatch):
     fresh()
 
 
-def _interrupt(folder, keep):
-    """What a kill after ``keep`` checkpoint lines leaves: the lines, no results."""
-    checkpoint = folder / "checkpoint.jsonl"
-    checkpoint.write_text("".join(line + "\n" for line in checkpoint.read_text().splitlines()[:keep]))
-    for name in ("results.json", "summary.txt", "report.pdf"):
-        (folder / name).unlink(missing_ok=True)
-
-
 @pytest.mark.parametrize("edit", [("EPS = 3", "EPS = 1"),
                                   ("1.0 / EPS, size), 3)", "1.0, size), 3)")],
                          ids=["module-constant", "sample-body"])
@@ -107,7 +99,7 @@ def test_a_resume_whose_mechanism_code_changed_is_refused(plugin, tmp_path, edit
             "--quiet"]
     first = in_process(*args, "--out", out)
     assert first.returncode == 1, first.stderr  # EPS = 3: a real finding
-    _interrupt(out, 3)
+    killed_after(out, 3)
     path.write_text(path.read_text().replace(*edit))
     fresh()
     resumed = in_process("run", "--resume", out, "--allow-plugin", "plugmod", "--quiet")
@@ -160,7 +152,7 @@ def test_a_resumed_folder_imports_no_plugin_the_command_line_did_not_allow(plugi
     out = tmp_path / "sent"
     assert in_process("run", "--mechanism", "plugmod:mech", "--pair", "plugmod:pair", "--epsilon", "1", "--samples",
                       "2000", "--quiet", "--out", out).returncode == 1
-    _interrupt(out, 0)
+    killed_after(out, 0)
     fresh()
     marker.unlink()
     for allowed in ([], ["--allow-plugin", "plug"], ["--allow-plugin", "tests.plugins"]):
