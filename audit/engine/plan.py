@@ -45,7 +45,7 @@ from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.engine.execution import Execution, cpu_count
 from dpaudit.engine.results import ClaimCheck
-from dpaudit.engine.selection import _best
+from dpaudit.engine.selection import choose
 from dpaudit.engine.views import SIDES, Event
 from dpaudit.engine.views.base import prefix_families
 from dpaudit.engine.views.rows import MAX_ROWS, _well_observed
@@ -256,8 +256,8 @@ def _rows_selected(p_all: np.ndarray, q_all: np.ndarray, n_sel: int, n_est: int,
         families = prefix_families((c[0], c[1]), (c[2], c[3]), (n_fit, n_fit),
                                    lambda fav, idx: Event(fav, "rows", members=idx),
                                    pooled=_well_observed(c[0] + c[1], n_fit))
-        _, family, j = _best(families, (n_score, n_score), (n_est, n_est), delta, alpha, (n_fit, n_fit))
-        members = seen[np.asarray(family.make(j).members, dtype=np.int64)]
+        event, family, _ = choose(families, (n_score, n_score), (n_est, n_est), delta, alpha, (n_fit, n_fit))
+        members = seen[np.asarray(event.members, dtype=np.int64)]
         fav, oth = (p_all, q_all) if family.fav == 0 else (q_all, p_all)
         ps[i], qs[i] = fav[members].sum(), oth[members].sum()
     return ps, qs
