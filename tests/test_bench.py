@@ -107,7 +107,7 @@ def test_same_sample_ceiling_counts_the_audits_own_estimation_samples():
     bound = r.estimate.bounds[0]
     def counts(seed):
         return [sum(int(bound.event.contains(out).sum()) for out in
-                    estimation_outputs(case.mechanism, side, 200_000, seed, s))
+                    estimation_outputs(case.mechanism, (case.d, case.d_prime), 200_000, seed, s))
                 for s, side in enumerate((case.d, case.d_prime))]
     k = counts(3)
     assert (k[0], k[1]) == (bound.counts[0], bound.counts[2])

@@ -519,7 +519,7 @@ def test_a_checkpoint_replaced_by_a_link_is_refused(copy_of, tmp_path, capsys):
 def test_a_budget_beyond_memory_exits_2_at_once_with_the_estimate(tmp_path, capsys, monkeypatch):
     # The selection split is capped (dpaudit.engine.streaming), so any budget fits in a few hundred MB: a machine
     # with 50 MB free is what makes this one too large.
-    monkeypatch.setattr("dpaudit.engine.runner.available_memory", lambda: 50 * 2**20)
+    monkeypatch.setattr("dpaudit.engine.memory.available_memory", lambda: 50 * 2**20)
     assert main(["run", *CORRECT, "--samples", "1000000000000", "--quiet", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     # "at once": refused before the run starts (no run.json), not after a time (no clock in a test)

@@ -26,7 +26,7 @@ from dpaudit.engine.estimate import (
     resolve_views,
     unmeasured,
 )
-from dpaudit.engine.execution import Execution, Progress, available_memory, events_fingerprint
+from dpaudit.engine.execution import Execution, Progress, events_fingerprint
 from dpaudit.engine.expected_stop import expected_look
 from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old home)
     USER_INTERRUPT,
@@ -35,8 +35,15 @@ from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old h
     note_user_interrupt,
     stopped_by_user,
 )
+from dpaudit.engine.memory import MAX_SAMPLES, SELECTION_FRACTION, check_memory, memory_needed  # noqa: F401
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
-from dpaudit.engine.selection import count_members, describe_outputs, select_events
+from dpaudit.engine.selection import (
+    DISCRETE_VECTOR_FRACTION,
+    count_members,
+    describe_outputs,
+    discrete_vectors,
+    select_events,
+)
 from dpaudit.engine.streaming import (
     chunk_size,
     count_from_counts,
@@ -130,50 +137,6 @@ def _where(mechanism: Any, phase: int, side: int, chunk: int) -> str:
     return f"mechanism {mechanism_name(mechanism)!r}, chunk {chunk} of the {split} split under {SIDES[side]},"
 
 
-SELECTION_FRACTION = 0.2
-
-
-def memory_needed(samples: int, width: int, itemsize: int, workers: int,
-                  selection_fraction: float = SELECTION_FRACTION) -> int:
-    """Bytes an audit of ``samples`` per side holds at its peak: the selection split of both sides
-    (as drawn, concatenated, and as the float matrices the statistics fit), plus one chunk per
-    worker in flight.  An estimate, on the high side."""
-    n_sel = selection_size(samples, selection_fraction)
-    selection = 2 * n_sel * width * (2 * itemsize + 2 * 8)
-    chunks = (workers + 1) * min(CHUNK, samples) * width * (itemsize + 8)
-    return selection + chunks
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1024 or unit == "PB":
-            return f"{n:.3g} {unit}"
-        n /= 1024
-    return f"{n:.3g} PB"
-
-
-# Samples per side at most: event counts are int64, and the counts of both sides are summed
-# (pooled frequencies, the progress total); 2^62 per side keeps every such sum below 2^63.
-MAX_SAMPLES = 1 << 62
-
-
-def check_memory(samples: int, width: int, itemsize: int, workers: int,
-                 selection_fraction: float = SELECTION_FRACTION) -> None:
-    """An :class:`InputError` with the estimate when an audit cannot fit in the memory available
-    (instead of growing until the OOM killer ends the run with no message), or when ``samples``
-    overflows what the counters hold (:data:`MAX_SAMPLES`)."""
-    if not isinstance(samples, int | np.integer) or not 1 <= samples <= MAX_SAMPLES:
-        raise InputError(f"samples = {samples!r} per side: the counters hold at most {MAX_SAMPLES} (2^62) per side "
-                         "(64-bit counts of both sides summed); give a budget from 1 to 2^62")
-    need = memory_needed(samples, width, itemsize, workers, selection_fraction)
-    have = available_memory()
-    if have is not None and need > have:
-        n_sel = selection_size(samples, selection_fraction)
-        raise InputError(f"samples = {samples}: this audit needs about {_size(need)} of memory ({n_sel} selection "
-                         f"outputs per side of {width} value(s), plus {workers} chunk(s) of {CHUNK} in flight) but "
-                         f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
-
-
 def _chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
     return Chunks(total, chunk)
 
@@ -191,19 +154,34 @@ def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: Outp
     return out if kind is None else conform(out, kind, _where(mechanism, phase, side, chunk))
 
 
-def estimation_outputs(mechanism: Any, data: Any, samples: int, seed: int, side: int, key: tuple[int, ...] = (),
-                       selection_fraction: float = SELECTION_FRACTION) -> Iterator[np.ndarray]:
-    """The outputs of the estimation split that :func:`estimate` counts for one side (0: D,
-    1: D′) of an audit of ``samples`` per side, chunk by chunk, drawn again from the same chunk
-    seeds: another event can then be counted on exactly the audit's samples (the bench's
-    same-sample ceiling).  Budgets whose tail pilot runs (:func:`dpaudit.engine.streaming.pilot_size`) are
-    refused: their estimation split depends on the pilot."""
+def extension_size(samples: int, n_sel: int, x: np.ndarray, y: np.ndarray) -> int:
+    """Outputs per side the selection split ``x``, ``y`` (``n_sel`` per side) is extended by before
+    the event is chosen: up to :data:`dpaudit.engine.selection.DISCRETE_VECTOR_FRACTION` of the
+    budget for discrete vector outputs (:func:`dpaudit.engine.selection.discrete_vectors`), else 0.
+    A function of the selection outputs only, drawn on streams of their own: the estimation split
+    is still drawn after the event is fixed, so its bound keeps its confidence."""
+    if not discrete_vectors(x, y):
+        return 0
+    return max(0, selection_size(samples, DISCRETE_VECTOR_FRACTION) - n_sel)
+
+
+def estimation_outputs(mechanism: Any, sides: tuple[Any, Any], samples: int, seed: int, side: int,
+                       key: tuple[int, ...] = (), selection_fraction: float = SELECTION_FRACTION
+                       ) -> Iterator[np.ndarray]:
+    """The outputs of the estimation split that :func:`estimate` counts for side ``side`` (0: D,
+    1: D′) of an audit of ``samples`` per side on the datasets ``sides``, chunk by chunk, drawn
+    again from the same chunk seeds: another event can then be counted on exactly the audit's
+    samples (the bench's same-sample ceiling).  The selection split is drawn again too, since its
+    outputs decide how far it extends (:func:`extension_size`).  Budgets whose tail pilot runs
+    (:func:`dpaudit.engine.streaming.pilot_size`) are refused: their estimation split depends on the pilot."""
     n_sel = selection_size(samples, selection_fraction)
     require(pilot_size(samples, selection_fraction, n_sel) == 0, "samples", samples,
             "a budget small enough that no tail pilot runs (the selection cap does not bind)")
-    n_est = samples - n_sel
+    split = [np.concatenate([_draw_chunk(mechanism, data_of, size, seed, key, SELECTION, s, c)
+                             for c, size in enumerate(_chunk_sizes(n_sel))]) for s, data_of in enumerate(sides)]
+    n_est = samples - n_sel - extension_size(samples, n_sel, *split)
     for c, size in enumerate(_estimation_chunks(mechanism, n_est)):
-        yield _draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, c)
+        yield _draw_chunk(mechanism, sides[side], size, seed, key, ESTIMATION, side, c)
 
 
 def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
@@ -333,6 +311,27 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
             if x.shape[1:] != y.shape[1:]:
                 raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
+            extra = extension_size(samples, n_sel, x, y)
+            if extra:  # discrete vector outputs: the selection split grows, on chunk streams after its own
+                phase = "the selection split's extension (discrete vector outputs)"
+                check_memory(samples, int(np.prod(x.shape[1:], dtype=np.int64)), x.dtype.itemsize, workers,
+                             DISCRETE_VECTOR_FRACTION)
+                more = _chunk_sizes(extra)
+                grow = [(s, len(sel_sizes) + c, size) for s in (0, 1) for c, size in enumerate(more)]
+                outputs = execution.map(_draw_chunk, [(mechanism, sides[s], size, seed, key, SELECTION, s, c)
+                                                      for s, c, size in grow])
+                grown: list[list[np.ndarray]] = [[x], [y]]
+                try:
+                    for (s, c, size), out in zip(grow, outputs, strict=True):
+                        grown[s].append(conform(out, kinds[s], _where(mechanism, SELECTION, s, c)))  # type: ignore[arg-type]
+                        drawn_per_side[s] += size
+                        done_sel += size
+                        progress.update(size, done_sel, running_epsilon)
+                finally:
+                    outputs.close()
+                x, y = np.concatenate(grown[0]), np.concatenate(grown[1])
+                del grown
+                n_sel, n_est = n_sel + extra, n_est - extra
             phase = "the event selection on the selection split"
             picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),
                                            seed, tradeoff_points=TRADEOFF_POINTS)

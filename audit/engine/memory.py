@@ -1,0 +1,53 @@
+"""How much memory an audit holds, checked before it starts: the selection split of both sides
+in memory and one chunk per worker in flight (:func:`dpaudit.engine.runner.estimate`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpaudit.core import InputError
+from dpaudit.engine.execution import available_memory
+from dpaudit.engine.streaming import CHUNK, selection_size
+
+SELECTION_FRACTION = 0.2  # the selection split's share of the budget (more for discrete vectors: selection)
+
+
+def memory_needed(samples: int, width: int, itemsize: int, workers: int,
+                  selection_fraction: float = SELECTION_FRACTION) -> int:
+    """Bytes an audit of ``samples`` per side holds at its peak: the selection split of both sides
+    (as drawn, concatenated, and as the float matrices the statistics fit), plus one chunk per
+    worker in flight.  An estimate, on the high side."""
+    n_sel = selection_size(samples, selection_fraction)
+    selection = 2 * n_sel * width * (2 * itemsize + 2 * 8)
+    chunks = (workers + 1) * min(CHUNK, samples) * width * (itemsize + 8)
+    return selection + chunks
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PB"
+
+
+# Samples per side at most: event counts are int64, and the counts of both sides are summed
+# (pooled frequencies, the progress total); 2^62 per side keeps every such sum below 2^63.
+MAX_SAMPLES = 1 << 62
+
+
+def check_memory(samples: int, width: int, itemsize: int, workers: int,
+                 selection_fraction: float = SELECTION_FRACTION) -> None:
+    """An :class:`InputError` with the estimate when an audit cannot fit in the memory available
+    (instead of growing until the OOM killer ends the run with no message), or when ``samples``
+    overflows what the counters hold (:data:`MAX_SAMPLES`)."""
+    if not isinstance(samples, int | np.integer) or not 1 <= samples <= MAX_SAMPLES:
+        raise InputError(f"samples = {samples!r} per side: the counters hold at most {MAX_SAMPLES} (2^62) per side "
+                         "(64-bit counts of both sides summed); give a budget from 1 to 2^62")
+    need = memory_needed(samples, width, itemsize, workers, selection_fraction)
+    have = available_memory()
+    if have is not None and need > have:
+        n_sel = selection_size(samples, selection_fraction)
+        raise InputError(f"samples = {samples}: this audit needs about {_size(need)} of memory ({n_sel} selection "
+                         f"outputs per side of {width} value(s), plus {workers} chunk(s) of {CHUNK} in flight) but "
+                         f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
