@@ -45,7 +45,7 @@ from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.engine.execution import Execution, cpu_count
 from dpaudit.engine.results import ClaimCheck
-from dpaudit.engine.selection import choose
+from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
 from dpaudit.engine.views import SIDES, Event
 from dpaudit.engine.views.base import prefix_families
 from dpaudit.engine.views.rows import MAX_ROWS, _well_observed
@@ -175,10 +175,14 @@ class BudgetPlan:
         return self.selection_seconds + 2 * samples / (self.rate * max(1, workers))
 
 
-def _split(budget: int, threshold: bool) -> tuple[int, int, int]:
-    """(in-memory selection, tail pilot, estimation) outputs per side of a budget (the runner's split)."""
+def _split(budget: int, threshold: bool, discrete: bool = False) -> tuple[int, int, int]:
+    """(in-memory selection, tail pilot, estimation) outputs per side of a budget (the runner's split;
+    ``discrete``: integer vector outputs, whose selection split the runner extends,
+    :func:`dpaudit.engine.runner.extension_size`)."""
     n_sel = streaming.selection_size(budget, runner.SELECTION_FRACTION)
     pilot = streaming.pilot_size(budget, runner.SELECTION_FRACTION, n_sel) if threshold else 0
+    if discrete:
+        n_sel = max(n_sel, streaming.selection_size(budget, DISCRETE_VECTOR_FRACTION))
     return n_sel, pilot, budget - n_sel - pilot
 
 
@@ -374,6 +378,7 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
     events = [b.event for b in pilot_run.estimate.bounds]
     first = runner.draw(mech, d, 16, np.random.default_rng(seed))
     kind = runner.output_kind(first)
+    discrete = first.ndim == 2 and first.shape[1] >= 2 and first.dtype.kind in "biu"  # (runner.extension_size)
     budget = max(20, round(samples * scenario.samples_factor))
     for name, dl, target, conf, exact, event, check in wanted:
         threshold = event.view == "threshold" and event.statistic is not None
@@ -394,14 +399,14 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
 
         def certifies(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
-            n_sel, pilot, n_est = _split(b, thr)
+            n_sel, pilot, n_est = _split(b, thr, discrete)
             chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
             return _median_bound(chosen, picks, n_est, dl, conf) > t
 
         single = _smallest(certifies)
         decided = None
         if single is not None:
-            n_sel, pilot, n_est = _split(single, threshold)
+            n_sel, pilot, n_est = _split(single, threshold, discrete)
             # the simulated choice whose bound is the median one (_median_bound's), not a median of indices
             chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
             pick = int(picks[np.argsort(chosen.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
@@ -409,14 +414,14 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
 
         def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
                       thr: bool = threshold) -> bool:
-            n_sel, pilot, n_est = _split(b, thr)
+            n_sel, pilot, n_est = _split(b, thr, discrete)
             n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
             chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)  # chosen for the whole estimation split
             return _median_bound(chosen, picks, n_last, dl, 1 - (1 - conf) * share) > t
 
         seq_budget = _smallest(last_look)
         stop = None
-        n_sel, pilot, n_est = _split(budget, threshold)
+        n_sel, pilot, n_est = _split(budget, threshold, discrete)
         chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
         for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
             if _median_bound(chosen, picks, n_look, dl, 1 - (1 - conf) * share) > target:
