@@ -159,7 +159,8 @@ def test_the_larger_split_chooses_better_where_rows_are_hard_to_tell_apart():
     """Algorithm 2 (cutoff 2), ε = 1: its best event is one row whose likelihood ratio exceeds the
     next rows' by one or two standard errors of a 2.5·10^5 selection split.  Over 11 seeded
     splits, choosing on 3.75·10^5 (and bounding on 8.75·10^5) beats choosing on 2.5·10^5 (and
-    bounding on 10^6) in median expected bound: 0.99 against 0.95 of the ceiling over 60 seeds."""
+    bounding on 10^6) in median expected bound: 0.99 against 0.95 of the ceiling over 60 simulated
+    splits (real audits, 50 seeds: 0.957 against 0.930 of the ceiling)."""
     rows, p, q = _law(SparseVectorDworkRoth(1.0, cutoff=2))
     ceiling = svt_laws.law_ceiling(lambda: (rows, p, q))(1_000_000, 0.95).epsilon
     small = np.median([_selection_value(rows, p, q, s) for s in range(11)]) / ceiling
