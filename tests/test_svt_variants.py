@@ -138,21 +138,37 @@ def test_pair_search_finds_a_pair_as_good_as_the_known_one(mech):
     assert np.median(ratios) >= 0.9
 
 
-def test_discrete_vector_audits_select_on_a_larger_split():
-    """Integer vector outputs with few distinct rows choose their event on 30 % of the budget
-    (selection.DISCRETE_VECTOR_FRACTION); real-valued vectors and scalars keep 20 %."""
-    from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, discrete_vectors
+def test_discrete_vector_audits_select_on_a_larger_split_unless_the_choice_is_settled():
+    """Integer vector outputs whose rows the rows view counts exhaustively choose their event on
+    30 % of the budget (selection.DISCRETE_VECTOR_FRACTION) when the selection split's two halves
+    disagree on the event.  The split stays at 20 % where they agree (Algorithm 5: its event is
+    sure), where the rows are too many to count exhaustively (Algorithm 6: 1024 rows, chosen
+    through statistics) and for real-valued vectors."""
+    from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION
+    from dpaudit.mechanisms.faulty import SparseVectorWithoutQueryNoise
     from dpaudit.mechanisms.vector import NoisyHistogram
-    svt = audit_mechanism(SparseVector(1.0, cutoff=1), Q, Q_PRIME, samples=20_000, seed=0)
-    assert svt.estimate.selection_samples == int(20_000 * DISCRETE_VECTOR_FRACTION) == 6_000
+    hard = audit_mechanism(SparseVectorDworkRoth(0.1, cutoff=2), Q, Q_PRIME, samples=20_000, seed=0)
+    assert hard.estimate.selection_samples == int(20_000 * DISCRETE_VECTOR_FRACTION) == 6_000
+    for mech in (SparseVectorWithoutQueryNoise(1.0), SparseVectorWithoutCutoff(0.1)):
+        assert audit_mechanism(mech, Q, Q_PRIME, samples=20_000, seed=0).estimate.selection_samples == 4_000
     hist = audit_mechanism(NoisyHistogram(1.0), np.full(5, 10.0), np.array([11.0, 10, 10, 10, 10]),
                            samples=20_000, seed=0)
-    assert hist.estimate.selection_samples == 4_000  # twin: real-valued vectors keep the default split
-    rows = np.array([[0, 1], [1, 0], [1, 1]], dtype=np.int8)
-    assert discrete_vectors(rows, rows) and not discrete_vectors(rows.astype(float), rows.astype(float))
-    assert not discrete_vectors(rows[:, 0], rows[:, 0])  # scalars are the rows view's own case
-    wide = np.random.default_rng(0).integers(0, 1 << 20, size=(30_000, 2))
-    assert not discrete_vectors(wide, wide)  # more distinct rows than the rows view counts
+    assert hist.estimate.selection_samples == 4_000
+
+
+def test_settled_tells_a_sure_choice_from_a_hard_one():
+    """The two halves of a 2.5·10^5 selection split (exact-law draws) agree on Algorithm 5's event
+    and disagree on Algorithm 2's at ε = 0.1, whose best rows differ by a standard error or two."""
+    from dpaudit.engine.selection import settled
+    from dpaudit.mechanisms.faulty import SparseVectorWithoutQueryNoise
+    verdicts = []
+    for mech in (SparseVectorWithoutQueryNoise(0.1), SparseVectorDworkRoth(0.1, cutoff=2)):
+        rows, p, q = _law(mech)
+        rng = np.random.default_rng(0)
+        x = np.repeat(rows, rng.multinomial(250_000, p), axis=0)[rng.permutation(250_000)]
+        y = np.repeat(rows, rng.multinomial(250_000, q), axis=0)[rng.permutation(250_000)]
+        verdicts.append(settled(x, y, 0.0, (1_000_000, 1_000_000), 0.95))
+    assert verdicts == [True, False]
 
 
 def test_the_larger_split_chooses_better_where_rows_are_hard_to_tell_apart():

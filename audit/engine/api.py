@@ -220,8 +220,9 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
     """Audit ``mechanism`` on the neighbouring datasets ``d`` and ``d_prime``.
 
     Draws ``samples`` outputs per side with ``mechanism.sample(data, size, rng)``, chooses an
-    event S on a selection split (20 %; 30 % for discrete vector outputs) and bounds ε from below on the rest with
-    Clopper–Pearson: ``ε_lower(δ) = log((p_lo − δ) / q_hi)`` in the likelier direction, valid
+    event S on a selection split (20 %; 30 % for discrete vector outputs whose choice 20 % does
+    not settle, :func:`dpaudit.engine.runner.extension_size`) and bounds ε from below on the rest
+    with Clopper–Pearson: ``ε_lower(δ) = log((p_lo − δ) / q_hi)`` in the likelier direction, valid
     with probability ≥ ``confidence``.  When the mechanism declares ``output_distribution``
     (or ``exact_epsilon``) the exact ε(δ) of the pair is computed too, and each claim gets a
     white-box verdict beside the empirical one.  A claim (ε_c, δ) is a ``violation`` when

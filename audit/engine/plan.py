@@ -177,7 +177,7 @@ class BudgetPlan:
 
 def _split(budget: int, threshold: bool, discrete: bool = False) -> tuple[int, int, int]:
     """(in-memory selection, tail pilot, estimation) outputs per side of a budget (the runner's split;
-    ``discrete``: integer vector outputs, whose selection split the runner extends,
+    ``discrete``: outputs whose selection split the runner extends,
     :func:`dpaudit.engine.runner.extension_size`)."""
     n_sel = streaming.selection_size(budget, runner.SELECTION_FRACTION)
     pilot = streaming.pilot_size(budget, runner.SELECTION_FRACTION, n_sel) if threshold else 0
@@ -378,7 +378,8 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
     events = [b.event for b in pilot_run.estimate.bounds]
     first = runner.draw(mech, d, 16, np.random.default_rng(seed))
     kind = runner.output_kind(first)
-    discrete = first.ndim == 2 and first.shape[1] >= 2 and first.dtype.kind in "biu"  # (runner.extension_size)
+    # whether the run's selection split grows (runner.extension_size), as it did for the pilot audit
+    discrete = pilot_run.estimate.selection_samples > streaming.selection_size(pilot, runner.SELECTION_FRACTION)
     budget = max(20, round(samples * scenario.samples_factor))
     for name, dl, target, conf, exact, event, check in wanted:
         threshold = event.view == "threshold" and event.statistic is not None

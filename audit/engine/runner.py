@@ -41,8 +41,9 @@ from dpaudit.engine.selection import (
     DISCRETE_VECTOR_FRACTION,
     count_members,
     describe_outputs,
-    discrete_vectors,
+    rows_exhaustive,
     select_events,
+    settled,
 )
 from dpaudit.engine.streaming import (
     chunk_size,
@@ -154,20 +155,24 @@ def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: Outp
     return out if kind is None else conform(out, kind, _where(mechanism, phase, side, chunk))
 
 
-def extension_size(samples: int, n_sel: int, x: np.ndarray, y: np.ndarray) -> int:
+def extension_size(samples: int, n_sel: int, x: np.ndarray, y: np.ndarray, delta: float, n_est: int,
+                   confidence: float) -> int:
     """Outputs per side the selection split ``x``, ``y`` (``n_sel`` per side) is extended by before
     the event is chosen: up to :data:`dpaudit.engine.selection.DISCRETE_VECTOR_FRACTION` of the
-    budget for discrete vector outputs (:func:`dpaudit.engine.selection.discrete_vectors`), else 0.
-    A function of the selection outputs only, drawn on streams of their own: the estimation split
-    is still drawn after the event is fixed, so its bound keeps its confidence."""
-    if not discrete_vectors(x, y):
+    budget for integer vector outputs whose rows the rows view counts exhaustively
+    (:func:`dpaudit.engine.selection.rows_exhaustive`) and whose choice is not settled
+    (:func:`dpaudit.engine.selection.settled`: the split's two halves choose different events),
+    else 0.  A function of the selection outputs only, drawn on streams of their own: the
+    estimation split is still drawn after the event is fixed, so its bound keeps its confidence."""
+    extra = max(0, selection_size(samples, DISCRETE_VECTOR_FRACTION) - n_sel)
+    if not extra or not rows_exhaustive(x, y) or settled(x, y, delta, (n_est, n_est), confidence):
         return 0
-    return max(0, selection_size(samples, DISCRETE_VECTOR_FRACTION) - n_sel)
+    return extra
 
 
 def estimation_outputs(mechanism: Any, sides: tuple[Any, Any], samples: int, seed: int, side: int,
-                       key: tuple[int, ...] = (), selection_fraction: float = SELECTION_FRACTION
-                       ) -> Iterator[np.ndarray]:
+                       key: tuple[int, ...] = (), selection_fraction: float = SELECTION_FRACTION,
+                       delta: float = 0.0, confidence: float = 0.95) -> Iterator[np.ndarray]:
     """The outputs of the estimation split that :func:`estimate` counts for side ``side`` (0: D,
     1: D′) of an audit of ``samples`` per side on the datasets ``sides``, chunk by chunk, drawn
     again from the same chunk seeds: another event can then be counted on exactly the audit's
@@ -179,7 +184,8 @@ def estimation_outputs(mechanism: Any, sides: tuple[Any, Any], samples: int, see
             "a budget small enough that no tail pilot runs (the selection cap does not bind)")
     split = [np.concatenate([_draw_chunk(mechanism, data_of, size, seed, key, SELECTION, s, c)
                              for c, size in enumerate(_chunk_sizes(n_sel))]) for s, data_of in enumerate(sides)]
-    n_est = samples - n_sel - extension_size(samples, n_sel, *split)
+    n_est = samples - n_sel
+    n_est -= extension_size(samples, n_sel, split[0], split[1], delta, n_est, confidence)
     for c, size in enumerate(_estimation_chunks(mechanism, n_est)):
         yield _draw_chunk(mechanism, sides[side], size, seed, key, ESTIMATION, side, c)
 
@@ -311,7 +317,8 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
             if x.shape[1:] != y.shape[1:]:
                 raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
-            extra = extension_size(samples, n_sel, x, y)
+            phase = "the check whether the selection split settles the choice"
+            extra = extension_size(samples, n_sel, x, y, deltas[0], n_est, confidences[0])
             if extra:  # discrete vector outputs: the selection split grows, on chunk streams after its own
                 phase = "the selection split's extension (discrete vector outputs)"
                 check_memory(samples, int(np.prod(x.shape[1:], dtype=np.int64)), x.dtype.itemsize, workers,

@@ -112,7 +112,7 @@ def same_sample_bound(mechanism: Any, d: Any, d_prime: Any, best_at: Any, delta:
     best = best_at(estimation_samples(samples), confidence)
     k, sizes = np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64)
     for s in (0, 1):
-        for out in estimation_outputs(mechanism, (d, d_prime), samples, seed, s):
+        for out in estimation_outputs(mechanism, (d, d_prime), samples, seed, s, delta=delta, confidence=confidence):
             k[s] += int(np.count_nonzero(best.contains(out)))
             sizes[s] += len(out)
     n = int(sizes[0])  # the audit's own estimation split (smaller where its selection split was extended)
