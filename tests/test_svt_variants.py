@@ -147,13 +147,13 @@ def test_discrete_vector_audits_select_on_a_larger_split_unless_the_choice_is_se
     from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION
     from dpaudit.mechanisms.faulty import SparseVectorWithoutQueryNoise
     from dpaudit.mechanisms.vector import NoisyHistogram
-    hard = audit_mechanism(SparseVectorDworkRoth(0.1, cutoff=2), Q, Q_PRIME, samples=20_000, seed=0)
-    assert hard.estimate.selection_samples == int(20_000 * DISCRETE_VECTOR_FRACTION) == 6_000
+    hard = audit_mechanism(SparseVectorDworkRoth(0.1, cutoff=2), Q, Q_PRIME, samples=40_000, seed=0)
+    assert hard.estimate.selection_samples == int(40_000 * DISCRETE_VECTOR_FRACTION) == 12_000
     for mech in (SparseVectorWithoutQueryNoise(1.0), SparseVectorWithoutCutoff(0.1)):
-        assert audit_mechanism(mech, Q, Q_PRIME, samples=20_000, seed=0).estimate.selection_samples == 4_000
+        assert audit_mechanism(mech, Q, Q_PRIME, samples=40_000, seed=0).estimate.selection_samples == 8_000
     hist = audit_mechanism(NoisyHistogram(1.0), np.full(5, 10.0), np.array([11.0, 10, 10, 10, 10]),
-                           samples=20_000, seed=0)
-    assert hist.estimate.selection_samples == 4_000
+                           samples=40_000, seed=0)
+    assert hist.estimate.selection_samples == 8_000
 
 
 def test_settled_tells_a_sure_choice_from_a_hard_one():
