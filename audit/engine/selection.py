@@ -68,8 +68,8 @@ def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
 # (:func:`rows_exhaustive`) the best event is a union of rows, and rows whose likelihood ratios
 # differ by a standard error or two of the selection counts make the choice, not the estimation
 # split, what limits the bound.  The sparse-vector variants of Lyu, Su & Li (m = 10, 1.25·10⁶ per
-# side, median of 50 seeded audits ÷ the ceiling at the 20 % split's estimation budget), always
-# 20 % → 30 % where unsettled: Alg. 2 (cutoff 2) at ε = 1 0.930 → 0.946 and at ε = 0.1
+# side, median of 50 seeded audits ÷ the ceiling at the 20 % split's estimation budget), with a
+# fixed 20 % → with 30 % where unsettled: Alg. 2 (cutoff 2) at ε = 1 0.930 → 0.946 and at ε = 0.1
 # 0.607 → 0.655; Alg. 1 at 0.1 0.921 → 0.902 and Alg. 4 at 0.1 0.965 → 0.960 (within the ±0.035
 # a 50-seed median moves); unchanged where settled (Alg. 5, Alg. 1 and 4 at ε = 1).
 DISCRETE_VECTOR_FRACTION = 0.3
@@ -83,8 +83,8 @@ def settled(x: np.ndarray, y: np.ndarray, delta: float, n_est: tuple[int, int], 
     The rows view alone keeps the check cheap (no statistic is fitted twice more); where it is
     exhaustive it is the only view the audit uses.  On the sparse-vector variants (20 simulated
     splits of 2.5·10⁵ per side each) the halves agree on 18–20 of 20 where the choice is sure
-    (Alg. 5, Alg. 1 and 4 at ε = 1) and on 0–7 of 20 where rows are hard to tell apart (Alg. 1, 2,
-    4, 6 at ε = 0.1, Alg. 2 and 6 at ε = 1)."""
+    (Alg. 5, Alg. 1 and 4 at ε = 1) and on 0–7 of 20 where rows are hard to tell apart (Alg. 1, 2
+    and 4 at ε = 0.1, Alg. 2 at ε = 1)."""
     hx, hy = len(x) // 2, len(y) // 2
     found = _row_codes(x, y)
     seen = found[0].decode(found[1]) if found is not None else np.unique(np.concatenate([x, y]), axis=0)
