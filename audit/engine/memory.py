@@ -7,9 +7,7 @@ import numpy as np
 
 from dpaudit.core import InputError
 from dpaudit.engine.execution import available_memory
-from dpaudit.engine.streaming import CHUNK, selection_size
-
-SELECTION_FRACTION = 0.2  # the selection split's share of the budget (more for discrete vectors: selection)
+from dpaudit.engine.streaming import CHUNK, SELECTION_FRACTION, selection_size
 
 
 def memory_needed(samples: int, width: int, itemsize: int, workers: int,

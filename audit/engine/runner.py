@@ -35,7 +35,7 @@ from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old h
     note_user_interrupt,
     stopped_by_user,
 )
-from dpaudit.engine.memory import MAX_SAMPLES, SELECTION_FRACTION, check_memory, memory_needed  # noqa: F401
+from dpaudit.engine.memory import MAX_SAMPLES, check_memory, memory_needed  # noqa: F401
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import (
     DISCRETE_VECTOR_FRACTION,
@@ -46,6 +46,7 @@ from dpaudit.engine.selection import (
     settled,
 )
 from dpaudit.engine.streaming import (
+    SELECTION_FRACTION,
     chunk_size,
     count_from_counts,
     counts_capable,
@@ -165,8 +166,7 @@ def extension_size(samples: int, n_sel: int, x: np.ndarray, y: np.ndarray, delta
     else 0.  A function of the selection outputs only, drawn on streams of their own: the
     estimation split is still drawn after the event is fixed, so its bound keeps its confidence."""
     extra = max(0, selection_size(samples, DISCRETE_VECTOR_FRACTION) - n_sel)
-    # exhaustive as the selection judges it, on the fitting halves (selection.candidate_views)
-    if not extra or not rows_exhaustive(x[:len(x) // 2], y[:len(y) // 2]):
+    if not extra or not rows_exhaustive(x[:len(x) // 2], y[:len(y) // 2]):  # on the fitting halves, as selection does
         return 0
     if settled(x, y, delta, (n_est, n_est), confidence):
         return 0
@@ -301,21 +301,25 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                          selection_fraction)
             progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
             progress.announce()
-            rest = [(s, c) for s in (0, 1) for c in range(len(sel_sizes)) if (s, c) != (0, 0)]
-            drawn: dict[tuple[int, int], np.ndarray] = {(0, 0): first}
-            outputs = execution.map(_draw_chunk, [(mechanism, sides[s], sel_sizes[c], seed, key, SELECTION, s, c)
-                                                  for s, c in rest])
-            done_sel = sel_sizes[0]
-            try:
-                for (s, c), out in zip(rest, outputs, strict=True):
-                    if kinds[s] is None:
-                        kinds[s] = output_kind(out)
-                    drawn[(s, c)] = conform(out, kinds[s], _where(mechanism, SELECTION, s, c))  # type: ignore[arg-type]
-                    drawn_per_side[s] += sel_sizes[c]
-                    done_sel += sel_sizes[c]
-                    progress.update(sel_sizes[c], done_sel, running_epsilon)
-            finally:
-                outputs.close()  # an interrupt: cancels what is still in flight
+
+            def draw_selection(tasks: list[tuple[int, int, int]]) -> dict[tuple[int, int], np.ndarray]:
+                """Selection chunks (side, chunk, size), each conformed to its side's kind as it arrives."""
+                out: dict[tuple[int, int], np.ndarray] = {}
+                outputs = execution.map(_draw_chunk, [(mechanism, sides[s], size, seed, key, SELECTION, s, c)
+                                                      for s, c, size in tasks])
+                try:
+                    for (s, c, size), drawn_chunk in zip(tasks, outputs, strict=True):
+                        if kinds[s] is None:
+                            kinds[s] = output_kind(drawn_chunk)
+                        out[(s, c)] = conform(drawn_chunk, kinds[s], _where(mechanism, SELECTION, s, c))  # type: ignore[arg-type]
+                        drawn_per_side[s] += size
+                        progress.update(size, progress.done + size, running_epsilon)
+                finally:
+                    outputs.close()  # an interrupt: cancels what is still in flight
+                return out
+
+            drawn = {(0, 0): first, **draw_selection([(s, c, sel_sizes[c]) for s in (0, 1)
+                                                      for c in range(len(sel_sizes)) if (s, c) != (0, 0)])}
             x = np.concatenate([drawn[(0, c)] for c in range(len(sel_sizes))])
             y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
             if x.shape[1:] != y.shape[1:]:
@@ -326,21 +330,10 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
                 phase = "the selection split's extension (discrete vector outputs)"
                 check_memory(samples, int(np.prod(x.shape[1:], dtype=np.int64)), x.dtype.itemsize, workers,
                              DISCRETE_VECTOR_FRACTION)
-                more = _chunk_sizes(extra)
-                grow = [(s, len(sel_sizes) + c, size) for s in (0, 1) for c, size in enumerate(more)]
-                outputs = execution.map(_draw_chunk, [(mechanism, sides[s], size, seed, key, SELECTION, s, c)
-                                                      for s, c, size in grow])
-                grown: list[list[np.ndarray]] = [[x], [y]]
-                try:
-                    for (s, c, size), out in zip(grow, outputs, strict=True):
-                        grown[s].append(conform(out, kinds[s], _where(mechanism, SELECTION, s, c)))  # type: ignore[arg-type]
-                        drawn_per_side[s] += size
-                        done_sel += size
-                        progress.update(size, done_sel, running_epsilon)
-                finally:
-                    outputs.close()
-                x, y = np.concatenate(grown[0]), np.concatenate(grown[1])
-                del grown
+                more = list(enumerate(_chunk_sizes(extra), start=len(sel_sizes)))
+                grown = draw_selection([(s, c, size) for s in (0, 1) for c, size in more])
+                x = np.concatenate([x, *(grown.pop((0, c)) for c, _ in more)])  # popped: nothing kept twice
+                y = np.concatenate([y, *(grown.pop((1, c)) for c, _ in more)])
                 n_sel, n_est = n_sel + extra, n_est - extra
             phase = "the event selection on the selection split"
             picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),

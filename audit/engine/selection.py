@@ -48,19 +48,13 @@ def _row_codes(x: np.ndarray, y: np.ndarray) -> tuple[RowCodec, np.ndarray] | No
     return codec, distinct
 
 
-def _distinct_rows(x: np.ndarray, y: np.ndarray) -> int | None:
-    """Distinct rows among integer vector outputs ``x`` and ``y`` (None for other outputs)."""
-    found = _row_codes(x, y)
-    return None if found is None else len(found[1])
-
-
 def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
     """True for integer vector outputs with at most √n distinct rows among the ``n`` per side:
     the rows view's likelihood-ratio prefixes then contain every event a fitted statistic could
     cut (any such event is a union of rows), each row counted about √n times or more, so the
     statistics are not fitted — they cannot win and cost most of the selection's time."""
-    distinct = _distinct_rows(x, y)
-    return distinct is not None and distinct <= math.isqrt(min(len(x), len(y)))
+    found = _row_codes(x, y)
+    return found is not None and len(found[1]) <= math.isqrt(min(len(x), len(y)))
 
 
 # The selection share of an audit of discrete vector outputs whose choice the default 20 % does

@@ -55,6 +55,9 @@ __all__ = ["COUNTS_CHUNK_FACTOR", "COUNTS_MIN_CHUNKS", "PILOT_CAP", "SELECTION_C
            "threshold_grid"]
 
 
+SELECTION_FRACTION = 0.2  # the selection split's share of a budget (selection.DISCRETE_VECTOR_FRACTION: when it grows)
+
+
 def selection_size(samples: int, fraction: float, cap: int = SELECTION_CAP) -> int:
     """Selection outputs per side for a budget of ``samples``: ``fraction`` of it, at most ``cap``
     (and at least 1)."""
