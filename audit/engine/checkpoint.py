@@ -1,11 +1,15 @@
 """A run's checkpoint: every finished chunk's counts appended to ``DIR/checkpoint.jsonl`` with the
-run's fingerprint and a checksum, so ``--resume`` reuses exactly the chunks of this run."""
+run's fingerprint and a checksum, so ``--resume`` reuses exactly the chunks of this run; and
+beside it, ``DIR/checkpoint.reached.jsonl``: what the mechanism reached while each audit's first
+chunk ran (:mod:`dpaudit.engine.reach`), checked before any chunk is reused."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +17,9 @@ import numpy as np
 
 from dpaudit.core import InputError
 from dpaudit.engine.files import append_line, read_text_nofollow, write_atomic
+from dpaudit.engine.reach import Reach, watch
+
+REACHED_SUFFIX = ".reached.jsonl"  # checkpoint.jsonl -> checkpoint.reached.jsonl
 
 
 class Checkpoint:
@@ -27,6 +34,12 @@ class Checkpoint:
     run.  The checksum guards against accidents and naive edits, not a forger who reads the code.
 
     ``fresh`` starts a new file (an existing one is an error: a run never appends to another's).
+
+    The fingerprint is fixed before anything runs, so it cannot hold what ``sample`` reaches only
+    when it is called (a module it imports, a file it reads, a variable it looks up).  That is
+    recorded while each audit's first chunk is drawn (:meth:`recording`), hashed, and appended to
+    :attr:`reached_path` before any count of that audit; reopening the checkpoint recomputes those
+    hashes and refuses (:class:`InputError`, naming what changed) when one differs.
     """
 
     def __init__(self, path: str | os.PathLike, fingerprint: str = "", *, fresh: bool = False) -> None:
@@ -35,12 +48,17 @@ class Checkpoint:
         self.done: dict[tuple, tuple[int, list[int]]] = {}
         self.rejected: list[str] = []  # why each unusable line was dropped
         self.foreign: list[int] = []   # line numbers written by another run
+        self.reached_path = self.path.with_name(self.path.stem + REACHED_SUFFIX)
+        self.reached = Reach()  # what the mechanism reached, as recorded so far
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if fresh:
             if self.path.exists() or self.path.is_symlink():
                 raise InputError(f"{self.path} already exists: a new run never appends to another run's checkpoint")
-        elif self.path.exists() or self.path.is_symlink():
-            self._read()
+            self.reached_path.unlink(missing_ok=True)  # without its counts it records nothing of use
+        else:
+            if self.path.exists() or self.path.is_symlink():
+                self._read()
+            self._check_reached()
 
     def _read(self) -> None:
         conflicts = set()
@@ -73,6 +91,58 @@ class Checkpoint:
             del self.done[found]
             self.rejected.append(f"chunk {found[4]} (side {found[3]}) of scenario {list(found[0])}: two lines "
                                  "with different counts")
+
+    def _check_reached(self) -> None:
+        """Read :attr:`reached_path` and refuse when what it records changed since (or cannot be read)."""
+        where, name = self.path.parent, self.reached_path.name
+        if not (self.reached_path.exists() or self.reached_path.is_symlink()):
+            if self.done:  # counts without the record: written by an older dpaudit, or the file was removed
+                raise InputError(f"{where}: {self.path.name} holds counts but {name} (what the mechanism reached "
+                                 "while the run's first chunk ran) is missing, so a resume cannot tell whether that "
+                                 "code or those files changed: refusing to resume; start a new run")
+            return
+        text = read_text_nofollow(self.reached_path)
+        lines = text.splitlines()
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+                run, reach, check = rec["run"], Reach.from_dict(rec["reached"]), rec["check"]
+            except (ValueError, KeyError, TypeError, RecursionError):
+                if number == len(lines) and not text.endswith("\n"):
+                    continue  # torn by a kill while it was written: no count was appended after it
+                raise InputError(f"{where}: {name} line {number} is unreadable (edited): a resume cannot tell "
+                                 "what the mechanism reached; refusing to resume; start a new run") from None
+            if run != self.fingerprint:
+                raise InputError(f"{where}: {name} line {number} belongs to another run (a different fingerprint): "
+                                 "refusing to mix two runs' counts; start a new run")
+            if check != _reached_checksum(self.fingerprint, reach):
+                raise InputError(f"{where}: {name} line {number}: checksum mismatch (edited): refusing to resume; "
+                                 "start a new run")
+            self.reached = self.reached.merged(reach)
+        changed = self.reached.changed()
+        if changed:
+            shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
+            them = "it" if len(changed) == 1 else "they"
+            raise InputError(f"cannot resume {where}: the mechanism reached {shown} while the run's first chunk "
+                             f"ran, and {them} changed since (the SHA-256 is not the one {name} recorded): "
+                             "refusing to mix counts of two versions of its code or inputs; start a new run "
+                             "(--overwrite)")
+
+    @contextmanager
+    def recording(self) -> Iterator[None]:
+        """Record what the process reaches inside the block (:func:`dpaudit.engine.reach.watch`) and,
+        when it ends without an error, append what is new to :attr:`reached_path` (the file is
+        written at the first window even when nothing was reached: its presence says the run
+        recorded)."""
+        with watch() as window:
+            yield
+        new = window.reach.beyond(self.reached)
+        if new or not self.reached_path.exists():
+            append_line(self.reached_path, json.dumps({"run": self.fingerprint, "reached": new.to_dict(),
+                                                       "check": _reached_checksum(self.fingerprint, new)}) + "\n")
+            self.reached = self.reached.merged(new)
 
     def get(self, key: tuple, events: str, side: int, chunk: int, n_events: int, size: int,
             phase: int = 1) -> np.ndarray | None:
@@ -110,6 +180,16 @@ _LINE_KEYS = ("run", "key", "events", "phase", "side", "chunk", "samples", "coun
 def _checksum(fingerprint: str, body: dict[str, Any]) -> str:
     canonical = json.dumps({k: body[k] for k in _LINE_KEYS}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(f"{fingerprint}\n{canonical}".encode()).hexdigest()
+
+
+def _reached_checksum(fingerprint: str, reach: Reach) -> str:
+    canonical = json.dumps(reach.to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(f"{fingerprint}\nreached\n{canonical}".encode()).hexdigest()
+
+
+def recording(checkpoint: Checkpoint | None) -> AbstractContextManager[None]:
+    """:meth:`Checkpoint.recording`, or nothing to record without a checkpoint."""
+    return checkpoint.recording() if checkpoint is not None else nullcontext()
 
 
 def events_fingerprint(events: list, levels: Any, n_est: int) -> str:

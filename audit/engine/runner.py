@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
+from dpaudit.engine.checkpoint import recording
 from dpaudit.engine.chunks import Chunks, parts, plan_chunks
 from dpaudit.engine.estimate import (
     Bound,
@@ -294,7 +295,8 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
             # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
             # first one also gives the real size of an output for the memory check.
             sel_sizes = _chunk_sizes(n_sel)
-            first = _draw_chunk(mechanism, d, sel_sizes[0], seed, key, SELECTION, 0, 0)
+            with recording(execution.checkpoint):  # what sample reaches at call time: checked on resume
+                first = _draw_chunk(mechanism, d, sel_sizes[0], seed, key, SELECTION, 0, 0)
             drawn_per_side[0] = sel_sizes[0]
             kinds: list[OutputKind | None] = [output_kind(first), None]
             check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,

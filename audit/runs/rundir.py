@@ -38,7 +38,9 @@ RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.jsonl"
 ERROR_LOG = "error.log"
 # Everything a run writes in its folder: what --overwrite removes (and nothing else).
-OUTPUTS = (RUN_FILE, "config.resolved.json", CHECKPOINT_FILE, "results.json", "summary.txt", "report.pdf", ERROR_LOG)
+REACHED_FILE = "checkpoint.reached.jsonl"  # what the mechanism reached at call time (dpaudit.engine.reach)
+OUTPUTS = (RUN_FILE, "config.resolved.json", CHECKPOINT_FILE, REACHED_FILE, "results.json", "summary.txt", "report.pdf",
+           ERROR_LOG)
 RUN_KIND = "dpaudit run"
 RUN_SCHEMA = 4  # 3: run.json carries the identity and its fingerprint; 4: with the mechanism's code
 _BUILT_IN = ("dpaudit", "audit")
