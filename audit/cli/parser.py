@@ -112,7 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "(default with --backend dask: a local cluster of --jobs workers)")
     run.add_argument("--resume", type=_path, metavar="DIR",
                      help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
-                          "--backend, --scheduler and --quiet may change")
+                          "--backend, --scheduler and --quiet may change; refused if the modules, files or "
+                          "environment variables the mechanism reached at its first chunk changed")
     run.add_argument("--out", type=_path, help="write DIR/results.json and DIR/summary.txt")
     run.add_argument("--overwrite", action="store_true",
                      help="with --out: replace the run DIR already holds (start clean; never mixed)")
