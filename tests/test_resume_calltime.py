@@ -8,8 +8,11 @@ reached is hashed into ``checkpoint.reached.jsonl`` (:mod:`dpaudit.engine.reach`
 after such an edit exits 2 naming the module, file or variable; the twin resumes unchanged code
 to the uninterrupted run's numbers.
 
-The mechanism is Laplace noise of scale 1/3 on a sum of sensitivity 1 (true epsilon 3) against a
-claim of epsilon 1, at 10^6 samples per side: a finding (exit 1) at seed 0; the "fix" is scale 1.
+The mechanism is randomized response of epsilon 3 on one bit of the data against a claim of
+epsilon 1, at 10^6 samples per side: a finding (exit 1, eps_lower 2.99 at seed 0); the "fix" is
+epsilon 1 (a clean run: 0.998, holds).  The event {1} is chosen either way, so before this check a
+resume after the fix reused six of the eight lines of epsilon 3 and reported eps_lower 2.91: a
+false finding.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dpaudit.engine.checkpoint import Checkpoint
 from dpaudit.engine.reach import watch
 from tests.clirun import in_process, killed_after
 
-ENV = "DPAUDIT_CALLTIME_SCALE"
+ENV = "DPAUDIT_CALLTIME_EPSILON"
 
 MECHANISM = '''
 import importlib
@@ -37,29 +40,31 @@ from pathlib import Path
 import numpy as np
 
 
-def scale():
+def epsilon():
 {body}
 
 
-class Lap:
-    name = "calltime-laplace"
+class RandomizedResponse:
+    name = "calltime-rr"
 
     def sample(self, data, size, rng):
-        return np.round(float(np.sum(data)) + rng.laplace(0.0, scale(), size), 3)
+        keep = np.exp(epsilon()) / (1 + np.exp(epsilon()))
+        bit = float(np.sum(data)) > 1
+        return (rng.random(size) < (keep if bit else 1 - keep)).astype(np.int64)
 
 
-mech = Lap()
+mech = RandomizedResponse()
 pair = (np.array([0.0, 1.0]), np.array([0.0, 1.0, 1.0]))
 '''
 
-# form -> (the body of scale(), reached at call time only; what the fix edits; how the refusal names it)
+# form -> (the body of epsilon(), reached at call time only; what the fix edits; how the refusal names it)
 FORMS = {
-    "import-in-sample": ("    import calltime_helper\n    return calltime_helper.SCALE", "helper",
+    "import-in-sample": ("    import calltime_helper\n    return calltime_helper.EPSILON", "helper",
                          "module calltime_helper ("),
-    "importlib": ("    return importlib.import_module('calltime_helper').SCALE", "helper", "module calltime_helper ("),
-    "data-file": ("    return float((Path(__file__).parent / 'scale.txt').read_text())", "data", "scale.txt"),
-    "environment": (f"    return float(os.environ.get({ENV!r}, '0.3333333333333333'))", "env",
-                    f"environment variable {ENV}"),
+    "importlib": ("    return importlib.import_module('calltime_helper').EPSILON", "helper",
+                  "module calltime_helper ("),
+    "data-file": ("    return float((Path(__file__).parent / 'epsilon.txt').read_text())", "data", "epsilon.txt"),
+    "environment": (f"    return float(os.environ.get({ENV!r}, '3.0'))", "env", f"environment variable {ENV}"),
 }
 
 
@@ -70,8 +75,8 @@ def plugin(tmp_path, monkeypatch, request):
     folder.mkdir()
     body, edit, named = FORMS[request.param]
     (folder / "calltime_mech.py").write_text(textwrap.dedent(MECHANISM).format(body=body))
-    (folder / "calltime_helper.py").write_text("SCALE = 1.0 / 3  # leaky against a claim of epsilon 1\n")
-    (folder / "scale.txt").write_text("0.3333333333333333\n")
+    (folder / "calltime_helper.py").write_text("EPSILON = 3.0  # leaky against a claim of epsilon 1\n")
+    (folder / "epsilon.txt").write_text("3.0\n")
     monkeypatch.syspath_prepend(str(folder))
     monkeypatch.setattr(sys, "dont_write_bytecode", True)  # an edit within one second must not hit a stale .pyc
     monkeypatch.delenv(ENV, raising=False)
@@ -83,9 +88,9 @@ def plugin(tmp_path, monkeypatch, request):
 
     def fix():
         if edit == "helper":
-            (folder / "calltime_helper.py").write_text("SCALE = 1.0\n")
+            (folder / "calltime_helper.py").write_text("EPSILON = 1.0\n")
         elif edit == "data":
-            (folder / "scale.txt").write_text("1.0\n")
+            (folder / "epsilon.txt").write_text("1.0\n")
         else:
             monkeypatch.setenv(ENV, "1.0")
         fresh()
@@ -109,7 +114,7 @@ def test_a_resume_after_a_change_reached_only_at_call_time_is_refused(plugin, tm
     out = tmp_path / "run"
     first = in_process("run", "--mechanism", "calltime_mech:mech", "--pair", "calltime_mech:pair", "--epsilon", "1",
                        "--samples", "1000000", "--quiet", "--out", out)
-    assert first.returncode == 1, first.stderr  # scale 1/3: a real finding
+    assert first.returncode == 1, first.stderr  # epsilon 3: a real finding
     uninterrupted = _epsilon_lower(out)
     assert uninterrupted[0] > 2.5
     # the twin: the same code resumes, to the uninterrupted run's numbers
