@@ -93,24 +93,32 @@ class Reach:
     def changed(self) -> list[str]:
         """What differs now from the record, e.g. ``module helper (/x/helper.py)``, ``file
         /x/eps.txt``, ``environment variable EPS``; empty when nothing does."""
-        out = [f"module {name} ({path})" for path, (name, digest) in sorted(self.modules.items())
+        out = [f"module {_shown(name)} ({_shown(path)})" for path, (name, digest) in sorted(self.modules.items())
                if file_digest(path) != digest]
-        out += [f"file {path}" for path, digest in sorted(self.files.items()) if file_digest(path) != digest]
-        out += [f"environment variable {name}" for name, digest in sorted(self.env.items())
+        out += [f"file {_shown(path)}" for path, digest in sorted(self.files.items()) if file_digest(path) != digest]
+        out += [f"environment variable {_shown(name)}" for name, digest in sorted(self.env.items())
                 if env_digest(name) != digest]
         return out
+
+
+def _shown(text: str) -> str:
+    """``text`` for a message: escaped when it holds a control character (the record is read from a
+    folder that may come from someone else, and a terminal obeys escape sequences)."""
+    return text if text.isprintable() else ascii(text)
 
 
 def file_digest(path: str) -> str:
     """``sha256:HEX`` of the file's bytes (``stat:SIZE:MTIME_NS`` past :data:`HASH_LIMIT`),
     ``missing`` when there is none, ``unreadable`` when it cannot be read."""
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode):
-            return f"not a regular file (mode {stat.S_IFMT(info.st_mode):o})"
-        if info.st_size > HASH_LIMIT:
-            return f"stat:{info.st_size}:{info.st_mtime_ns}"
-        with open(path, "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO put in its place must not hang the resume
+        with os.fdopen(fd, "rb") as fh:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return f"not a regular file (mode {stat.S_IFMT(info.st_mode):o})"
+            if info.st_size > HASH_LIMIT:
+                return f"stat:{info.st_size}:{info.st_mtime_ns}"
+            os.set_blocking(fd, True)
             return "sha256:" + hashlib.file_digest(fh, "sha256").hexdigest()
     except FileNotFoundError:
         return "missing"
