@@ -172,8 +172,8 @@ def test_a_checkpoint_refuses_a_changed_input_and_a_missing_or_edited_record(tmp
     reached.unlink()
     with pytest.raises(InputError, match=re.escape("holds counts but checkpoint.reached.jsonl")):
         Checkpoint(path, "fp")
-    reached.write_text(record + record[: len(record) // 2])  # a line torn by a kill is no record: ignored
-    assert Checkpoint(path, "fp").done
+    reached.write_text(record + record[: len(record) // 2])  # a line torn by a kill is no record: dropped
+    assert Checkpoint(path, "fp").done and reached.read_text() == record
     data.write_text("1\n")
     with pytest.raises(InputError, match=re.escape(f"file {data} while the run's first chunk ran")):
         Checkpoint(path, "fp")

@@ -110,8 +110,10 @@ class Checkpoint:
                 rec = json.loads(line)
                 run, reach, check = rec["run"], Reach.from_dict(rec["reached"]), rec["check"]
             except (ValueError, KeyError, TypeError, RecursionError):
-                if number == len(lines) and not text.endswith("\n"):
-                    continue  # torn by a kill while it was written: no count was appended after it
+                if number == len(lines) and not text.endswith("\n"):  # torn by a kill while it was written:
+                    # no count was appended after it; dropped, so the next line does not land on its end
+                    write_atomic(self.reached_path, "".join(kept + "\n" for kept in lines[:-1]))
+                    continue
                 raise InputError(f"{where}: {name} line {number} is unreadable (edited): a resume cannot tell "
                                  "what the mechanism reached; refusing to resume; start a new run") from None
             if run != self.fingerprint:

@@ -31,6 +31,7 @@ from typing import Any
 from dpaudit import __version__
 from dpaudit.core import InputError
 from dpaudit.engine.blame import is_user_file
+from dpaudit.engine.checkpoint import REACHED_SUFFIX
 from dpaudit.engine.files import LOCK_NAME, FolderLock, read_regular, write_atomic
 from dpaudit.engine.identity import Describer, describe, fingerprint
 
@@ -38,7 +39,7 @@ RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.jsonl"
 ERROR_LOG = "error.log"
 # Everything a run writes in its folder: what --overwrite removes (and nothing else).
-REACHED_FILE = "checkpoint.reached.jsonl"  # what the mechanism reached at call time (dpaudit.engine.reach)
+REACHED_FILE = Path(CHECKPOINT_FILE).stem + REACHED_SUFFIX  # what the mechanism reached at call time
 OUTPUTS = (RUN_FILE, "config.resolved.json", CHECKPOINT_FILE, REACHED_FILE, "results.json", "summary.txt", "report.pdf",
            ERROR_LOG)
 RUN_KIND = "dpaudit run"
