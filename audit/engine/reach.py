@@ -24,9 +24,11 @@ modification time), an absent file as ``missing``, an unset variable as ``unset`
 never stored.  :meth:`Reach.changed` recomputes them.  Audit hooks cannot be removed, so the hook
 and the wrapper are installed once and do nothing unless a window is open.
 
-Not seen: what the mechanism reaches only in later chunks, in worker processes or child
-processes; reads made when its module was imported (before the run's first chunk); C code's
-``getenv`` and ``os.environb``; the interpreter and installed packages (the environment).
+Not seen: what the mechanism reaches only in later chunks (the first is drawn on D: a file read
+only on D' is missed), in worker processes or child processes; reads made before the first chunk
+(when its module was imported, or cached by an earlier call in the process such as a search
+pilot's); C code's ``getenv`` and ``os.environb``; the interpreter and installed packages (the
+environment).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ another run, another seed or edited data are never mixed into this one:
 * a new run refuses a folder that already holds a run unless told to overwrite it (then it
   starts clean);
 * a resume recomputes the identity and refuses, naming what differs, when it is not the one
-  recorded;
+  recorded, and so it does when a module, file or environment variable the mechanism reached at
+  call time changed (``checkpoint.reached.jsonl``: :mod:`dpaudit.engine.reach`);
 * :class:`dpaudit.engine.files.FolderLock` keeps a second process out while one writes the folder.
 
 Paths recorded in ``run.json`` that lie inside the folder are relative to it, so a folder can be
