@@ -177,3 +177,19 @@ def test_a_checkpoint_refuses_a_changed_input_and_a_missing_or_edited_record(tmp
     data.write_text("1\n")
     with pytest.raises(InputError, match=re.escape(f"file {data} while the run's first chunk ran")):
         Checkpoint(path, "fp")
+
+
+def test_a_module_imported_before_the_first_chunk_and_fetched_at_call_time_is_recorded(tmp_path, monkeypatch):
+    """Not only the modules the first chunk loads: one the plugin's import loaded without naming it
+    in its globals is not in the fingerprint, yet ``importlib.import_module`` at call time returns it
+    from ``sys.modules`` without loading anything."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "calltime_early.py").write_text("EPSILON = 3.0\n")
+    sys.modules.pop("calltime_early", None)
+    try:
+        importlib.import_module("calltime_early")
+        with watch() as window:
+            assert importlib.import_module("calltime_early").EPSILON == 3.0
+        assert window.reach.modules[str(tmp_path / "calltime_early.py")][0] == "calltime_early"
+    finally:
+        sys.modules.pop("calltime_early", None)
