@@ -21,6 +21,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
+    # MathJax bundled into the built site (_static/mathjax), so formulas render with no network access
+    "sphinx-mathjax-offline",  # (its import name has hyphens: sphinx imports extensions by module path)
 ]
 
 # Docstrings describe behaviour; signatures carry the types, so they are not repeated in prose.

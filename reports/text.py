@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, outcome
-from dpaudit.engine.verdicts import CURVE_WORDS
+from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
 
 WIDTH = 100  # the default table's width: a terminal's, with room
 
@@ -38,8 +38,10 @@ def value_views_note(r: dict[str, Any]) -> str | None:
         return None
     holds = vv["verdict"] != "violation"
     word = "holds" if holds else "does not hold"
+    fix = float_fix(r["epsilon_lower"], vv["epsilon_lower"], holds)
     return (f"{doubles_words(r['epsilon_lower'], vv['epsilon_lower'])}; the mechanism, as mathematics, {word} its "
-            f"eps = {fmt(r['epsilon_claim'])} ({fmt(vv['epsilon_lower'])}, {vv['finding']})")
+            f"eps = {fmt(r['epsilon_claim'])} ({fmt(vv['epsilon_lower'])}, {vv['finding']})"
+            + (f". {fix}" if fix else ""))
 
 
 def onerun_words(r: dict[str, Any]) -> str | None:

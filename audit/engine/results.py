@@ -42,6 +42,7 @@ from dpaudit.engine.verdicts import (  # noqa: F401  (re-exported: their old hom
     _short,
     doubles_words,
     finding,
+    float_fix,
     outcome,
     run_as_expected,
 )
@@ -177,9 +178,10 @@ def two_verdicts(c: ClaimCheck) -> str:
     vv = c.value_views
     assert vv is not None, "only said of a claim with value views"
     word = "holds" if vv["verdict"] == "pass" else "does not hold"
+    fix = float_fix(c.epsilon_lower, vv["epsilon_lower"], vv["verdict"] == "pass")
     return (f"{doubles_words(c.epsilon_lower, vv['epsilon_lower'], 'epsilon_lower').capitalize()}; "
             f"the mechanism, as mathematics, {word} its epsilon = {c.claim.epsilon:.4g} "
-            f"({vv['epsilon_lower']:.4g} from the value views: {vv['finding']}).")
+            f"({vv['epsilon_lower']:.4g} from the value views: {vv['finding']})." + (f" {fix}." if fix else ""))
 
 
 @dataclass(frozen=True)

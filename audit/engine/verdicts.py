@@ -50,6 +50,25 @@ def doubles_words(floating: float | None, values: float, name: str = "eps_lower"
     return f"the floating view ({name} {_short(floating)}) sees no more than the values"
 
 
+# What to do about a leak through the doubles (Mironov, CCS 2012): said wherever it is found.
+FLOAT_FIX = ("To fix the doubles, release every output on one grid: `from dpaudit.mechanisms.classic import "
+             "on_grid`, then `return on_grid(value + noise)` (multiples of 2^-32), or snap (Mironov 2012; "
+             "dpaudit.mechanisms.classic.SnappingLaplace)")
+
+
+def float_fix(floating: float | None, values: float, values_hold: bool) -> str:
+    """What to do when the floating view certifies more than the values (a leak of the doubles):
+    :data:`FLOAT_FIX`, and whether that will be enough — it is when the value views hold (a float
+    leak alone); when they refute the claim too, the mechanism is also miscalibrated.  The empty
+    string when the doubles do not leak."""
+    if floating is None or floating <= values:
+        return ""
+    if values_hold:
+        return f"{FLOAT_FIX}; the audit then checks the mechanism as mathematics, which holds here"
+    return (f"{FLOAT_FIX}. That alone will not do: the value views refute the claim too, so the mechanism "
+            "is miscalibrated as well (check its noise scale)")
+
+
 def _short(value: float | None) -> str:
     return "-" if value is None else f"{value:.4g}"
 

@@ -1,0 +1,97 @@
+"""Every example of the README and the documentation site works as a user pastes it.
+
+* each Python block runs in a fresh interpreter from an empty folder, unless it is marked a fragment
+  (see :mod:`tests.docexamples`) or its first line names an extra or package that is not installed
+  (CI installs the ``dev`` extra, which holds every extra the examples name);
+* every install command installs from a checkout (no package index serves ``dpaudit``);
+* every command line of the pages is accepted by the command's own parser.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+
+from dpaudit.cli.parser import UsageError, build_parser
+from tests.docexamples import ROOT, all_blocks, commands, pages
+
+BLOCKS = all_blocks()
+PYTHON = [b for b in BLOCKS if b.language == "python"]
+RUNNABLE = [b for b in PYTHON if not b.fragment]
+SHELL = [b for b in BLOCKS if b.language in ("bash", "console", "text")]
+# what in a block's code needs an extra: the accountant's curves (dp-accounting), OpenDP, Dask
+NEEDS_EXTRA = {"onerun": r"\b\w+_profile\(", "opendp": r"^\s*(?:import|from) opendp\b",
+               "dask": r"^\s*(?:import|from) (?:dask|distributed)\b"}
+COMMAND = re.compile(r"^(?:python3? -m (?:dpaudit|audit)|dpaudit)\s+(?P<args>.*)$")
+
+
+def test_the_pages_hold_examples():
+    """The reader finds the blocks (an empty list would make every test below vacuous)."""
+    assert len(RUNNABLE) >= 10 and len(SHELL) >= 10
+    assert {b.path.name for b in RUNNABLE} >= {"README.md", "guide.rst", "pytest.rst"}
+
+
+# OpenDP draws one output per call into its native library (about 20 s of CPU per 10^5): slow tier
+@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if b.needs == ("extra", "opendp") else b
+                                   for b in RUNNABLE], ids=[b.where for b in RUNNABLE])
+def test_python_example_runs_as_pasted(block, tmp_path):
+    if block.module is not None and importlib.util.find_spec(block.module) is None:
+        pytest.skip(f"{block.where} needs {block.needs[1]} ({block.module} is not installed)")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, as a user has it
+    proc = subprocess.run([sys.executable, "-c", block.code], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, f"{block.where} fails as pasted:\n{proc.stderr[-3000:]}"
+
+
+def test_fragments_are_few_and_say_why():
+    """A fragment is the exception: each names what the reader supplies."""
+    fragments = [b for b in PYTHON if b.fragment]
+    assert len(fragments) <= 4, [b.where for b in fragments]
+    for block in fragments:
+        if block.path.suffix == ".md":
+            text = block.path.read_text(encoding="utf-8").splitlines()
+            assert re.search(r"<!--\s*fragment:\s*\S", text[block.line - 2]), f"{block.where}: say why"
+
+
+def test_an_example_that_needs_an_extra_says_so_on_its_first_line():
+    """Blocks that import a module of an extra name it first (the onerun accountant, OpenDP)."""
+    for block in RUNNABLE:
+        uses = {extra for extra, pattern in NEEDS_EXTRA.items() if re.search(pattern, block.code, flags=re.M)}
+        if uses:
+            assert block.needs is not None and block.needs[1] in uses, f"{block.where} needs {uses}: say so first"
+
+
+def test_install_commands_install_from_a_checkout():
+    """No package index serves dpaudit: every install is of the checkout (``.`` or ``'.[extra]'``)."""
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        wrong = re.findall(r"pip install\s+(?:-e\s+)?['\"]?dpaudit\b[^\s`]*", text)
+        assert not wrong, f"{page.relative_to(ROOT)}: {wrong} installs from an index that does not serve dpaudit"
+
+
+def test_the_pages_say_to_use_a_virtual_environment():
+    for page in (ROOT / "README.md", ROOT / "docs" / "guide.rst"):
+        assert "python3 -m venv" in page.read_text(encoding="utf-8"), page.name
+
+
+@pytest.mark.parametrize("block", SHELL, ids=[b.where for b in SHELL])
+def test_command_lines_are_accepted_by_the_parser(block):
+    parser = build_parser()
+    for line in commands(block):
+        match = COMMAND.match(line)
+        if match is None:
+            continue
+        # a synopsis writes optional parts in brackets (``[--out bench.json]``): check the line without them
+        argv = shlex.split(re.sub(r"\s\[[^\]]*\]", "", match["args"]))
+        if "--help" in argv or "-h" in argv or argv == ["--version"]:
+            continue
+        try:
+            parser.parse_args(argv)
+        except (SystemExit, UsageError) as exc:
+            pytest.fail(f"{block.where}: `{line}` is refused by the parser ({exc})")
