@@ -86,7 +86,8 @@ def counts(scores: np.ndarray, secret: np.ndarray, k_plus: int, k_minus: int) ->
     post-processing of the output).  For that rule the one-run tests hold at their level
     (Steinke, Nasr, Jagielski 2023, Thm 3.3; Mahloujifar et al. 2025, Thm 9 for the f-DP test);
     a count that is pointwise smaller can only lower P[v ≥ c], so every bound keeps its level.
-    The price is power on heavily tied scores (e.g. binary outputs), never validity.
+    The price is power on heavily tied scores (e.g. binary outputs), never validity; a scorer
+    that adds tiny noise drawn independently of S breaks its ties at random and keeps it.
 
     One sort, O(m log m), vectorised.
     """
