@@ -84,16 +84,21 @@ def _exact_rr_rate(eps_true: float, r: int) -> float:
 def test_randomized_response_bound_stays_below_the_true_epsilon(eps):
     """Randomized response is the extremal ε-DP mechanism, where the bound is nearly exact: the
     planner's fixed rule (k = 409 at ε = 4) has an exact false-refutation rate of 0.042 (≤ α), so
-    200 seeds alone cannot show "≤ α" (12 of 200 exceed on these seeds).  The exact rate is
-    checked against α, and the 200 simulated games against the exact rate (99.9 % binomial
-    interval: a mismatch means the code is not the game the formula describes)."""
+    200 seeds alone cannot show "≤ α" (ties broken at random, 15 of 200 exceed at ε = 4 on these
+    seeds; counted worst-case, 3).  The exact rate is checked against α, and the 200 simulated
+    games against the exact rate (99.9 % binomial interval: a mismatch means the code is not the
+    game the formula describes)."""
     rule, _ = best_fixed_rule(M, delta=DELTA, epsilon=eps)
     r = rule.k_plus + rule.k_minus
     exact = _exact_rr_rate(eps, r)
     assert exact <= ALPHA
-    observed = _rate_above(eps, lambda b, rng: rr_scores(b, eps, rng), rule) * SEEDS
+    # RR's scores are binary, i.e. tied; ties count worst-case (pointwise below any secret-independent
+    # tie-break), so the plain game sits at or below the exact rate.  Broken at random by a jitter
+    # drawn after (and independently of) the secret, the count is exactly Bin(r, q) again.
+    tie_broken = _rate_above(eps, lambda b, rng: rr_scores(b, eps, rng) + 1e-6 * rng.random(b.size), rule) * SEEDS
     low, high = stats.binom.interval(0.999, SEEDS, exact)
-    assert low <= observed <= high, (observed, exact)
+    assert low <= tie_broken <= high, (tie_broken, exact)
+    assert _rate_above(eps, lambda b, rng: rr_scores(b, eps, rng), rule) * SEEDS <= tie_broken
     assert _rate_above(eps, lambda b, rng: rr_scores(b, eps, rng), Grid.symmetric([50, 200, 500])) <= ALPHA
 
 

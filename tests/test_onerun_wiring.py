@@ -207,8 +207,11 @@ def tamper_lower(p):
 
 
 def tamper_counts(p):
-    p["records"][0]["onerun"]["v"] += 1
-    p["records"][0]["onerun"]["tests"][0]["v"] += 1
+    # Every guess made right: the honest RR scores are binary (tied), whose worst-case count gives
+    # ε_lower = 0, where one more right guess would still give 0.
+    r = p["records"][0]["onerun"]["r"]
+    p["records"][0]["onerun"]["v"] = r
+    p["records"][0]["onerun"]["tests"][0]["v"] = r
     return "records[0].epsilon_lower"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.core import Guarantee, InputError, require
 from dpaudit.onerun.curves import CurveClaim
@@ -25,6 +26,8 @@ __all__ = ["bound_record", "one_run_bound"]
 
 Claims = Sequence[Guarantee | CurveClaim]
 
+FAIR_P_MIN = 1e-6  # a secret whose count of ones is rarer than this under Binomial(m, 1/2) is refused
+
 
 def _check_inputs(scores: Any, secret: Any) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=float).reshape(-1)
@@ -34,6 +37,42 @@ def _check_inputs(scores: Any, secret: Any) -> tuple[np.ndarray, np.ndarray]:
     require(b.size == s.size, "secret", f"<{b.size} bits>", f"must hold one bit per canary ({s.size})")
     require(bool(np.all((b == 0) | (b == 1))), "secret", "<values>", "must be 0/1 (1 = canary included)")
     return s, b.astype(np.int8)
+
+
+def fair_p_value(ones: np.ndarray | int, n: np.ndarray | int) -> np.ndarray:
+    """Two-sided exact binomial p-value of ``ones`` successes in ``n`` trials at p = ½,
+    vectorised: Bin(n, ½) is symmetric, so the outcomes at most as likely as ``ones`` are those at
+    least as far from n/2, and the p-value is min(1, 2·P[X ≤ min(ones, n − ones)]); this is
+    ``scipy.stats.binomtest(ones, n).pvalue``."""
+    ones, n = np.asarray(ones), np.asarray(n)
+    return np.minimum(1.0, 2.0 * stats.binom.cdf(np.minimum(ones, n - ones), n, 0.5))
+
+
+def _check_secret_fair(b: np.ndarray, runs: int) -> None:
+    """Refuse a secret whose count of ones is implausible under S ~ Bernoulli(½)^m.
+
+    Every bound assumes S is drawn i.i.d. Bernoulli(½) per canary (Steinke et al. 2023, §3:
+    the prior of each guess is ½); a lopsided secret makes "in" guesses right more often for
+    scores that carry nothing.  No test on one realisation proves S was drawn that way, but the
+    count of ones catches a biased draw: the whole vector is refused when its two-sided exact
+    binomial p-value is below 1e-6, and with R > 1 runs each run's m canaries are tested too, at
+    1e-6 / R (Bonferroni), because a run-level layout (run 1 all in, run 2 all out) balances the
+    total and is not i.i.d.  An honest secret is refused with probability ≤ 2·10⁻⁶."""
+    how = ("the secret must be drawn i.i.d. Bernoulli(1/2) per canary before training, e.g. "
+           "np.random.default_rng().integers(0, 2, m) from fresh entropy")
+    p = float(fair_p_value(int(b.sum()), b.size))
+    require(p >= FAIR_P_MIN, "secret", f"<{int(b.sum())} ones of m = {b.size}>",
+            f"a count this far from m/2 has two-sided binomial p-value {p:.3g} < {FAIR_P_MIN:g} under "
+            f"Binomial(m, 1/2); {how}")
+    if runs > 1:
+        per_run = b.reshape(runs, -1)
+        ones = per_run.sum(axis=1)
+        ps = fair_p_value(ones, per_run.shape[1])
+        worst = int(np.argmin(ps))
+        require(bool(ps[worst] >= FAIR_P_MIN / runs), f"secret (run {worst})",
+                f"<{int(ones[worst])} ones of {per_run.shape[1]} canaries>",
+                f"a run this far from half in has two-sided binomial p-value {float(ps[worst]):.3g} < "
+                f"{FAIR_P_MIN:g}/{runs} runs under Binomial(m, 1/2); {how}")
 
 
 def _check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
@@ -48,13 +87,19 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
                   deltas: Sequence[float] = (1e-5,), confidence: float = 0.95, claims: Claims = (),
                   runs: int = 1, seed: int | None = None, relation: str | None = None) -> OneRunResult:
     """Bounds and verdicts for a game the user ran: ``scores`` (one per canary, higher = "in")
-    and the ``secret`` inclusion bits (R runs of m canaries concatenated: one game of R·m)."""
+    and the ``secret`` inclusion bits (R runs of m canaries concatenated: one game of R·m).
+
+    The secret must be drawn i.i.d. Bernoulli(½) per canary, independently of the scorer (e.g.
+    ``np.random.default_rng().integers(0, 2, m)`` from fresh entropy): a secret whose count of ones
+    has a two-sided exact binomial p-value below 1e-6 (per run too, at 1e-6/R) is refused with an
+    :class:`InputError`.  Tied scores are counted worst-case (:func:`~dpaudit.onerun.rules.counts`)."""
     s, b = _check_inputs(scores, secret)
     deltas = _check_deltas(deltas)
     require(isinstance(confidence, float) and 0.5 <= confidence < 1.0, "confidence", confidence,
             "must be a float in [0.5, 1)")
     require(isinstance(runs, int) and runs >= 1 and s.size % runs == 0, "runs", runs,
             f"must be an integer >= 1 dividing the number of canaries ({s.size})")
+    _check_secret_fair(b, runs)
     alpha = float(f"{1.0 - confidence:.12g}")  # 0.05, not 0.050000000000000044, in the record
     m = int(s.size)
     rule = default_rule(m) if rule is None else rule
