@@ -48,8 +48,10 @@ is allowed), relative to the config's folder and never outside it.
 
 A config is data: loading it never runs code of the config's choosing.  It may name built-in
 (catalog) mechanisms, or a plugin ``pkg.module:attr`` only when the command line allows its
-module (``--allow-plugin pkg.module``; a prefix allows its submodules) — otherwise a config
-received from someone else could import, and so run, any module on the path.
+module (``--allow-plugin pkg.module``; a prefix allows its submodules), and then only what the
+allowed modules define themselves (:func:`dpaudit.runs.plugins.home_modules`) — otherwise a config
+received from someone else could import, and so run, any module on the path, or any function a
+plugin imported.
 """
 
 from __future__ import annotations
