@@ -17,6 +17,9 @@ from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.results import dumps
 from dpaudit.onerun.planner import (
+    MAX_PLANNED_CANARIES,
+    MU_MAX,
+    RR_EPSILON_MAX,
     ScoreModel,
     model_counts,
     model_epsilon,
@@ -33,6 +36,7 @@ def _plan_budget(args: argparse.Namespace) -> int:
     ``samples_per_side=N`` (or ``canaries=N``), then the explanation."""
     if args.delta is not None and args.epsilon is None:
         raise UsageError("--delta goes with --epsilon")
+    _model(args)  # the one-run flags' ranges, before the catalog's designs are built
     if args.onerun:
         if args.scenario is not None:
             raise UsageError(f"--onerun plans from a score model, not a scenario: drop {args.scenario!r} (a one-run "
@@ -102,20 +106,24 @@ def onerun_names() -> list[str]:
     return [d.name for d in _designs()]
 
 
-def _real(value: float | None, flag: str, *, low: float = 0.0, high: float = math.inf, closed: bool = False) -> None:
-    """``value`` is None or a finite number in (low, high) (``closed``: [low, high))."""
+def _real(value: float | None, flag: str, *, low: float = 0.0, high: float = math.inf, closed: bool = False,
+          top: bool = False) -> None:
+    """``value`` is None or a finite number in (low, high) (``closed``: [low, ...; ``top``: ..., high])."""
     if value is None:
         return
-    inside = (low <= value if closed else low < value) and value < high
+    inside = (low <= value if closed else low < value) and (value <= high if top else value < high)
     if not (math.isfinite(value) and inside):
-        where = (f"in [{low:g}, {high:g})" if closed else
-                 f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g})")
+        where = (f"> {low:g}" if high == math.inf else
+                 f"in {'[' if closed else '('}{low:g}, {high:g}{']' if top else ')'}")
         raise UsageError(f"{flag} {value!r} is invalid: must be a finite number {where}")
 
 
 def _model(args: argparse.Namespace) -> Any:
-    _real(args.mu, "--mu")
-    _real(args.rr_epsilon, "--rr-epsilon", high=60.0)
+    _real(args.mu, "--mu", high=MU_MAX, top=True)
+    _real(args.rr_epsilon, "--rr-epsilon", high=RR_EPSILON_MAX)
+    if args.canaries_per_run is not None and args.canaries_per_run > MAX_PLANNED_CANARIES:
+        raise UsageError(f"--canaries-per-run {args.canaries_per_run} is invalid: at most {MAX_PLANNED_CANARIES} "
+                         "(the planner's largest game)")
     if args.mu is not None:
         return ScoreModel("gaussian", args.mu, "given by --mu")
     if args.rr_epsilon is not None:
