@@ -15,11 +15,15 @@ from dpaudit import catalog
 from dpaudit.cli.common import EXIT_OK, UsageError
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
+from dpaudit.engine.progress import projected_end
 from dpaudit.engine.results import dumps
 from dpaudit.onerun.planner import (
+    MAX_PILOT_CANARIES,
+    MAX_PILOT_SECONDS,
     MAX_PLANNED_CANARIES,
     MU_MAX,
     RR_EPSILON_MAX,
+    PilotProgress,
     ScoreModel,
     model_counts,
     model_epsilon,
@@ -56,9 +60,11 @@ def _plan_budget(args: argparse.Namespace) -> int:
                 raise UsageError(f"{onerun_only[0]} goes with a one-run design or --onerun, not with the multi-run "
                                  f"scenario {args.scenario!r}")
             index = names.index(args.scenario)
+            _say(f"plan {args.scenario}: {budget_plan.announce()}; a progress line every 5 s with its projected end")
             found = budget_plan.plan(scenarios[index], confidence=args.confidence, seed=args.seed, key=(index,),
                                      samples=args.samples, epsilon=args.epsilon, delta=args.delta,
-                                     execution=Execution(n_jobs=args.jobs),
+                                     execution=Execution(n_jobs=args.jobs, progress="log",
+                                                         label=f"plan {args.scenario}: pilot audit"),
                                      sequential=suite in catalog.SEQUENTIAL_SUITES and not args.single_look)
             sys.stdout.write(_one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
@@ -99,6 +105,9 @@ def _designs() -> tuple[Any, ...]:
 
 def onerun_design(name: str) -> Any:
     """The one-run design called ``name``, or None (the one lookup of designs by name in this verb)."""
+    info = getattr(_designs, "cache_info", None)
+    if info is not None and not info().currsize:  # building them trains nothing but takes seconds
+        _say(f"plan {name}: not a multi-run scenario; building the catalog's one-run designs to find it")
     return next((d for d in _designs() if d.name == name), None)
 
 
@@ -212,7 +221,7 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
     if model is None and isinstance(declared, ScoreModel):
         model = declared
     elif model is None:
-        model, v, r = pilot_model(design, games=args.pilots, confidence=args.confidence)
+        model, v, r = _pilots(design, args)
         k = design.rule.k_plus if getattr(design.rule, "k_plus", None) == getattr(design.rule, "k_minus", -1) else None
         pilot = (v, r, k)
     plans = [plan_claim(c, design, model, confidence=args.confidence) for c in design.claims]
@@ -257,6 +266,28 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
     first: int | str = ("none" if not needs else "unreachable" if any(n is None for n in needs)
                         else max(n for n in needs if n is not None))
     return _emit(args, first, lines, payload)
+
+
+def _say(text: str) -> None:
+    """A progress line on stderr (stdout is the plan, for programs to read)."""
+    print(f"[dpaudit] {text}", file=sys.stderr, flush=True)
+
+
+def _pilots(design: Any, args: argparse.Namespace) -> tuple[ScoreModel, int, int]:
+    """The design's pilot games, announced before the first starts and reported after each: the
+    first one's time projects the rest, and a budget past the planner's bounds
+    (:func:`dpaudit.onerun.planner.check_pilot_budget`) stops there with its projection."""
+    name, games = design.name, args.pilots
+    _say(f"plan {name}: {games} pilot game(s), each one training run of {design.m} canaries, to estimate the "
+         f"score model; the first is timed and projects the rest (at most {MAX_PILOT_SECONDS / 3600:g} h of "
+         f"pilots and {MAX_PILOT_CANARIES} canaries are run)")
+
+    def report(p: PilotProgress) -> None:
+        end = projected_end(p.games - p.done, p.done / max(p.elapsed, 1e-9))
+        took = f"took {p.elapsed:.3g} s" if p.done == 1 else f"done after {p.elapsed:.3g} s"
+        _say(f"plan {name}: pilot {p.done} of {p.games} {took}{end}")
+
+    return pilot_model(design, games=games, confidence=args.confidence, report=report, field="--pilots ")
 
 
 def _rule_text(rule: Any) -> str:

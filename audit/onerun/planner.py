@@ -27,6 +27,7 @@ the plan then says how the pilot's own counts compare with the model's.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,16 +35,16 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from dpaudit.core import check_real_array, is_real, require
+from dpaudit.core import InputError, check_real_array, is_real, require
 from dpaudit.onerun.curves import CurveClaim, approx_dp_tradeoff, gdp_binv, gdp_epsilon
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.rules import Fixed
 from dpaudit.onerun.steinke import epsilon_ceiling, epsilon_lower, p_value
 
-__all__ = ["MAX_PLANNED_CANARIES", "MU_MAX", "RR_EPSILON_MAX", "ClaimPlan", "CurvePlan", "Plan", "ScoreModel",
-           "best_fixed_rule", "check_model_parameter", "estimate_model", "expected_bound", "expected_counts",
-           "gaussian_precision", "model_counts", "model_epsilon", "pilot_model", "plan_canaries", "plan_claim",
-           "plan_curve"]
+__all__ = ["MAX_PILOT_CANARIES", "MAX_PILOT_SECONDS", "MAX_PLANNED_CANARIES", "MU_MAX", "RR_EPSILON_MAX",
+           "ClaimPlan", "CurvePlan", "PilotProgress", "Plan", "ScoreModel", "best_fixed_rule", "check_model_parameter",
+           "check_pilot_budget", "estimate_model", "expected_bound", "expected_counts", "gaussian_precision",
+           "model_counts", "model_epsilon", "pilot_model", "plan_canaries", "plan_claim", "plan_curve"]
 
 MODELS = ("gaussian", "rr")
 # The models' parameter ranges.  Past μ = 20 Gaussian canaries are separated beyond what any game of
@@ -441,11 +442,66 @@ class ClaimPlan:
                 "note": self.note or None}
 
 
-def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.95) -> tuple[ScoreModel, int, int]:
+MAX_PILOT_SECONDS = 4 * 3600.0  # the pilots a plan runs: at most 4 hours, projected from the first pilot
+MAX_PILOT_CANARIES = 10**7      # and at most this many canaries scored in all (their scores are pooled)
+
+
+@dataclass(frozen=True)
+class PilotProgress:
+    """Where the pilots stand: ``done`` of ``games`` played in ``elapsed`` seconds."""
+
+    done: int
+    games: int
+    elapsed: float
+
+    @property
+    def projected(self) -> float:
+        """Seconds all ``games`` take at the pace so far (pilots are alike: the same design, m, rule)."""
+        return self.elapsed / max(self.done, 1) * self.games
+
+
+def check_pilot_budget(design: Any, progress: PilotProgress, *, max_seconds: float = MAX_PILOT_SECONDS,
+                       field: str = "pilots = ") -> None:
+    """Refuse pilots past :data:`MAX_PILOT_CANARIES` canaries in all, or projected (from the
+    pilots played so far) past ``max_seconds``, with the projection and the largest count allowed
+    (``field`` names the count in the message: ``--pilots `` on the command line)."""
+    first = progress.elapsed / max(progress.done, 1)
+    canaries = progress.games * design.m
+    if canaries <= MAX_PILOT_CANARIES and progress.projected <= max_seconds:
+        return
+    allowed = max(1, min(MAX_PILOT_CANARIES // design.m, int(max_seconds / max(first, 1e-9))))
+    raise InputError(
+        f"{field}{progress.games} is invalid: {progress.games} pilot games of {design.name} are projected to take "
+        f"{_duration(progress.projected)} ({progress.games} x {first:.3g} s, the pace of the first "
+        f"{progress.done}) and to score {canaries} canaries; a plan runs at most {_duration(max_seconds)} of "
+        f"pilots and {MAX_PILOT_CANARIES} canaries: give {allowed} pilots or fewer")
+
+
+def _duration(seconds: float) -> str:
+    days = seconds / 86_400
+    return (f"{seconds:.3g} s" if seconds < 120 else f"{seconds / 60:.3g} min" if seconds < 7200
+            else f"{seconds / 3600:.3g} h" if seconds < 172_800 else f"{days:.3g} days" if days < 730
+            else f"{days / 365.25:.3g} years")
+
+
+def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.95,
+                report: Callable[[PilotProgress], None] | None = None, clock: Callable[[], float] = time.monotonic,
+                field: str = "pilots = ") -> tuple[ScoreModel, int, int]:
     """The Gaussian model of ``games`` pooled pilot games of ``design`` on seeds PILOT_SEED + i, and
-    the pilots' total right guesses and guesses under the design's own rule (to hold the model to)."""
+    the pilots' total right guesses and guesses under the design's own rule (to hold the model to).
+
+    The first pilot is timed and the whole budget checked (:func:`check_pilot_budget`) before a
+    second one starts; ``report`` hears after each pilot where they stand."""
     require(isinstance(games, int) and games >= 1, "pilots", games, "must be an integer >= 1")
-    results = [design.audit(PILOT_SEED + i, confidence=confidence) for i in range(games)]
+    results = []
+    start = clock()
+    for i in range(games):
+        results.append(design.audit(PILOT_SEED + i, confidence=confidence))
+        progress = PilotProgress(i + 1, games, clock() - start)
+        if i == 0:
+            check_pilot_budget(design, progress, field=field)
+        if report is not None:
+            report(progress)
     scores = np.concatenate([np.asarray(r.scores) for r in results])
     secret = np.concatenate([np.asarray(r.secret) for r in results])
     model = estimate_model(scores, secret, source=f"{games} pilot game(s) of the design on seeds "
