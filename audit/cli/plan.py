@@ -105,9 +105,6 @@ def _designs() -> tuple[Any, ...]:
 
 def onerun_design(name: str) -> Any:
     """The one-run design called ``name``, or None (the one lookup of designs by name in this verb)."""
-    info = getattr(_designs, "cache_info", None)
-    if info is not None and not info().currsize:  # building them trains nothing but takes seconds
-        _say(f"plan {name}: not a multi-run scenario; building the catalog's one-run designs to find it")
     return next((d for d in _designs() if d.name == name), None)
 
 
