@@ -15,8 +15,15 @@ from dpaudit import catalog
 from dpaudit.cli.common import EXIT_OK, UsageError
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
+from dpaudit.engine.progress import projected_end
 from dpaudit.engine.results import dumps
 from dpaudit.onerun.planner import (
+    MAX_PILOT_CANARIES,
+    MAX_PILOT_SECONDS,
+    MAX_PLANNED_CANARIES,
+    MU_MAX,
+    RR_EPSILON_MAX,
+    PilotProgress,
     ScoreModel,
     model_counts,
     model_epsilon,
@@ -33,6 +40,7 @@ def _plan_budget(args: argparse.Namespace) -> int:
     ``samples_per_side=N`` (or ``canaries=N``), then the explanation."""
     if args.delta is not None and args.epsilon is None:
         raise UsageError("--delta goes with --epsilon")
+    _model(args)  # the one-run flags' ranges, before the catalog's designs are built
     if args.onerun:
         if args.scenario is not None:
             raise UsageError(f"--onerun plans from a score model, not a scenario: drop {args.scenario!r} (a one-run "
@@ -52,9 +60,11 @@ def _plan_budget(args: argparse.Namespace) -> int:
                 raise UsageError(f"{onerun_only[0]} goes with a one-run design or --onerun, not with the multi-run "
                                  f"scenario {args.scenario!r}")
             index = names.index(args.scenario)
+            _say(f"plan {args.scenario}: {budget_plan.announce()}; a progress line every 5 s with its projected end")
             found = budget_plan.plan(scenarios[index], confidence=args.confidence, seed=args.seed, key=(index,),
                                      samples=args.samples, epsilon=args.epsilon, delta=args.delta,
-                                     execution=Execution(n_jobs=args.jobs),
+                                     execution=Execution(n_jobs=args.jobs, progress="log",
+                                                         label=f"plan {args.scenario}: pilot audit"),
                                      sequential=suite in catalog.SEQUENTIAL_SUITES and not args.single_look)
             sys.stdout.write(_one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
@@ -102,20 +112,24 @@ def onerun_names() -> list[str]:
     return [d.name for d in _designs()]
 
 
-def _real(value: float | None, flag: str, *, low: float = 0.0, high: float = math.inf, closed: bool = False) -> None:
-    """``value`` is None or a finite number in (low, high) (``closed``: [low, high))."""
+def _real(value: float | None, flag: str, *, low: float = 0.0, high: float = math.inf, closed: bool = False,
+          top: bool = False) -> None:
+    """``value`` is None or a finite number in (low, high) (``closed``: [low, ...; ``top``: ..., high])."""
     if value is None:
         return
-    inside = (low <= value if closed else low < value) and value < high
+    inside = (low <= value if closed else low < value) and (value <= high if top else value < high)
     if not (math.isfinite(value) and inside):
-        where = (f"in [{low:g}, {high:g})" if closed else
-                 f"> {low:g}" if high == math.inf else f"in ({low:g}, {high:g})")
+        where = (f"> {low:g}" if high == math.inf else
+                 f"in {'[' if closed else '('}{low:g}, {high:g}{']' if top else ')'}")
         raise UsageError(f"{flag} {value!r} is invalid: must be a finite number {where}")
 
 
 def _model(args: argparse.Namespace) -> Any:
-    _real(args.mu, "--mu")
-    _real(args.rr_epsilon, "--rr-epsilon", high=60.0)
+    _real(args.mu, "--mu", high=MU_MAX, top=True)
+    _real(args.rr_epsilon, "--rr-epsilon", high=RR_EPSILON_MAX)
+    if args.canaries_per_run is not None and args.canaries_per_run > MAX_PLANNED_CANARIES:
+        raise UsageError(f"--canaries-per-run {args.canaries_per_run} is invalid: at most {MAX_PLANNED_CANARIES} "
+                         "(the planner's largest game)")
     if args.mu is not None:
         return ScoreModel("gaussian", args.mu, "given by --mu")
     if args.rr_epsilon is not None:
@@ -204,7 +218,7 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
     if model is None and isinstance(declared, ScoreModel):
         model = declared
     elif model is None:
-        model, v, r = pilot_model(design, games=args.pilots, confidence=args.confidence)
+        model, v, r = _pilots(design, args)
         k = design.rule.k_plus if getattr(design.rule, "k_plus", None) == getattr(design.rule, "k_minus", -1) else None
         pilot = (v, r, k)
     plans = [plan_claim(c, design, model, confidence=args.confidence) for c in design.claims]
@@ -249,6 +263,28 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
     first: int | str = ("none" if not needs else "unreachable" if any(n is None for n in needs)
                         else max(n for n in needs if n is not None))
     return _emit(args, first, lines, payload)
+
+
+def _say(text: str) -> None:
+    """A progress line on stderr (stdout is the plan, for programs to read)."""
+    print(f"[dpaudit] {text}", file=sys.stderr, flush=True)
+
+
+def _pilots(design: Any, args: argparse.Namespace) -> tuple[ScoreModel, int, int]:
+    """The design's pilot games, announced before the first starts and reported after each: the
+    first one's time projects the rest, and a budget past the planner's bounds
+    (:func:`dpaudit.onerun.planner.check_pilot_budget`) stops there with its projection."""
+    name, games = design.name, args.pilots
+    _say(f"plan {name}: {games} pilot game(s), each one training run of {design.m} canaries, to estimate the "
+         f"score model; the first is timed and projects the rest (at most {MAX_PILOT_SECONDS / 3600:g} h of "
+         f"pilots and {MAX_PILOT_CANARIES} canaries are run)")
+
+    def report(p: PilotProgress) -> None:
+        end = projected_end(p.games - p.done, p.done / max(p.elapsed, 1e-9))
+        took = f"took {p.elapsed:.3g} s" if p.done == 1 else f"done after {p.elapsed:.3g} s"
+        _say(f"plan {name}: pilot {p.done} of {p.games} {took}{end}")
+
+    return pilot_model(design, games=games, confidence=args.confidence, report=report, field="--pilots ")
 
 
 def _rule_text(rule: Any) -> str:

@@ -19,7 +19,7 @@ import numpy as np
 
 __all__ = ["CLAIM_KINDS", "CLAIM_STATUSES", "EXPECTATIONS", "RELATIONS", "VERDICTS", "Claim", "ClaimKind",
            "ClaimStatus", "Document", "Guarantee", "InputError", "Relation", "Verdict", "check_nonnegative",
-           "check_positive", "check_probability_vector", "is_real", "require"]
+           "check_positive", "check_probability_vector", "check_real_array", "is_real", "require"]
 
 
 class InputError(ValueError):
@@ -47,6 +47,18 @@ def check_nonnegative(field: str, value: Any) -> float:
     """A finite real number >= 0."""
     require(is_real(value) and math.isfinite(value) and value >= 0, field, value, "must be a finite number >= 0")
     return float(value)
+
+
+def check_real_array(field: str, value: Any) -> np.ndarray:
+    """``value`` as a float array, refusing what a float conversion would change without a word:
+    complex numbers (numpy drops the imaginary part), text (numpy parses ``"1.5"``) and objects."""
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged nesting
+        raise InputError(f"{field} = {value!r:.80} is invalid: must be an array of real numbers ({exc})") from None
+    require(arr.dtype.kind in "biuf", field, f"<{arr.size} values of dtype {arr.dtype}>",
+            "must be real numbers (complex numbers, text and objects are refused, never truncated)")
+    return arr.astype(float)
 
 
 def check_probability_vector(field: str, value: Any, size: int) -> np.ndarray:

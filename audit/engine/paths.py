@@ -10,12 +10,16 @@ __all__ = ["NAME_MAX", "PATH_MAX", "path_problem"]
 NAME_MAX, PATH_MAX = 255, 4095  # bytes, as Linux counts them (a longer name fails with ENAMETOOLONG)
 
 def path_problem(text: str) -> str | None:
-    """Why ``text`` cannot name a file (empty, a NUL byte, a name or a path too long), or None."""
+    """Why ``text`` cannot name a file (empty, a NUL byte, a lone surrogate, a name or a path too long),
+    or None."""
     if not text.strip():
         return "is empty: give a path"
     if "\0" in text:
         return "contains a NUL byte, which no file name can hold"
-    raw = os.fsencode(text)
+    try:
+        raw = os.fsencode(text)
+    except UnicodeEncodeError:  # a lone surrogate (from JSON's "\ud800"): no byte string spells it
+        return "holds a lone surrogate character, which no file name can hold"
     if len(raw) > PATH_MAX:
         return f"is {len(raw)} bytes long: a path has at most {PATH_MAX}"
     if any(len(part) > NAME_MAX for part in raw.split(b"/")):

@@ -44,6 +44,7 @@ from dpaudit.engine import runner, streaming
 from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.engine.execution import Execution, cpu_count
+from dpaudit.engine.progress import Progress
 from dpaudit.engine.results import ClaimCheck
 from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
 from dpaudit.engine.views import SIDES, Event
@@ -56,7 +57,7 @@ MAX_SAMPLES = 10 ** 14    # the planner searches budgets up to this many samples
 TIMED_CHUNKS = 4
 SIMULATIONS = 12          # simulated tail pilots per planned budget (the run's choice is noisy)
 
-__all__ = ["BudgetPlan", "Requirement", "plan", "render"]
+__all__ = ["BudgetPlan", "Requirement", "announce", "plan", "render"]
 
 
 @dataclass(frozen=True)
@@ -295,11 +296,17 @@ def _grid_candidates(mechanism: Any, d: Any, d_prime: Any, event: Event, *, seed
     tasks = [(s, c) for s in (0, 1) for c in range(len(sizes))]
     ge = [np.zeros(len(grid)), np.zeros(len(grid))]
     le = [np.zeros(len(grid)), np.zeros(len(grid))]
-    for (s, _), found in zip(tasks, execution.map(streaming._pilot_chunk, [
-            (runner._draw_chunk, mechanism, (d, d_prime)[s], sizes[c], seed, key, s, c, kind, [stat], [grid])
-            for s, c in tasks]), strict=True):
-        ge[s] += found[0][0]
-        le[s] += found[0][1]
+    progress = Progress(execution.progress, 2 * samples, f"{execution.label or 'plan'}: tail grid",
+                        execution.log_every)
+    try:
+        for (s, c), found in zip(tasks, execution.map(streaming._pilot_chunk, [
+                (runner._draw_chunk, mechanism, (d, d_prime)[s], sizes[c], seed, key, s, c, kind, [stat], [grid])
+                for s, c in tasks]), strict=True):
+            ge[s] += found[0][0]
+            le[s] += found[0][1]
+            progress.update(sizes[c], progress.done + sizes[c], lambda: None)
+    finally:
+        progress.close()
     ps: list[np.ndarray] = []
     qs: list[np.ndarray] = []
     families: list[np.ndarray] = []
@@ -334,6 +341,12 @@ def _rate(mechanism: Any, d: Any, events: list[Event], kind: Any, seed: int, key
     for c in range(1, TIMED_CHUNKS + 1):
         runner._count_chunk(mechanism, d, size, seed, key, 0, c, events, kind)
     return TIMED_CHUNKS * size / max(time.perf_counter() - start, 1e-9)
+
+
+def announce(pilot: int = PLAN_PILOT, grid_pilot: int = GRID_PILOT) -> str:
+    """What :func:`plan` runs before it answers, in words (said before it starts: it takes minutes)."""
+    return (f"a pilot audit of {pilot:,} samples per side (the run's own selection), then, for a threshold "
+            f"event, {grid_pilot:,} outputs per side counted on a tail grid, and {TIMED_CHUNKS} timed chunks")
 
 
 def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[int, ...] = (0,),

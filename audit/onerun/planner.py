@@ -27,6 +27,7 @@ the plan then says how the pilot's own counts compare with the model's.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -34,17 +35,37 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special, stats
 
-from dpaudit.core import require
+from dpaudit.core import InputError, check_real_array, is_real, require
 from dpaudit.onerun.curves import CurveClaim, approx_dp_tradeoff, gdp_binv, gdp_epsilon
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.rules import Fixed
 from dpaudit.onerun.steinke import epsilon_ceiling, epsilon_lower, p_value
 
-__all__ = ["ClaimPlan", "CurvePlan", "Plan", "ScoreModel", "best_fixed_rule", "estimate_model", "expected_bound",
-           "expected_counts", "gaussian_precision", "model_counts", "model_epsilon", "pilot_model", "plan_canaries",
-           "plan_claim", "plan_curve"]
+__all__ = ["MAX_PILOT_CANARIES", "MAX_PILOT_SECONDS", "MAX_PLANNED_CANARIES", "MU_MAX", "RR_EPSILON_MAX",
+           "ClaimPlan", "CurvePlan", "PilotProgress", "Plan", "ScoreModel", "best_fixed_rule", "check_model_parameter",
+           "check_pilot_budget", "estimate_model", "expected_bound", "expected_counts", "gaussian_precision",
+           "model_counts", "model_epsilon", "pilot_model", "plan_canaries", "plan_claim", "plan_curve"]
 
 MODELS = ("gaussian", "rr")
+# The models' parameter ranges.  Past μ = 20 Gaussian canaries are separated beyond what any game of
+# ≤ 10^7 canaries can tell apart from μ = 20 (a wrong side has probability Φ(−10) ≈ 8e−24 per canary),
+# and the model's own ε(δ) overflows a float near μ = 37; randomized response past ε = 60 keeps a
+# canary's bit with probability 1 − e^−60 ≈ 1 − 9e−27, which a float cannot tell from 1.
+MU_MAX = 20.0
+RR_EPSILON_MAX = 60.0
+MAX_PLANNED_CANARIES = 10**6  # the largest game the planner searches (its default max_canaries)
+
+
+def check_model_parameter(kind: str, value: Any) -> float:
+    """A model parameter inside its range (:data:`MU_MAX`, :data:`RR_EPSILON_MAX`), else an
+    :class:`~dpaudit.core.InputError` naming it, its value and the range."""
+    name, high = ("mu", MU_MAX) if kind == "gaussian" else ("rr_epsilon", RR_EPSILON_MAX)
+    # compared as given (a Python int past 1e308 has no float, and math.isfinite would overflow on it)
+    require(is_real(value) and not (isinstance(value, float) and math.isnan(value)) and 0 <= value <= high,
+            name, value,
+            f"must be a finite number in [0, {high:g}] (the {'Gaussian' if kind == 'gaussian' else 'RR'} score "
+            "model's range)")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -63,9 +84,7 @@ class ScoreModel:
 
     def __post_init__(self) -> None:
         require(self.kind in MODELS, "model", self.kind, f"must be one of {', '.join(MODELS)}")
-        name = "mu" if self.kind == "gaussian" else "rr_epsilon"
-        require(isinstance(self.parameter, (int, float)) and math.isfinite(self.parameter) and self.parameter >= 0,
-                name, self.parameter, "must be a finite number >= 0")
+        check_model_parameter(self.kind, self.parameter)
 
     @property
     def mu(self) -> float | None:
@@ -95,21 +114,32 @@ def model_epsilon(model: ScoreModel, delta: float) -> float:
     if model.parameter == 0:
         return 0.0
     if model.kind == "gaussian":
-        return math.inf if delta <= 0 else gdp_epsilon(model.parameter, delta)
-    # RR at ε: δ(ε′) = max(0, p − e^{ε′}(1 − p)) with p = e^ε/(1 + e^ε).
+        if delta <= 0:
+            return math.inf
+        try:
+            return gdp_epsilon(model.parameter, delta)
+        except OverflowError:  # ε(δ) past ~355 (e^ε overflows while bracketing it): beyond every target
+            return math.inf
+    # RR at ε: δ(ε′) = max(0, p − e^{ε′}(1 − p)) with p = e^ε/(1 + e^ε), so 1 − p = 1/(1 + e^ε) and
+    # ε′(δ) = log(p − δ) + ε + log1p(e^−ε): no division by a 1 − p that rounds to 0 at large ε.
     if delta <= 0:
         return float(model.parameter)
-    p = 1.0 / (1.0 + math.exp(-model.parameter))
-    return max(0.0, math.log((p - delta) / (1.0 - p))) if delta < p else 0.0
+    eps = float(model.parameter)
+    p = 1.0 / (1.0 + math.exp(-eps))
+    return max(0.0, math.log(p - delta) + eps + math.log1p(math.exp(-eps))) if delta < p else 0.0
 
 
 def estimate_model(scores: np.ndarray, secret: np.ndarray, *, source: str = "pilot game") -> ScoreModel:
     """The Gaussian model of equal AUC: ``μ̂ = √2 Φ⁻¹(A)`` (0 when A ≤ ½), with the 95 % interval
     of A's Hanley–McNeil standard error mapped through the same formula."""
-    s = np.asarray(scores, dtype=float).reshape(-1)
-    b = np.asarray(secret).reshape(-1).astype(bool)
+    s = check_real_array("scores", scores).reshape(-1)
+    require(bool(np.all(np.isfinite(s))), "scores", "<non-finite values>", "must all be finite")
+    b = np.asarray(secret).reshape(-1)
     require(s.size == b.size and s.size >= 2, "scores", f"<{s.size} scores, {b.size} bits>",
             "must be one score per canary with its secret bit")
+    require(b.dtype.kind in "biuf" and bool(np.all((b == 0) | (b == 1))), "secret", "<values>",
+            "must be 0/1 (1 = canary included)")
+    b = b.astype(bool)
     n1, n0 = int(b.sum()), int((~b).sum())
     require(n1 >= 1 and n0 >= 1, "secret", f"<{n1} included, {n0} excluded>",
             "a pilot needs included and excluded canaries")
@@ -173,6 +203,7 @@ def expected_counts(m: int, k: int, *, mu: float | None = None, epsilon: float |
     """(r, v) expected for k₊ = k₋ = k under the Gaussian (``mu``) or RR (``epsilon``) model."""
     require(1 <= 2 * k <= m, "k", k, f"must satisfy 1 <= 2k <= m = {m}")
     require((mu is None) != (epsilon is None), "mu/epsilon", (mu, epsilon), "give exactly one model parameter")
+    check_model_parameter("gaussian" if mu is not None else "rr", mu if mu is not None else epsilon)
     if epsilon is not None:
         # RR outputs are bits: N₁ ~ Bin(m, ½) canaries output 1, and an "in" guess beyond them
         # lands on a 0 output, right with probability 1 − p instead of p (so do "out" guesses).
@@ -237,7 +268,7 @@ class Plan:
 
 def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.95, mu: float | None = None,
                   epsilon: float | None = None, canaries_per_run: int | None = None,
-                  max_canaries: int = 10**6, model: ScoreModel | None = None) -> Plan | None:
+                  max_canaries: int = MAX_PLANNED_CANARIES, model: ScoreModel | None = None) -> Plan | None:
     """The fewest canaries (``canaries_per_run`` None) or runs of ``canaries_per_run`` canaries
     whose expected ε_LB reaches ``target``; None when even ``max_canaries`` cannot, or at once
     when the target is at or above the model mechanism's own ε at δ (:func:`model_epsilon`).
@@ -246,9 +277,7 @@ def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.9
             "must be a finite number > 0")
     require(0.5 <= confidence < 1, "confidence", confidence, "must be in [0.5, 1)")
     require(isinstance(delta, (int, float)) and 0.0 <= delta < 1.0, "delta", delta, "must be in [0, 1)")
-    if canaries_per_run is not None:
-        require(isinstance(canaries_per_run, int) and canaries_per_run >= 2, "canaries_per_run", canaries_per_run,
-                "must be an integer >= 2")
+    _check_sizes(canaries_per_run, max_canaries)
     kwargs = _model_kwargs(model, mu, epsilon)
     mu, epsilon = kwargs.get("mu"), kwargs.get("epsilon")
     the_model = model or (ScoreModel("gaussian", mu) if mu is not None else ScoreModel("rr", epsilon))  # type: ignore[arg-type]
@@ -283,6 +312,17 @@ def plan_canaries(target: float, *, delta: float = 1e-5, confidence: float = 0.9
     fewer = epsilon_lower(hi, r, v - 1, delta=delta, alpha=alpha) if v >= 1 else 0.0
     return Plan(target=target, canaries_per_run=per, runs=hi // per, rule=rule, expected_epsilon_lower=got,
                 ceiling=epsilon_ceiling(hi, delta=delta, alpha=alpha), one_fewer=fewer)
+
+
+def _check_sizes(canaries_per_run: int | None, max_canaries: int) -> None:
+    """The game sizes a plan may search: ``max_canaries`` up to 10 × :data:`MAX_PLANNED_CANARIES`
+    (the RR model's expected counts hold an array of m + 1 numbers), runs of at least 2 canaries
+    and at most ``max_canaries``."""
+    require(isinstance(max_canaries, int) and 2 <= max_canaries <= 10 * MAX_PLANNED_CANARIES, "max_canaries",
+            max_canaries, f"must be an integer in [2, {10 * MAX_PLANNED_CANARIES}]")
+    if canaries_per_run is not None:
+        require(isinstance(canaries_per_run, int) and 2 <= canaries_per_run <= max_canaries, "canaries_per_run",
+                canaries_per_run, f"must be an integer in [2, max_canaries = {max_canaries}]")
 
 
 def _smallest(reaches: Callable[[int], bool], unit: int, max_canaries: int) -> int | None:
@@ -352,15 +392,13 @@ def _curve_rule(claim: CurveClaim, m: int, model: ScoreModel, alpha: float) -> t
 
 
 def plan_curve(claim: CurveClaim, model: ScoreModel, *, confidence: float = 0.95, canaries_per_run: int | None = None,
-               max_canaries: int = 10**6) -> CurvePlan | None:
+               max_canaries: int = MAX_PLANNED_CANARIES) -> CurvePlan | None:
     """The fewest canaries (or runs of ``canaries_per_run``) whose median run, under ``model``,
     rejects ``claim`` by the f-DP test at level 1 − confidence; None when the model satisfies the
     claim (:func:`curve_violated`) or ``max_canaries`` do not suffice."""
     require(isinstance(claim, CurveClaim), "claim", claim, "must be a CurveClaim")
     require(0.5 <= confidence < 1, "confidence", confidence, "must be in [0.5, 1)")
-    if canaries_per_run is not None:
-        require(isinstance(canaries_per_run, int) and canaries_per_run >= 2, "canaries_per_run", canaries_per_run,
-                "must be an integer >= 2")
+    _check_sizes(canaries_per_run, max_canaries)
     if not curve_violated(claim, model):
         return None
     alpha = 1.0 - confidence
@@ -404,11 +442,66 @@ class ClaimPlan:
                 "note": self.note or None}
 
 
-def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.95) -> tuple[ScoreModel, int, int]:
+MAX_PILOT_SECONDS = 4 * 3600.0  # the pilots a plan runs: at most 4 hours, projected from the first pilot
+MAX_PILOT_CANARIES = 10**7      # and at most this many canaries scored in all (their scores are pooled)
+
+
+@dataclass(frozen=True)
+class PilotProgress:
+    """Where the pilots stand: ``done`` of ``games`` played in ``elapsed`` seconds."""
+
+    done: int
+    games: int
+    elapsed: float
+
+    @property
+    def projected(self) -> float:
+        """Seconds all ``games`` take at the pace so far (pilots are alike: the same design, m, rule)."""
+        return self.elapsed / max(self.done, 1) * self.games
+
+
+def check_pilot_budget(design: Any, progress: PilotProgress, *, max_seconds: float = MAX_PILOT_SECONDS,
+                       field: str = "pilots = ") -> None:
+    """Refuse pilots past :data:`MAX_PILOT_CANARIES` canaries in all, or projected (from the
+    pilots played so far) past ``max_seconds``, with the projection and the largest count allowed
+    (``field`` names the count in the message: ``--pilots `` on the command line)."""
+    first = progress.elapsed / max(progress.done, 1)
+    canaries = progress.games * design.m
+    if canaries <= MAX_PILOT_CANARIES and progress.projected <= max_seconds:
+        return
+    allowed = max(1, min(MAX_PILOT_CANARIES // design.m, int(max_seconds / max(first, 1e-9))))
+    raise InputError(
+        f"{field}{progress.games} is invalid: {progress.games} pilot games of {design.name} are projected to take "
+        f"{_duration(progress.projected)} ({progress.games} x {first:.3g} s, the pace of the first "
+        f"{progress.done}) and to score {canaries} canaries; a plan runs at most {_duration(max_seconds)} of "
+        f"pilots and {MAX_PILOT_CANARIES} canaries: give {allowed} pilots or fewer")
+
+
+def _duration(seconds: float) -> str:
+    days = seconds / 86_400
+    return (f"{seconds:.3g} s" if seconds < 120 else f"{seconds / 60:.3g} min" if seconds < 7200
+            else f"{seconds / 3600:.3g} h" if seconds < 172_800 else f"{days:.3g} days" if days < 730
+            else f"{days / 365.25:.3g} years")
+
+
+def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.95,
+                report: Callable[[PilotProgress], None] | None = None, clock: Callable[[], float] = time.monotonic,
+                field: str = "pilots = ") -> tuple[ScoreModel, int, int]:
     """The Gaussian model of ``games`` pooled pilot games of ``design`` on seeds PILOT_SEED + i, and
-    the pilots' total right guesses and guesses under the design's own rule (to hold the model to)."""
+    the pilots' total right guesses and guesses under the design's own rule (to hold the model to).
+
+    The first pilot is timed and the whole budget checked (:func:`check_pilot_budget`) before a
+    second one starts; ``report`` hears after each pilot where they stand."""
     require(isinstance(games, int) and games >= 1, "pilots", games, "must be an integer >= 1")
-    results = [design.audit(PILOT_SEED + i, confidence=confidence) for i in range(games)]
+    results = []
+    start = clock()
+    for i in range(games):
+        results.append(design.audit(PILOT_SEED + i, confidence=confidence))
+        progress = PilotProgress(i + 1, games, clock() - start)
+        if i == 0:
+            check_pilot_budget(design, progress, field=field)
+        if report is not None:
+            report(progress)
     scores = np.concatenate([np.asarray(r.scores) for r in results])
     secret = np.concatenate([np.asarray(r.secret) for r in results])
     model = estimate_model(scores, secret, source=f"{games} pilot game(s) of the design on seeds "
@@ -417,7 +510,7 @@ def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.
 
 
 def plan_claim(claim: Any, design: Any, model: ScoreModel, *, confidence: float = 0.95,
-               max_canaries: int = 10**6) -> ClaimPlan:
+               max_canaries: int = MAX_PLANNED_CANARIES) -> ClaimPlan:
     """The plan of one claim of ``design`` (see :class:`ClaimPlan`) under ``model``."""
     cid = getattr(claim, "claim_id", "") or "claim"
     expected = dict(design.expected).get(cid, "none declared")

@@ -48,8 +48,10 @@ is allowed), relative to the config's folder and never outside it.
 
 A config is data: loading it never runs code of the config's choosing.  It may name built-in
 (catalog) mechanisms, or a plugin ``pkg.module:attr`` only when the command line allows its
-module (``--allow-plugin pkg.module``; a prefix allows its submodules) — otherwise a config
-received from someone else could import, and so run, any module on the path.
+module (``--allow-plugin pkg.module``; a prefix allows its submodules), and then only what the
+allowed modules define themselves (:func:`dpaudit.runs.plugins.home_modules`) — otherwise a config
+received from someone else could import, and so run, any module on the path, or any function a
+plugin imported.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
+from dpaudit.engine.paths import path_problem
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
@@ -220,16 +223,34 @@ def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[s
     return obj
 
 
+def _shown(name: str) -> str:
+    """``name`` cut to a readable length for a message (a hostile config's name may be kilobytes)."""
+    return name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
+
+
 def _inside(folder: Path, name: Any, path: str) -> Path:
+    """The data file ``name`` (a config's ``file``) inside the config's ``folder``.  A name no file
+    can have (a NUL byte, a lone surrogate, too long) or that cannot be resolved (a symbolic link
+    loop) is the config's bad input, never an internal failure."""
     if not isinstance(name, str) or not name:
         _fail(path, name, "must be a file name relative to the config's folder")
-    target = (folder / name).resolve()
-    if Path(name).is_absolute() or not target.is_relative_to(folder.resolve()):
-        _fail(path, name, f"reaches outside the config's folder {folder}; data files must live inside it")
+    problem = path_problem(name)
+    if problem:
+        _fail(path, _shown(name), problem)
+    try:
+        target = (folder / name).resolve()
+        inside = not Path(name).is_absolute() and target.is_relative_to(folder.resolve())
+        exists = inside and target.suffix in (".npz", ".csv") and target.is_file()
+    except RuntimeError:  # Path.resolve's "Symlink loop" before Python 3.13 (an OSError after)
+        _fail(path, _shown(name), "is a loop of symbolic links")
+    except (OSError, ValueError) as exc:
+        _fail(path, _shown(name), f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})")
+    if not inside:
+        _fail(path, _shown(name), f"reaches outside the config's folder {folder}; data files must live inside it")
     if target.suffix not in (".npz", ".csv"):
-        _fail(path, name, "must be an .npz or .csv file")
-    if not target.is_file():
-        _fail(path, name, "does not exist")
+        _fail(path, _shown(name), "must be an .npz or .csv file")
+    if not exists:
+        _fail(path, _shown(name), "does not exist")
     return target
 
 

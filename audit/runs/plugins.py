@@ -3,14 +3,16 @@ importing the modules a user names)."""
 
 from __future__ import annotations
 
+import functools
 import inspect
+import types
 from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.core import InputError
 from dpaudit.runs.syspath import import_user_module, working_folder_last
 
-__all__ = ["allows", "build_plugin", "import_user_module", "load_plugin", "working_folder_last"]
+__all__ = ["allows", "build_plugin", "home_modules", "import_user_module", "load_plugin", "working_folder_last"]
 
 
 def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
@@ -18,24 +20,85 @@ def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
     return any(module_name == p or module_name.startswith(p + ".") for p in allow_plugins)
 
 
+def home_modules(obj: Any) -> list[str | None]:
+    """The modules that define ``obj`` — every one of them must be a plugin module the command line
+    allows before a config may reach ``obj`` (``None``: a part that cannot be attributed).
+
+    A module is its own home; a class or a function is at home where it was defined (its
+    ``__module__``, so ``from os import remove`` leaves ``remove`` at home in ``posix``); a bound
+    method at its function's home and its object's; a :class:`functools.partial` at its function's
+    (its fixed arguments are the plugin author's); any other object at its type's home (an instance
+    ``MECH = MyMech()`` is at home where ``MyMech`` is defined, a list or a numpy ufunc is not)."""
+    if isinstance(obj, types.ModuleType):
+        return [getattr(obj, "__name__", None)]
+    if isinstance(obj, types.MethodType):
+        return home_modules(obj.__func__) + home_modules(obj.__self__)
+    if isinstance(obj, functools.partial):
+        return home_modules(obj.func)
+    if isinstance(obj, (type, types.FunctionType, types.BuiltinFunctionType)):
+        home = getattr(obj, "__module__", None)
+        # a builtin method bound to an object (``[].append``) is the object's as well as its own
+        bound = getattr(obj, "__self__", None) if isinstance(obj, types.BuiltinFunctionType) else None
+        extra = [] if bound is None or isinstance(bound, types.ModuleType) else home_modules(bound)
+        return [home if isinstance(home, str) else None, *extra]
+    home = getattr(type(obj), "__module__", None)
+    return [home if isinstance(home, str) else None]
+
+
+def _described(obj: Any, home: str | None) -> str:
+    """What a refused step is and where it is really defined, for the message."""
+    if isinstance(obj, types.ModuleType):
+        return f"the module {home!r}"
+    if isinstance(obj, type):
+        what = "a class"
+    elif isinstance(obj, types.MethodType):
+        what = "a method"
+    elif isinstance(obj, (types.FunctionType, types.BuiltinFunctionType)):
+        what = "a function"
+    else:
+        what = f"an instance of {getattr(type(obj), '__qualname__', type(obj).__name__)}"
+    return f"{what} defined in {home!r}" if home is not None else f"{what} whose defining module cannot be told"
+
+
+def _walk_inside(module: types.ModuleType, spec: str, path: str, allow_plugins: Sequence[str]) -> Any:
+    """The object at ``spec``'s attribute path in ``module``, every step checked to be defined in a
+    plugin module the command line allows *before* the next lookup (a config that walks out through
+    an imported module, ``mymod:os.remove`` or ``mymod:np.load``, is refused, and nothing it names is
+    ever called)."""
+    module_name, _, attr = spec.partition(":")
+    obj: Any = module
+    walked = module_name
+    for step, part in enumerate(["", *attr.split(".")]):
+        if step:
+            obj = getattr(obj, part)
+            walked += (":" if step == 1 else ".") + part
+        outside = [h for h in home_modules(obj) if h is None or not allows(h, allow_plugins)]
+        if outside:
+            raise InputError(
+                f"config: {path} = {spec!r} is invalid: {walked!r} is {_described(obj, outside[0])}, outside the "
+                f"plugin modules the command line allows ({', '.join(allow_plugins)}); a config may name only "
+                "the classes, functions and objects those modules (or their submodules) define themselves")
+    return obj
+
+
 def load_plugin(spec: str, path: str, allow_plugins: Sequence[str], refused: str) -> Any:
     """The object a config's ``pkg.module:attr`` names (``path``: its key path), imported only
     when ``--allow-plugin`` allows its module; ``refused`` opens the message when it does not.
-    Whatever the import or the attribute lookup raises is the config's bad input."""
-    module_name, _, attr = spec.partition(":")
+    Every step of the attribute walk must stay inside the allowed modules (:func:`home_modules`):
+    a config is data, so it may choose among the plugin's own objects, never reach past them to
+    whatever the plugin imported.  Whatever the import or the attribute lookup raises is the
+    config's bad input."""
+    module_name = spec.partition(":")[0]
     if not allows(module_name, allow_plugins):
         raise InputError(f"config: {path} = {spec!r} is invalid: {refused}to let it import the plugin module "
                          f"{module_name!r}, allow it on the command line: --allow-plugin {module_name}")
     try:
-        obj = import_user_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        return _walk_inside(import_user_module(module_name), spec, path, allow_plugins)
     except InputError:
         raise
     except (Exception, SystemExit) as exc:  # a plugin's import may do anything, sys.exit included
         raise InputError(f"config: {path} = {spec!r} is invalid: cannot be loaded ({type(exc).__name__}: {exc})"
                          ) from None
-    return obj
 
 
 def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:
