@@ -36,10 +36,12 @@ def test_dependencies_have_lower_bounds_only_and_the_extras_are_split():
     assert "pytest" in test and "pypdf" in test and "dpaudit[report]" in test
     assert "dask" not in test and "statsmodels" not in test
     dev = " ".join(extras["dev"])
-    for name in ("dpaudit[test,dask]", "statsmodels", "dp-accounting", "ruff", "mypy"):
+    # CI installs dev: every extra the tests and the README's examples need (dp-accounting via onerun)
+    for name in ("dpaudit[test,dask,onerun,opendp]", "statsmodels", "ruff", "mypy"):
         assert name in dev
+    assert [r.split(">=")[0] for r in extras["onerun"]] == ["dp-accounting"]
     assert "'.[dev,docs]'" in (ROOT / ".ci" / "run").read_text()
-    assert [r.split(">=")[0] for r in extras["docs"]] == ["sphinx"]
+    assert [r.split(">=")[0] for r in extras["docs"]] == ["sphinx", "sphinx-mathjax-offline"]
 
 
 def _version(text: str) -> tuple[int, ...]:
