@@ -170,15 +170,21 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, seconds: float, ok: bool) -> str:
+def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, seconds: float, ok: bool,
+           complete: bool = True) -> str:
     """The run's last line: what was checked and whether every outcome is as expected — or, when no
     claim was checked at all, that only ε_lower was measured (never "as expected" about nothing);
-    for sequential runs, how many samples per side the scenarios used."""
+    an incomplete run never says "every verdict as expected" (:func:`incomplete_note` says what is
+    missing); for sequential runs, how many samples per side the scenarios used."""
     checked = [r for r in records if r["claim_id"] is not None]
-    if not checked:
+    if not ok:
+        verdict = "SOME VERDICTS NOT AS EXPECTED"
+    elif not complete:
+        verdict = "INCOMPLETE: the run was interrupted, not every expectation was checked"
+    elif not checked:
         verdict = "no claim checked: eps_lower measured only"
     else:
-        verdict = "every verdict as expected" if ok else "SOME VERDICTS NOT AS EXPECTED"
+        verdict = "every verdict as expected"
     runs = {(r["scenario"], r["mechanism"], r["pair"]): r for r in records if r.get("sequential")}
     if runs:
         stopped = sum("stopped" in r["sequential"] for r in runs.values())
@@ -188,6 +194,23 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
     warning = f"\n{NOT_REPRODUCIBLE.upper()}: {', '.join(unseeded)}\n" if unseeded else ""
     counted = f"{_count(len(checked), 'check')} in {_count(scenarios, 'scenario')}"
     return f"\n{counted}, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
+
+
+def incomplete_note(*, done: int, planned: int | None, unchecked: int | None, resume: str | None,
+                    status: int, exact: bool = True) -> str:
+    """What an interrupted run's footer (and ``summary`` of its file) says: that the run is
+    incomplete, how many scenarios ran and how many expected verdicts went unchecked (``exact``
+    False: at least that many), the exit status, and the command that resumes it (``resume``; None:
+    it had no folder to resume from)."""
+    scope = f"{done} of {planned}" if planned is not None else f"{done} of an unknown number of"
+    expectations = ""
+    if unchecked is not None:
+        verb = "was" if unchecked == 1 else "were"
+        expectations = f"; {'' if exact else 'at least '}{_count(unchecked, 'expected verdict')} {verb} not checked"
+    how = (f"resume it with: {resume}" if resume else
+           "it wrote no folder to resume from: rerun it, with --out DIR to make it resumable")
+    return (f"INCOMPLETE run: interrupted after {scope} scenarios (the last may be partial, the others were not "
+            f"run){expectations}; exit status {status}, never 0; {how}\n")
 
 
 def settings_words(samples: Any, confidence: Any, seed: Any, multi_run: int, one_run: int) -> str:

@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Sequence
 from concurrent.futures import BrokenExecutor
 
-from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, _Session
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, _Session
 from dpaudit.cli.listing import _list
 from dpaudit.cli.parser import build_parser
 from dpaudit.cli.plan import _plan_budget
@@ -74,7 +74,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except SystemExit:
         raise  # argparse's --help, or sys.exit of our own
     except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:

@@ -15,12 +15,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dpaudit import catalog
+from dpaudit.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from dpaudit.core import Claim
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
-from dpaudit.engine.results import AuditResult, outcome
+from dpaudit.engine.results import OK_OUTCOMES, AuditResult, outcome
 
 MISSED = "MISSED expected violation"
+INTERRUPTED = "interrupted by the user"  # how the engine marks the record of a scenario a Ctrl-C cut short
 
 
 def is_builtin(mechanism: Any) -> bool:
@@ -66,3 +68,46 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
             flag = "" if sc.samples_factor == 1 else f", i.e. --samples {needed / sc.samples_factor:.3g}"
             notes.append(f"{MISSED} in {sc.name}: needs about {needed:.3g} samples per side{flag}{how}")
     return notes
+
+
+def cut_short(record: Mapping[str, Any]) -> bool:
+    """A record of the scenario a Ctrl-C stopped (its ``sequential`` note says so)."""
+    return INTERRUPTED in (record.get("sequential") or "")
+
+
+def _checked(record: Mapping[str, Any]) -> bool:
+    """Whether the record's expectation was checked: a missed expected refutation in a scenario
+    cut short was not (its budget was not spent, so not reaching the refutation is no evidence)."""
+    return record.get("expected_verdict") is not None and not (cut_short(record) and outcome(record) == MISSED)
+
+
+def exit_status(records: Sequence[Mapping[str, Any]], complete: bool) -> int:
+    """The exit status of a run's records, for ``run`` and ``summary`` alike: 1 for a finding among
+    what was checked (an unexpected or missed refutation, a mismatch), else 0 when the run is
+    complete, else :data:`~dpaudit.cli.common.EXIT_INTERRUPTED` (an incomplete run never exits 0)."""
+    def finding(r: Mapping[str, Any]) -> bool:
+        said = outcome(r)
+        return said not in OK_OUTCOMES and not (said == MISSED and cut_short(r))
+
+    if any(finding(r) for r in records):
+        return EXIT_FAIL
+    return EXIT_OK if complete else EXIT_INTERRUPTED
+
+
+def unchecked_expectations(planned: Sequence[Mapping[str, str] | None],
+                           done: Sequence[Sequence[Mapping[str, Any]]]) -> tuple[int, bool]:
+    """How many expected verdicts of the plan went unchecked, and whether that count is exact:
+    ``planned[i]`` is scenario i's claim id → expected verdict (None: taken from the registry once
+    its claims are known, :func:`with_registry_expectations`), ``done[i]`` the records of scenario i
+    (shorter when the run stopped).  A scenario not run, or cut short before its claims were
+    checked, drops its expectations; one whose expectations come from the registry and that did not
+    finish makes the count a lower bound."""
+    unchecked, exact = 0, True
+    for index, expected in enumerate(planned):
+        records = done[index] if index < len(done) else ()
+        finished = index < len(done) and not any(cut_short(r) for r in records)
+        if expected is None:
+            exact = exact and finished
+            continue
+        unchecked += len(set(expected) - {r["claim_id"] for r in records if _checked(r)})
+    return unchecked, exact

@@ -19,7 +19,6 @@ from dpaudit.catalog import Scenario
 from dpaudit.catalog.onerun import mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
-    EXIT_OK,
     UsageError,
     _environment,
     _load_attr,
@@ -27,8 +26,15 @@ from dpaudit.cli.common import (
     _parse_params,
     _Session,
     _write_report,
+    resume_command,
 )
-from dpaudit.cli.expectations import is_builtin, missed_notes, with_registry_expectations
+from dpaudit.cli.expectations import (
+    exit_status,
+    is_builtin,
+    missed_notes,
+    unchecked_expectations,
+    with_registry_expectations,
+)
 from dpaudit.cli.parser import build_parser, program_name
 from dpaudit.core import Guarantee, InputError
 from dpaudit.engine import runner, search
@@ -38,7 +44,7 @@ from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import dumps, envelope
 from dpaudit.neighbors import Pair
 from dpaudit.onerun.designs.suite import left_out
-from dpaudit.reports.text import errata_note, settings_words, summary_table
+from dpaudit.reports.text import errata_note, incomplete_note, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
@@ -307,12 +313,19 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode, client=client)
     registry, documents = catalog.claims(), catalog.documents()
     suite = None if (args.mechanism or args.config) else (args.suite or "default")
+    # each scenario's expected verdicts (None: the registry's errata, known once its claims are)
+    expectations = [None if suite is None and not sc.expected and is_builtin(sc.mechanism) else dict(sc.expected)
+                    for sc in plan.scenarios] + [dict(design.expected) for design in plan.onerun]
 
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
-        return envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
-                        seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
-                        environment=_environment(),
-                        documents=documents, fingerprint=fp)
+        doc = envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
+                       seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
+                       environment=_environment(),
+                       documents=documents, fingerprint=fp)
+        if not complete:  # what `summary` of a partial file says went unchecked
+            unchecked, exact = unchecked_expectations(expectations, [r.records() for r in results])
+            doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
+        return doc
 
     try:
         results = []
@@ -360,18 +373,20 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         if client is not None:
             client.close()
     final = payload(results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - clock)
-    ok = final["as_expected"]
+    status = exit_status(final["records"], final["complete"])
+    ok = status != EXIT_FAIL
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
     footer = text_footer(final["records"], len(results), settings_words(st.samples, st.confidence, st.seed,
                                                                         len(plan.scenarios), len(plan.onerun)),
-                         final["seconds"], ok)
+                         final["seconds"], ok, final["complete"])
     if suite in catalog.SEQUENTIAL_SUITES:
         footer += errata_note(final["records"])
     if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
-        footer += (f"PARTIAL results: the run was interrupted by the user in scenario {len(results)} of "
-                   f"{len(plan.scenarios)}; a scenario with no estimation sample counted has no bound and no "
-                   "claim checked; the scenarios after it were not checked\n")
-    if not ok:
+        footer += incomplete_note(done=len(results), planned=final["scenarios_planned"],
+                                  unchecked=final["expectations_unchecked"], status=status,
+                                  exact=final["expectations_unchecked_exact"],
+                                  resume=None if out is None else resume_command(out))
+    if not ok and final["complete"]:  # no planner pilots after a Ctrl-C
         notes = missed_notes(final["records"], plan.scenarios, samples=st.samples, confidence=st.confidence,
                              seed=st.seed, program=program_name())
         footer += "".join(f"{note}\n" for note in notes)
@@ -386,7 +401,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         if _write_report(final, out / "report.pdf"):
             written.append(out / "report.pdf")
         print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
-    return EXIT_OK if ok else EXIT_FAIL
+    return status
 
 
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:

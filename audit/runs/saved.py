@@ -339,6 +339,8 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         for name, text in c.obj(table if table is not None else {}, key).items():
             c.text(text, f"{key}.{name}")
     complete = c.flag(payload.get("complete", True), "complete")
+    c.integer(payload.get("expectations_unchecked"), "expectations_unchecked", 0, optional=True)
+    c.flag(payload.get("expectations_unchecked_exact"), "expectations_unchecked_exact", optional=True)
     planned = c.integer(payload.get("scenarios_planned", len(scenarios)), "scenarios_planned", 0)
     if planned is not None and (planned < len(scenarios) or (complete and planned != len(scenarios))):
         c.fail("scenarios_planned", planned, f"does not match the {len(scenarios)} scenarios saved"
