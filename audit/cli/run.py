@@ -9,7 +9,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from dpaudit.cli.expectations import (
     with_registry_expectations,
 )
 from dpaudit.cli.parser import build_parser, program_name
+from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.core import Guarantee, InputError
 from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
@@ -180,7 +181,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None
             session.folder = folder.path
         elif args.overwrite:
             raise UsageError("--overwrite replaces the run in --out DIR: give --out")
-        return _audit(args, argv, folder, saved, started, clock)
+        if not getattr(args, "json", False):
+            return _audit(args, argv, folder, saved, started, clock, sys.stdout.write)
+        with StdoutToStderr() as stdout:  # --json owns stdout: the user's code prints to stderr
+            return _audit(args, argv, folder, saved, started, clock, stdout.write)
     finally:
         if folder is not None:
             folder.release()
@@ -219,6 +223,8 @@ def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path)
             raise UsageError(f"--resume {folder}: its {rundir.RUN_FILE} runs {flag} {spec}; to import the plugin "
                              f"module {module!r}, allow it on the command line: --allow-plugin {module}")
     resumed.quiet = args.quiet
+    # how the result is shown is not the run's identity: this command line's choice
+    resumed.json, resumed.witness, resumed.wide = (getattr(args, key, False) for key in ("json", "witness", "wide"))
     resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
     resumed.started_in = saved.get("cwd")
     return resumed
@@ -250,7 +256,9 @@ def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
 
 
 def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | None, saved: dict[str, Any] | None,
-           started: float, clock: float) -> int:
+           started: float, clock: float, emit: Callable[[str], Any]) -> int:
+    """The audit of the plan, its table and footer (or ``--json`` document) given to ``emit``, the
+    run's files written; its exit status."""
     try:
         plan = _plan(args)
     except UsageError as exc:
@@ -392,7 +400,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         footer += "".join(f"{note}\n" for note in notes)
     as_json = getattr(args, "json", False)
     # --json: stdout holds the JSON document only; the table goes nowhere, messages to stderr
-    sys.stdout.write(dumps(final) if as_json else table + footer)
+    emit(dumps(final) if as_json else table + footer)
     if out:
         write_atomic(out / "results.json", dumps(final))
         write_atomic(out / "summary.txt", table + footer)
