@@ -38,6 +38,8 @@ from reportlab.platypus import (
     TableStyle,
 )
 
+from dpaudit.reports.text import printable
+
 MARGIN = 16 * mm
 WIDTH = A4[0] - 2 * MARGIN  # the frame's width in points
 HEIGHT = A4[1] - 2 * MARGIN
@@ -79,8 +81,8 @@ def styles() -> dict[str, ParagraphStyle]:
 
 
 def text(value: Any) -> str:
-    """A payload string made safe for paragraph markup (names come from users)."""
-    return escape(str(value))
+    """A payload string made safe for paragraph markup and printable (names come from users)."""
+    return escape(printable(str(value)))
 
 
 def para(markup: str, style: str = "body") -> Paragraph:

@@ -20,6 +20,7 @@ from dpaudit.core import Claim
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.results import OK_OUTCOMES, AuditResult, outcome
+from dpaudit.reports.text import printable
 
 MISSED = "MISSED expected violation"
 INTERRUPTED = "interrupted by the user"  # how the engine marks the record of a scenario a Ctrl-C cut short
@@ -61,12 +62,13 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
         except Exception as exc:  # the hint must never hide the run's own result
             print(f"note: planning {sc.name!r} failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             continue
-        how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""
+        how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""  # a built-in name
+        name = printable(sc.name)
         if needed is None:
-            notes.append(f"{MISSED} in {sc.name}: out of reach of any budget the planner tries{how}")
+            notes.append(f"{MISSED} in {name}: out of reach of any budget the planner tries{how}")
         else:
             flag = "" if sc.samples_factor == 1 else f", i.e. --samples {needed / sc.samples_factor:.3g}"
-            notes.append(f"{MISSED} in {sc.name}: needs about {needed:.3g} samples per side{flag}{how}")
+            notes.append(f"{MISSED} in {name}: needs about {needed:.3g} samples per side{flag}{how}")
     return notes
 
 

@@ -45,7 +45,7 @@ from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import dumps, envelope
 from dpaudit.neighbors import Pair
 from dpaudit.onerun.designs.suite import left_out
-from dpaudit.reports.text import errata_note, incomplete_note, settings_words, summary_table
+from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
@@ -339,7 +339,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         results = []
         for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
             # progress is labelled by scenario, with an overall line of scenarios done
-            here = dataclasses.replace(execution, label=sc.name, position=(index, len(plan.scenarios)))
+            here = dataclasses.replace(execution, label=printable(sc.name), position=(index, len(plan.scenarios)))
             context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
                                  registry=registry)
             space = plan.searches[index] if plan.searches else None
@@ -370,7 +370,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             if runner.USER_INTERRUPT.is_set():
                 break
             if mode != "off":
-                print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {design.name}", file=sys.stderr)
+                print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
             results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry))
             if out and index + 1 < len(plan.onerun):
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
