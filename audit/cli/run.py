@@ -51,6 +51,7 @@ from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
 from dpaudit.runs.onerun import onerun_scenario
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
+from dpaudit.runs.saved import check_plan_sizes
 
 
 def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
@@ -269,6 +270,14 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         raise
     if not plan.scenarios and not plan.onerun:
         raise UsageError("nothing to audit: no scenario selected")
+    # never a results file that `summary` and `report` would refuse (dpaudit.runs.saved's limits)
+    check_plan_sizes([*((f"scenario {i} name", sc.name) for i, sc in enumerate(plan.scenarios)),
+                      *((f"scenario {i} mechanism name", runner.mechanism_name(sc.mechanism))
+                        for i, sc in enumerate(plan.scenarios)),
+                      *((f"scenario {i} claim id", g.claim_id) for i, claims in enumerate(plan.claims)
+                        for g in claims or ()),
+                      *((f"one-run scenario {i} name", d.name) for i, d in enumerate(plan.onerun))],
+                     len(plan.scenarios) + len(plan.onerun))
     st = plan.settings
     if args.scheduler is not None and st.backend != "dask":
         raise UsageError("--scheduler needs --backend dask")
