@@ -62,7 +62,7 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
         unchecked = payload.get("expectations_unchecked")
         story.append(para(f"PARTIAL RESULTS: the run was interrupted after {len(payload['scenarios'])} of "
                           f"{payload.get('scenarios_planned', '?')} scenarios"
-                          + ("" if unchecked is None else f"; {unchecked} expected verdicts were not checked")
+                          + ("" if unchecked is None else f"; {unchecked} claims of the plan were not checked")
                           + ".", "alert"))
     refuted = [r for r in records if r["finding"] in REFUTED]
     if user:

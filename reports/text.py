@@ -225,14 +225,17 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
 def incomplete_note(*, done: int, planned: int | None, unchecked: int | None, resume: str | None,
                     status: int, exact: bool = True) -> str:
     """What an interrupted run's footer (and ``summary`` of its file) says: that the run is
-    incomplete, how many scenarios ran and how many expected verdicts went unchecked (``exact``
+    incomplete, how many scenarios ran and how many claims of the plan (each with its expected
+    verdict: explicit, or not refuted) went unchecked (``exact``
     False: at least that many), the exit status, and the command that resumes it (``resume``; None:
     it had no folder to resume from)."""
     scope = f"{done} of {planned}" if planned is not None else f"{done} of an unknown number of"
     expectations = ""
     if unchecked is not None:
         verb = "was" if unchecked == 1 else "were"
-        expectations = f"; {'' if exact else 'at least '}{_count(unchecked, 'expected verdict')} {verb} not checked"
+        theirs = "its expected verdict" if unchecked == 1 else "their expected verdicts"
+        expectations = (f"; {'' if exact else 'at least '}{_count(unchecked, 'claim')} of the plan, with {theirs}, "
+                        f"{verb} not checked")
     how = (f"resume it with: {printable(resume)}" if resume else
            "it wrote no folder to resume from: rerun it, with --out DIR to make it resumable")
     return (f"INCOMPLETE run: interrupted after {scope} scenarios (the last may be partial, the others were not "

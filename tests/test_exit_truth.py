@@ -4,7 +4,8 @@ Before: a run stopped by SIGINT (a Ctrl-C, ``timeout -s INT``, a cancelled CI jo
 verdict as expected" and exited 0, although the scenarios after the interrupted one were never
 run and their expected verdicts (the errata the suite exists to catch) were dropped; ``summary`` of
 the same file exited 2.  Now both exit 130 (the shell's code of a command SIGINT stopped), the
-footer says the run is INCOMPLETE, how many expected verdicts went unchecked and how to resume it;
+footer says the run is INCOMPLETE, how many claims of the plan (each with its expected verdict)
+went unchecked and how to resume it;
 a finding among what was checked still exits 1.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from dpaudit import catalog
-from dpaudit.cli.expectations import MISSED, exit_status, unchecked_expectations
+from dpaudit.cli.expectations import MISSED, exit_status, planned_claims, unchecked_expectations
 from dpaudit.engine import runner
 from dpaudit.engine.results import HOLDS, REFUTED_EMPIRICAL
 from dpaudit.runs.saved import load_results
@@ -84,6 +85,7 @@ def test_a_run_interrupted_by_sigint_exits_130_and_summary_of_its_folder_too(tmp
     assert "Traceback" not in done.stderr
     assert "every verdict as expected" not in done.stdout
     assert "INCOMPLETE run: interrupted after 1 of 1 scenarios" in done.stdout
+    assert "1 claim of the plan, with its expected verdict, was not checked" in done.stdout  # --epsilon 1
     assert f"run --resume {tmp_path / 'out'}" in done.stdout
     payload = load_results(tmp_path / "out")
     assert payload["complete"] is False
@@ -105,8 +107,8 @@ def ctrl_c():
 
 def test_an_interrupted_suite_says_how_many_expected_verdicts_went_unchecked(tmp_path, monkeypatch):
     """The default suite, signalled as its second audit starts: the first scenario is the partial
-    result; every expected verdict of the others is counted as unchecked, in the footer and in the
-    file that ``summary`` re-reads."""
+    result; every claim of the others (each with its expected verdict) is counted as unchecked, in
+    the footer and in the file that ``summary`` re-reads."""
     from dpaudit.cli import run as cli_run
 
     real, calls = cli_run.audit_mechanism, []
@@ -123,15 +125,16 @@ def test_an_interrupted_suite_says_how_many_expected_verdicts_went_unchecked(tmp
     assert done.returncode == 130, done.stderr
     scenarios = catalog.suite("default")
     designs = catalog.onerun_suite("default")
-    expected = sum(len(sc.expected) for sc in scenarios[1:]) + sum(len(d.expected) for d in designs)
-    assert expected > 0
-    noun = "expected verdict" if expected == 1 else "expected verdicts"
-    assert f"{expected} {noun} {'was' if expected == 1 else 'were'} not checked" in done.stdout
+    expected = (sum(len(planned_claims(sc.expected, sc.claims)) for sc in scenarios[1:])
+                + sum(len(planned_claims(d.expected, d.claims)) for d in designs))
+    assert expected >= sum(len(sc.expected) for sc in scenarios[1:]) > 0
+    noun = f"{expected} claims of the plan, with their expected verdicts, were not checked"
+    assert noun in done.stdout
     assert f"interrupted after 1 of {len(scenarios) + len(designs)} scenarios" in done.stdout
     assert "every verdict as expected" not in done.stdout
     assert load_results(out)["expectations_unchecked"] == expected
     summary = in_process("summary", out)
-    assert summary.returncode == 130 and f"{expected} {noun}" in summary.stdout
+    assert summary.returncode == 130 and noun in summary.stdout
 
 
 def _record(finding: str, expected: str | None = None, sequential: str | None = None) -> dict:
@@ -155,10 +158,19 @@ def test_exit_status_of_complete_and_incomplete_runs():
 
 
 def test_unchecked_expectations_counts_what_was_dropped():
-    planned = [{"a": "violation", "b": "pass"}, {"c": "violation"}, None]
-    done = [[{**_record(REFUTED_EMPIRICAL, "violation"), "claim_id": "a"}, {**_record(HOLDS), "claim_id": "b"}]]
-    assert unchecked_expectations(planned, done) == (2, False)  # b's expectation dropped, c not run
+    planned = [{"a", "b"}, {"c"}, None]
+    done = [[{**_record(REFUTED_EMPIRICAL, "violation"), "claim_id": "a"}]]
+    assert unchecked_expectations(planned, done) == (2, False)  # b dropped (no record), c not run
     cut = [[{**_record(HOLDS, "violation", CUT), "claim_id": "a"}, {**_record(HOLDS, "pass"), "claim_id": "b"}],
            [{**_record(REFUTED_EMPIRICAL, "violation"), "claim_id": "c"}], []]
     assert unchecked_expectations(planned, cut) == (1, True)
     assert MISSED == "MISSED expected violation"
+
+
+def test_planned_claims_are_the_expected_ones_and_those_given():
+    class Claim:
+        claim_id = "user/claim"
+
+    assert planned_claims({"a": "pass"}, None) == {"a"}
+    assert planned_claims({}, [Claim()]) == {"user/claim"}
+    assert planned_claims({}, None) is None  # the mechanism's own claims: known once it runs

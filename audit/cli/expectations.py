@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from dpaudit import catalog
@@ -78,9 +78,9 @@ def cut_short(record: Mapping[str, Any]) -> bool:
 
 
 def _checked(record: Mapping[str, Any]) -> bool:
-    """Whether the record's expectation was checked: a missed expected refutation in a scenario
-    cut short was not (its budget was not spent, so not reaching the refutation is no evidence)."""
-    return record.get("expected_verdict") is not None and not (cut_short(record) and outcome(record) == MISSED)
+    """Whether the record checked its claim: a missed expected refutation in a scenario cut short
+    did not (its budget was not spent, so not reaching the refutation is no evidence)."""
+    return record.get("claim_id") is not None and not (cut_short(record) and outcome(record) == MISSED)
 
 
 def exit_status(records: Sequence[Mapping[str, Any]], complete: bool) -> int:
@@ -96,20 +96,28 @@ def exit_status(records: Sequence[Mapping[str, Any]], complete: bool) -> int:
     return EXIT_OK if complete else EXIT_INTERRUPTED
 
 
-def unchecked_expectations(planned: Sequence[Mapping[str, str] | None],
+def planned_claims(expected: Mapping[str, str], claims: Sequence[Any] | None) -> set[str] | None:
+    """The claim ids a scenario will check, each with its expectation (its expected verdict, or not
+    refuted): those ``expected`` names and those of the claims given (``claims``); None when its
+    claims come from the mechanism and the registry (known once it runs)."""
+    if claims is None and not expected:
+        return None
+    return set(expected) | {cid for c in claims or () if (cid := getattr(c, "claim_id", None))}
+
+
+def unchecked_expectations(planned: Sequence[Collection[str] | None],
                            done: Sequence[Sequence[Mapping[str, Any]]]) -> tuple[int, bool]:
-    """How many expected verdicts of the plan went unchecked, and whether that count is exact:
-    ``planned[i]`` is scenario i's claim id → expected verdict (None: taken from the registry once
-    its claims are known, :func:`with_registry_expectations`), ``done[i]`` the records of scenario i
-    (shorter when the run stopped).  A scenario not run, or cut short before its claims were
-    checked, drops its expectations; one whose expectations come from the registry and that did not
-    finish makes the count a lower bound."""
+    """How many claims of the plan went unchecked (each with its expectation), and whether that
+    count is exact: ``planned[i]`` is scenario i's claim ids (None: known once it runs,
+    :func:`planned_claims`), ``done[i]`` the records of scenario i (shorter when the run stopped).
+    A scenario not run, or cut short before its claims were checked, drops them; one whose claims
+    were not known and that did not finish makes the count a lower bound."""
     unchecked, exact = 0, True
-    for index, expected in enumerate(planned):
+    for index, ids in enumerate(planned):
         records = done[index] if index < len(done) else ()
         finished = index < len(done) and not any(cut_short(r) for r in records)
-        if expected is None:
+        if ids is None:
             exact = exact and finished
             continue
-        unchecked += len(set(expected) - {r["claim_id"] for r in records if _checked(r)})
+        unchecked += len(set(ids) - {r["claim_id"] for r in records if _checked(r)})
     return unchecked, exact

@@ -32,6 +32,7 @@ from dpaudit.cli.expectations import (
     exit_status,
     is_builtin,
     missed_notes,
+    planned_claims,
     unchecked_expectations,
     with_registry_expectations,
 )
@@ -330,9 +331,9 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode, client=client)
     registry, documents = catalog.claims(), catalog.documents()
     suite = None if (args.mechanism or args.config) else (args.suite or "default")
-    # each scenario's expected verdicts (None: the registry's errata, known once its claims are)
-    expectations = [None if suite is None and not sc.expected and is_builtin(sc.mechanism) else dict(sc.expected)
-                    for sc in plan.scenarios] + [dict(design.expected) for design in plan.onerun]
+    # each scenario's claims to check (None: the mechanism's own, known once it runs)
+    expectations = [planned_claims(sc.expected, claims) for sc, claims in zip(plan.scenarios, plan.claims, strict=True)]
+    expectations += [planned_claims(design.expected, design.claims) for design in plan.onerun]
 
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
         doc = envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
