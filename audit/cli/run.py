@@ -271,14 +271,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         raise
     if not plan.scenarios and not plan.onerun:
         raise UsageError("nothing to audit: no scenario selected")
-    # never a results file that `summary` and `report` would refuse (dpaudit.runs.saved's limits)
-    check_plan_sizes([*((f"scenario {i} name", sc.name) for i, sc in enumerate(plan.scenarios)),
-                      *((f"scenario {i} mechanism name", runner.mechanism_name(sc.mechanism))
-                        for i, sc in enumerate(plan.scenarios)),
-                      *((f"scenario {i} claim id", g.claim_id) for i, claims in enumerate(plan.claims)
-                        for g in claims or ()),
-                      *((f"one-run scenario {i} name", d.name) for i, d in enumerate(plan.onerun))],
-                     len(plan.scenarios) + len(plan.onerun))
+    _check_sizes(plan)
     st = plan.settings
     if args.scheduler is not None and st.backend != "dask":
         raise UsageError("--scheduler needs --backend dask")
@@ -394,16 +387,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     status = exit_status(final["records"], final["complete"])
     ok = status != EXIT_FAIL
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
-    footer = text_footer(final["records"], len(results), settings_words(st.samples, st.confidence, st.seed,
-                                                                        len(plan.scenarios), len(plan.onerun)),
-                         final["seconds"], ok, final["complete"])
-    if suite in catalog.SEQUENTIAL_SUITES:
-        footer += errata_note(final["records"])
-    if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
-        footer += incomplete_note(done=len(results), planned=final["scenarios_planned"],
-                                  unchecked=final["expectations_unchecked"], status=status,
-                                  exact=final["expectations_unchecked_exact"],
-                                  resume=None if out is None else resume_command(out))
+    footer = _footer(final, plan, status, suite, out)
     if not ok and final["complete"]:  # no planner pilots after a Ctrl-C
         notes = missed_notes(final["records"], plan.scenarios, samples=st.samples, confidence=st.confidence,
                              seed=st.seed, program=program_name())
@@ -420,6 +404,35 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             written.append(out / "report.pdf")
         print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
     return status
+
+
+def _check_sizes(plan: Plan) -> None:
+    """Never a results file that ``summary`` and ``report`` would refuse (:mod:`dpaudit.runs.saved`'s
+    limits): the names and the number of scenarios are refused before anything runs."""
+    check_plan_sizes([*((f"scenario {i} name", sc.name) for i, sc in enumerate(plan.scenarios)),
+                      *((f"scenario {i} mechanism name", runner.mechanism_name(sc.mechanism))
+                        for i, sc in enumerate(plan.scenarios)),
+                      *((f"scenario {i} claim id", g.claim_id) for i, claims in enumerate(plan.claims)
+                        for g in claims or ()),
+                      *((f"one-run scenario {i} name", d.name) for i, d in enumerate(plan.onerun))],
+                     len(plan.scenarios) + len(plan.onerun))
+
+
+def _footer(final: dict[str, Any], plan: Plan, status: int, suite: str | None, out: Path | None) -> str:
+    """The lines under the table: what was checked and whether as expected, the errata of a
+    sequential suite, and for an interrupted run what is missing and how to resume it."""
+    st = plan.settings
+    words = settings_words(st.samples, st.confidence, st.seed, len(plan.scenarios), len(plan.onerun))
+    footer = text_footer(final["records"], len(final["scenarios"]), words, final["seconds"], status != EXIT_FAIL,
+                         final["complete"])
+    if suite in catalog.SEQUENTIAL_SUITES:
+        footer += errata_note(final["records"])
+    if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
+        footer += incomplete_note(done=len(final["scenarios"]), planned=final["scenarios_planned"],
+                                  unchecked=final["expectations_unchecked"], status=status,
+                                  exact=final["expectations_unchecked_exact"],
+                                  resume=None if out is None else resume_command(out))
+    return footer
 
 
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:
