@@ -79,6 +79,18 @@ def test_a_claim_id_at_the_limit_is_read_and_reported(tmp_path, saved):
     assert (tmp_path / "r.pdf").stat().st_size > 0
 
 
+def test_a_long_pair_within_the_limits_is_reported(tmp_path, saved):
+    """A pair description may be long (a searched pair of query vectors shows its vectors): it is
+    read, and the PDF shows its first characters (before: a table cell taller than a page, exit 3)."""
+    doc = json.loads(json.dumps(saved))
+    for item in (*doc["records"], *doc["scenarios"]):
+        item["pair"] = "z" * MAX_TEXT_CHARS
+    path = _write(tmp_path, doc)
+    assert in_process("summary", path).returncode == 0
+    done = in_process("report", path, "-o", tmp_path / "r.pdf")
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
 def test_a_long_string_anywhere_in_a_scenario_is_refused(tmp_path, saved):
     doc = json.loads(json.dumps(saved))
     doc["scenarios"][0]["params"]["note"] = "y" * (MAX_TEXT_CHARS + 1)

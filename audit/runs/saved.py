@@ -35,12 +35,13 @@ __all__ = ["MAX_ITEMS", "MAX_NAME_CHARS", "MAX_RECORDS", "MAX_SCENARIOS", "MAX_T
 # What a run writes stays far below these (its longest prose, a witness or a premise, is a few hundred
 # characters; its longest multi-run list, an exact privacy profile or a distribution, a few hundred
 # entries); the PDF's table cells lay out a name of MAX_NAME_CHARS in one page.
-MAX_NAME_CHARS = 1_000     # a scenario, mechanism or claim name or id, a suite, a sweep's family
+MAX_NAME_CHARS = 1_000     # a scenario, mechanism or claim name or id, a key, a sweep's family
 MAX_TEXT_CHARS = 100_000   # any other string of a multi-run record or scenario (a witness, a note, a path)
 MAX_ITEMS = 100_000        # entries of any list or object of a multi-run record or scenario
 MAX_SCENARIOS = 1_000      # scenarios of one run (the report draws each: about 0.05 s apiece)
 MAX_RECORDS = 20_000       # records (claims checked) of one run, or of one sweep
-_NAMES = ("scenario", "mechanism", "claim_id", "claim_kind", "claim_document")
+_NAMES = ("scenario", "mechanism", "claim_id", "claim_kind", "claim_document")  # not "pair": a searched
+# pair of query vectors is described by its vectors (up to 4,096 answers each)
 
 _MISSING = object()
 _MAX_INT = 2**63 - 1  # a JSON integer beyond any count dpaudit writes (10**400 would overflow a float)
@@ -102,8 +103,9 @@ class _Checker:
                     for key in _NAMES:
                         if isinstance(item.get(key), str):
                             self.text(item[key], f"{at}.{key}", limit=MAX_NAME_CHARS)
+                    for k in item:  # a key names a parameter, a document, a side: a name
+                        self.text(k, f"{at} key", limit=MAX_NAME_CHARS)
                     stack += [(v, f"{at}.{k}") for k, v in item.items()]
-                    stack += [(k, f"{at} key") for k in item]
                 else:
                     stack += [(v, f"{at}[{i}]") for i, v in enumerate(item)]
 
