@@ -38,6 +38,8 @@ from reportlab.platypus import (
     TableStyle,
 )
 
+from dpaudit.reports.text import printable
+
 MARGIN = 16 * mm
 WIDTH = A4[0] - 2 * MARGIN  # the frame's width in points
 HEIGHT = A4[1] - 2 * MARGIN
@@ -78,9 +80,17 @@ def styles() -> dict[str, ParagraphStyle]:
     }
 
 
+SHOWN_CHARS = 1_000  # of one payload string: a longer one (a searched pair's vectors) would not fit a table cell
+
+
 def text(value: Any) -> str:
-    """A payload string made safe for paragraph markup (names come from users)."""
-    return escape(str(value))
+    """A payload string made safe for paragraph markup and printable (names come from users), cut
+    after :data:`SHOWN_CHARS` characters (the whole of it is in results.json): a table cell taller
+    than a page cannot be laid out (a 10,000-character claim id once ended ``report`` in exit 3)."""
+    shown = printable(str(value))
+    if len(shown) > SHOWN_CHARS:
+        shown = f"{shown[:SHOWN_CHARS]}… ({len(shown) - SHOWN_CHARS} more characters in results.json)"
+    return escape(shown)
 
 
 def para(markup: str, style: str = "body") -> Paragraph:

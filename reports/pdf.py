@@ -24,7 +24,7 @@ from dpaudit.engine.results import NOT_REPRODUCIBLE, outcome
 from dpaudit.reports import errata, onerun_page, plots
 from dpaudit.reports import families as sections
 from dpaudit.reports.layout import build, figure, gap, heading, para, table, text
-from dpaudit.reports.text import fmt
+from dpaudit.reports.text import fmt, printable_all
 from dpaudit.reports.wording import (
     REFUTED,
     Families,
@@ -57,16 +57,23 @@ def _audited(payload: dict[str, Any], user: bool, families: Families) -> str:
 def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Flowable]:
     records = payload["records"]
     story: list[Flowable] = [heading("dpaudit: differential-privacy audit report", "title")]
-    if not payload.get("complete", True):
+    complete = payload.get("complete", True)
+    if not complete:
+        unchecked = payload.get("expectations_unchecked")
         story.append(para(f"PARTIAL RESULTS: the run was interrupted after {len(payload['scenarios'])} of "
-                          f"{payload.get('scenarios_planned', '?')} scenarios.", "alert"))
+                          f"{payload.get('scenarios_planned', '?')} scenarios"
+                          + ("" if unchecked is None else f"; {unchecked} claims of the plan were not checked")
+                          + ".", "alert"))
     refuted = [r for r in records if r["finding"] in REFUTED]
     if user:
         expectation = (f"{len(refuted)} of your claims {'is' if len(refuted) == 1 else 'are'} refuted."
                        if refuted else "None of your claims is refuted.")
+    elif not payload.get("as_expected"):
+        expectation = "<b>Some verdicts are not as expected</b> (see the outcome column of the claims table)."
+    elif complete:
+        expectation = "Every verdict is as expected."
     else:
-        expectation = ("Every verdict is as expected." if payload.get("as_expected")
-                       else "<b>Some verdicts are not as expected</b> (see the outcome column of the claims table).")
+        expectation = "The verdicts checked are as expected, but the run is incomplete."
     story += [
         para(f"<b>What was audited:</b> {_audited(payload, user, families)}"),
         para(f"<b>Run:</b> started {text(payload.get('started', '?'))} (UTC), {fmt(payload.get('seconds'))} s of "
@@ -195,5 +202,7 @@ def write_pdf(payload: dict[str, Any], path: str | os.PathLike, sweeps: Sequence
     The PDF is rendered in memory and written with :func:`dpaudit.engine.files.write_atomic` (an exclusive,
     randomly named temporary file, never through a symbolic link): a fixed temporary name in a
     shared folder could be a link planted to overwrite another file."""
+    # every string of the files printable (dpaudit.reports.text.printable): a name cannot hide text
+    payload, sweeps = printable_all(payload), [printable_all(sweep) for sweep in sweeps]
     write_atomic(path, build(story(payload, sweeps, families), "dpaudit audit report"))
 

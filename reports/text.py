@@ -13,12 +13,35 @@ from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
 WIDTH = 100  # the default table's width: a terminal's, with room
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (control characters such as ESC, CR and
+    NL, format characters such as a right-to-left override, lone surrogates, line separators)
+    written as its Python escape (``\\x1b``, ``\\u202e``): a name from a config or a results file
+    can then neither move a terminal's cursor nor hide or fake a line of the table, the footer, the
+    summary file or the PDF.  Printable text (every name dpaudit itself writes) is unchanged."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)  # as repr writes it: \r, \x1b, \u202e
+
+
+def printable_all(value: Any) -> Any:
+    """``value`` (a record, a results payload) with :func:`printable` applied to every string in it,
+    keys included; the reports format what this returns, never the file's raw text."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_all(k): printable_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [printable_all(v) for v in value]
+    return value
+
+
 def fmt(value: Any) -> str:
     """How every report prints a number (tables, PDF and tests share it)."""
     if value is None:
         return "-"
     if isinstance(value, str):
-        return value
+        return printable(value)
     if value == 0 or 1e-3 <= abs(value) < 1e5:
         return f"{value:.4g}"
     return f"{value:.3g}"
@@ -74,6 +97,7 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
     """One header line per scenario, then one line per claim: claim, δ, ε_claim, ε_lower, ε_exact,
     the finding; an outcome other than ok, and the value views' verdict, on a line under it.
     Columns are dropped (samples, ε_exact, δ) and the claim id clipped until a line fits ``width``."""
+    records = printable_all(records)
     sequential = any(r.get("sequential") for r in records)
     names = ["claim", "delta", "eps_claim", "eps_lower", "eps_exact", "finding"] + (["samples"] if sequential else [])
     rows = [{"claim": "  " + (r["claim_id"] or "-"), "delta": fmt(r["delta"]), "eps_claim": fmt(r["epsilon_claim"]),
@@ -137,6 +161,7 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     premise gets a second line saying so and whether the samples would refute it.  When a record
     comes from a sequential run, a ``samples`` column gives the samples per side it used; with
     ``witness``, each row is followed by its witness event and counts."""
+    records = printable_all(records)
     sequential = any(r.get("sequential") for r in records)
     head = ("scenario", "claim", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "eps_sup", "verdict",
             "outcome") + (("samples",) if sequential else ())
@@ -172,15 +197,22 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, seconds: float, ok: bool) -> str:
+def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, seconds: float, ok: bool,
+           complete: bool = True) -> str:
     """The run's last line: what was checked and whether every outcome is as expected — or, when no
     claim was checked at all, that only ε_lower was measured (never "as expected" about nothing);
-    for sequential runs, how many samples per side the scenarios used."""
+    an incomplete run never says "every verdict as expected" (:func:`incomplete_note` says what is
+    missing); for sequential runs, how many samples per side the scenarios used."""
+    records, settings = printable_all(records), printable(settings)
     checked = [r for r in records if r["claim_id"] is not None]
-    if not checked:
+    if not ok:
+        verdict = "SOME VERDICTS NOT AS EXPECTED"
+    elif not complete:
+        verdict = "INCOMPLETE: the run was interrupted, not every expectation was checked"
+    elif not checked:
         verdict = "no claim checked: eps_lower measured only"
     else:
-        verdict = "every verdict as expected" if ok else "SOME VERDICTS NOT AS EXPECTED"
+        verdict = "every verdict as expected"
     runs = {(r["scenario"], r["mechanism"], r["pair"]): r for r in records if r.get("sequential")}
     if runs:
         stopped = sum("stopped" in r["sequential"] for r in runs.values())
@@ -190,6 +222,26 @@ def footer(records: Sequence[dict[str, Any]], scenarios: int, settings: str, sec
     warning = f"\n{NOT_REPRODUCIBLE.upper()}: {', '.join(unseeded)}\n" if unseeded else ""
     counted = f"{_count(len(checked), 'check')} in {_count(scenarios, 'scenario')}"
     return f"\n{counted}, {settings}, {seconds:.1f} s: {verdict}\n{warning}"
+
+
+def incomplete_note(*, done: int, planned: int | None, unchecked: int | None, resume: str | None,
+                    status: int, exact: bool = True) -> str:
+    """What an interrupted run's footer (and ``summary`` of its file) says: that the run is
+    incomplete, how many scenarios ran and how many claims of the plan (each with its expected
+    verdict: explicit, or not refuted) went unchecked (``exact``
+    False: at least that many), the exit status, and the command that resumes it (``resume``; None:
+    it had no folder to resume from)."""
+    scope = f"{done} of {planned}" if planned is not None else f"{done} of an unknown number of"
+    expectations = ""
+    if unchecked is not None:
+        verb = "was" if unchecked == 1 else "were"
+        theirs = "its expected verdict" if unchecked == 1 else "their expected verdicts"
+        expectations = (f"; {'' if exact else 'at least '}{_count(unchecked, 'claim')} of the plan, with {theirs}, "
+                        f"{verb} not checked")
+    how = (f"resume it with: {printable(resume)}" if resume else
+           "it wrote no folder to resume from: rerun it, with --out DIR to make it resumable")
+    return (f"INCOMPLETE run: interrupted after {scope} scenarios (the last may be partial, the others were not "
+            f"run){expectations}; exit status {status}, never 0; {how}\n")
 
 
 def settings_words(samples: Any, confidence: Any, seed: Any, multi_run: int, one_run: int) -> str:
@@ -209,6 +261,7 @@ def errata_note(records: Sequence[dict[str, Any]]) -> str:
     """The closing note of an errata run: each printed claim the registry marks refuted, whether the
     samples alone refuted it (ε_lower > ε_claim) with the samples per side and seconds its scenario
     used, the white box's verdict beside it (not deciding)."""
+    records = printable_all(records)
     lines, seen = [], set()
     refuted = [r for r in records if r.get("claim_status") == "refuted" and r["claim_id"]]
     for r in sorted(refuted, key=lambda r: r["verdict"] != "violation"):

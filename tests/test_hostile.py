@@ -433,7 +433,7 @@ def test_keyboard_interrupt_raised_by_a_mechanism_is_its_failure(capsys):
 @pytest.mark.slow  # subprocesses and waits of several seconds
 def test_a_user_interrupt_is_still_an_interrupt(tmp_path):
     """The user's Ctrl-C is not the mechanism's failure (exit 2): it ends the run with a partial
-    result, exit 0, in whatever phase it lands (tests/test_interrupt.py signals each phase)."""
+    result, exit 130, in whatever phase it lands (tests/test_interrupt.py signals each phase)."""
     proc = subprocess.Popen([sys.executable, "-m", "audit", "run", "--mechanism", "tests.plugins.slow:slow", *PAIR,
                              "--samples", "20000000"], cwd=ROOT, env=ENV, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -442,12 +442,12 @@ def test_a_user_interrupt_is_still_an_interrupt(tmp_path):
     assert proc.stderr.readline().startswith("[dpaudit] slow-laplace:")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
-    assert "PARTIAL results: the run was interrupted by the user" in out
+    assert proc.returncode == 130, err
+    assert "INCOMPLETE run: interrupted after 1 of 1 scenarios" in out
     assert "raised KeyboardInterrupt" not in err
 
 
-@pytest.mark.parametrize("mechanism,code", [(CORRECT, 2), (LEAKY, 1)], ids=["nothing-found-yet", "a-finding"])
+@pytest.mark.parametrize("mechanism,code", [(CORRECT, 130), (LEAKY, 1)], ids=["nothing-found-yet", "a-finding"])
 def test_summary_of_an_interrupted_run_says_partial_and_never_exits_0(tmp_path, mechanism, code, capsys):
     out = tmp_path / "out"
     main(["run", *mechanism, "--samples", "200000", "--quiet", "--out", str(out)])
@@ -457,7 +457,7 @@ def test_summary_of_an_interrupted_run_says_partial_and_never_exits_0(tmp_path, 
     capsys.readouterr()
     assert main(["summary", str(out / "partial.json")]) == code
     captured = capsys.readouterr()
-    assert "PARTIAL results" in captured.out and "1 of 3 scenarios" in captured.out
+    assert "INCOMPLETE run" in captured.out and "1 of 3 scenarios" in captured.out
 
 
 # --- 7. configs are data; files are written safely -------------------------------------------

@@ -1,11 +1,12 @@
-"""A Ctrl-C (SIGINT) ends a run with a clean partial result and exit 0, whatever the phase.
+"""A Ctrl-C (SIGINT) ends a run with a clean partial result and exit 130, whatever the phase.
 
 Before: a Ctrl-C once estimation outputs were counted gave the bound of what was counted, but one
 during a scenario's setup, the selection split, the event selection, the tail pilot or the pair
 search's pilot ended in exit 130 with nothing written.  Now such a scenario is a partial result
 with no bound (eps_lower 0 at every delta, from no counts) and no claim checked — with nothing
 counted there is no evidence either way, so no claim reads as holding — and results.json says
-``complete: false``.  A second Ctrl-C still stops at once (exit 130).
+``complete: false``; the run exits 130, never 0, since not every expectation was checked
+(tests/test_exit_truth.py).  A second Ctrl-C still stops at once (exit 130).
 
 The fast tests send a real SIGINT to this process from inside the run (the mechanism, or the
 event selection, signals at a chosen call), handled by the application's own handler; the slow
@@ -13,7 +14,7 @@ ones start ``python -m audit run`` and signal it once its progress line shows th
 The twin (a Ctrl-C during estimation keeps the bound of what was counted) is
 ``test_sigint_during_estimation_keeps_the_bound_counted`` here, with
 tests/test_memory_budgets.py::test_a_1e13_budget_holds_little_memory_and_ctrl_c_leaves_the_bound_of_what_was_counted
-and ::test_cli_1e13_peak_rss_below_2_gib_and_sigint_exits_0 (local and Dask).
+and ::test_cli_1e13_peak_rss_below_2_gib_and_sigint_exits_130 (local and Dask).
 """
 
 from __future__ import annotations
@@ -215,7 +216,7 @@ def test_a_keyboard_interrupt_without_the_handler_still_propagates(tmp_path, mon
         audit_mechanism(plugin.stops, *plugin.pair, samples=100_000, epsilon=1.0)
 
 
-# --- the command line, in process: exit 0, files written, complete false ---------------------
+# --- the command line, in process: exit 130, files written, complete false ---------------------
 
 def _cli(tmp_path, name, *extra):
     out = tmp_path / "out"
@@ -238,20 +239,20 @@ def _partial_file(out: Path) -> dict:
     return record
 
 
-def test_cli_ctrl_c_during_selection_exits_0_with_a_partial_file(tmp_path, capsys):
+def test_cli_ctrl_c_during_selection_exits_130_with_a_partial_file(tmp_path, capsys):
     code, out = _cli(tmp_path, _plugin(tmp_path, "cli_stops_selection", "signal", call=1), "--epsilon", "1")
     captured = capsys.readouterr()
-    assert code == 0, captured.err
+    assert code == 130, captured.err
     record = _partial_file(out)
     assert "during the selection split" in record["sequential"]
     assert re.search(r"wrote .*results\.json, .*summary\.txt", captured.out)
     assert "holds at this budget" not in captured.out
-    # `summary` of the partial file: nothing found, not everything checked: exit 2, as for any partial
-    assert main(["summary", str(out / "results.json")]) == 2
-    assert "PARTIAL results" in capsys.readouterr().out
+    # `summary` of the partial file: nothing found, not everything checked: exit 130, as the run
+    assert main(["summary", str(out / "results.json")]) == 130
+    assert "INCOMPLETE run" in capsys.readouterr().out
 
 
-def test_cli_ctrl_c_during_the_pair_search_exits_0_with_a_partial_file(tmp_path, capsys):
+def test_cli_ctrl_c_during_the_pair_search_exits_130_with_a_partial_file(tmp_path, capsys):
     name = "cli_stops_search"
     (tmp_path / f"{name}.py").write_text('''
 import os, signal
@@ -278,7 +279,7 @@ stops = Stops()
     finally:
         sys.path.remove(str(tmp_path))
     captured = capsys.readouterr()
-    assert code == 0, captured.err
+    assert code == 130, captured.err
     record = _partial_file(out)
     assert "during the pair search's pilot" in record["sequential"]
     assert record["pair"].startswith("no pair chosen")
@@ -320,14 +321,14 @@ def _finish(proc: subprocess.Popen, lines: list[str]) -> str:
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert proc.returncode == 0, "".join(lines)[-3000:]
+    assert proc.returncode == 130, "".join(lines)[-3000:]
     assert "Traceback" not in "".join(lines), "".join(lines)[-3000:]  # the workers print none either
     return out
 
 
 @pytest.mark.slow  # a subprocess, and a progress line every 5 s
 @pytest.mark.parametrize("backend", ["local", "dask"])
-def test_sigint_during_selection_exits_0_with_no_bound(tmp_path, backend):
+def test_sigint_during_selection_exits_130_with_no_bound(tmp_path, backend):
     """The mechanism blocks on its first draw under D' (the selection split: 20,000 outputs per side
     of a 100,000 budget); the progress line then shows 20,000 of 200,000 samples, fewer than both
     sides' selection split (40,000), and the run is signalled there."""
@@ -364,7 +365,7 @@ def test_sigint_during_estimation_keeps_the_bound_counted(tmp_path):
 
 def test_cli_ctrl_c_between_two_scenarios_keeps_the_first(tmp_path, monkeypatch, capsys):
     """A suite of several scenarios, signalled as the second audit is called (in the application's
-    own code, between two audits): the first scenario's result is the partial file, exit 0."""
+    own code, between two audits): the first scenario's result is the partial file, exit 130."""
     from dpaudit.cli import run as cli_run
 
     real, calls = cli_run.audit_mechanism, []
@@ -377,11 +378,11 @@ def test_cli_ctrl_c_between_two_scenarios_keeps_the_first(tmp_path, monkeypatch,
 
     monkeypatch.setattr(cli_run, "audit_mechanism", second_signals)
     out = tmp_path / "out"
-    assert main(["run", "--samples", "2000", "--quiet", "--out", str(out)]) == 0, capsys.readouterr().err
+    assert main(["run", "--samples", "2000", "--quiet", "--out", str(out)]) == 130, capsys.readouterr().err
     payload = load_results(out / "results.json")
     assert payload["complete"] is False and len(payload["scenarios"]) == 1 < payload["scenarios_planned"]
     assert len(calls) == 2
-    assert "PARTIAL results: the run was interrupted by the user in scenario 1 of" in capsys.readouterr().out
+    assert "INCOMPLETE run: interrupted after 1 of" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("command", [["sweep", "kl-mab", "--n", "4,8", "--samples", "2000"],

@@ -13,7 +13,7 @@ import traceback
 from collections.abc import Sequence
 from concurrent.futures import BrokenExecutor
 
-from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE, UsageError, _Session
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, _Session
 from dpaudit.cli.listing import _list
 from dpaudit.cli.parser import build_parser
 from dpaudit.cli.plan import _plan_budget
@@ -27,6 +27,7 @@ from dpaudit.engine.blame import user_frame
 from dpaudit.engine.execution import EnvironmentFailure
 from dpaudit.engine.files import check_output, write_atomic
 from dpaudit.engine.results import dumps
+from dpaudit.reports.text import printable
 from dpaudit.runs import bench
 from dpaudit.runs.rundir import ERROR_LOG
 
@@ -70,29 +71,35 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         return _dispatch(args, argv, session)
     except (UsageError, InputError, runner.MechanismError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _error(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except SystemExit:
         raise  # argparse's --help, or sys.exit of our own
     except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:
         log = _log_failure(session)
-        print(f"error: environment failure: {_explain(exc)} (traceback in {log})", file=sys.stderr)
+        _error(f"environment failure: {_explain(exc)} (traceback in {log})")
         return EXIT_INTERNAL
     except BaseException as exc:  # a bug of ours: one line and a log, never a traceback on the terminal
         log = _log_failure(session)
         where = user_frame(exc)
         if where is not None:  # raised through the user's code (dpaudit.engine.blame): their fault, exit 2
-            print(f"error: your code raised {_explain(exc)} at {where} (traceback in {log})", file=sys.stderr)
+            _error(f"your code raised {_explain(exc)} at {where} (traceback in {log})")
             return EXIT_USAGE
-        print(f"error: internal error: {_explain(exc)} (traceback in {log}; please report it)", file=sys.stderr)
+        _error(f"internal error: {_explain(exc)} (traceback in {log}; please report it)")
         return EXIT_INTERNAL
     finally:
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
         runner.USER_INTERRUPT.clear()
+
+
+def _error(message: str) -> None:
+    """The one-line message of a failure, on stderr, printable: it may quote a name from a config or
+    a results file (:func:`dpaudit.reports.text.printable`)."""
+    print(f"error: {printable(message)}", file=sys.stderr)
 
 
 def _log_failure(session: _Session) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import platform
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +16,7 @@ import numpy as np
 import scipy
 
 from dpaudit import catalog, reports
-from dpaudit.cli.parser import UsageError
+from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import InputError
 from dpaudit.engine.results import dumps
 from dpaudit.neighbors import Dataset
@@ -23,6 +24,12 @@ from dpaudit.runs import config
 from dpaudit.runs.syspath import import_user_module
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# An interrupted, incomplete run (Ctrl-C, `timeout -s INT`, a CI job cancelled), and `summary` of the
+# file it left: 128 + SIGINT, the shell's code of a command that SIGINT stopped.  Not 0 (expectations
+# went unchecked), not 2 (nothing the user gave is wrong), not 3 (nothing failed): a job that resumes
+# or reruns tells it apart from a verdict, a bad input and a crash.  A finding among the scenarios
+# that did run still exits 1: it holds at the stated confidence, whatever was not run.
+EXIT_INTERRUPTED = 130
 
 
 def _load_attr(spec: str, flag: str) -> Any:
@@ -44,6 +51,11 @@ def _load_attr(spec: str, flag: str) -> Any:
         raise UsageError(f"{flag} {spec!r}: looking up {attr!r} in {module_name!r} raised {type(exc).__name__}: "
                          f"{exc}") from None
     return module
+
+
+def resume_command(folder: Path) -> str:
+    """The command that resumes the run in ``folder`` (an interrupted run's footer gives it)."""
+    return f"{program_name()} run --resume {shlex.quote(str(folder))}"
 
 
 def _parse_params(items: Sequence[str]) -> dict[str, Any]:

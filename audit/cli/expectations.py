@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from dpaudit import catalog
+from dpaudit.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from dpaudit.core import Claim
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
-from dpaudit.engine.results import AuditResult, outcome
+from dpaudit.engine.results import OK_OUTCOMES, AuditResult, outcome
+from dpaudit.reports.text import printable
 
 MISSED = "MISSED expected violation"
+INTERRUPTED = "interrupted by the user"  # how the engine marks the record of a scenario a Ctrl-C cut short
 
 
 def is_builtin(mechanism: Any) -> bool:
@@ -59,10 +62,62 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
         except Exception as exc:  # the hint must never hide the run's own result
             print(f"note: planning {sc.name!r} failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             continue
-        how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""
+        how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""  # a built-in name
+        name = printable(sc.name)
         if needed is None:
-            notes.append(f"{MISSED} in {sc.name}: out of reach of any budget the planner tries{how}")
+            notes.append(f"{MISSED} in {name}: out of reach of any budget the planner tries{how}")
         else:
             flag = "" if sc.samples_factor == 1 else f", i.e. --samples {needed / sc.samples_factor:.3g}"
-            notes.append(f"{MISSED} in {sc.name}: needs about {needed:.3g} samples per side{flag}{how}")
+            notes.append(f"{MISSED} in {name}: needs about {needed:.3g} samples per side{flag}{how}")
     return notes
+
+
+def cut_short(record: Mapping[str, Any]) -> bool:
+    """A record of the scenario a Ctrl-C stopped (its ``sequential`` note says so)."""
+    return INTERRUPTED in (record.get("sequential") or "")
+
+
+def _checked(record: Mapping[str, Any]) -> bool:
+    """Whether the record checked its claim: a missed expected refutation in a scenario cut short
+    did not (its budget was not spent, so not reaching the refutation is no evidence)."""
+    return record.get("claim_id") is not None and not (cut_short(record) and outcome(record) == MISSED)
+
+
+def exit_status(records: Sequence[Mapping[str, Any]], complete: bool) -> int:
+    """The exit status of a run's records, for ``run`` and ``summary`` alike: 1 for a finding among
+    what was checked (an unexpected or missed refutation, a mismatch), else 0 when the run is
+    complete, else :data:`~dpaudit.cli.common.EXIT_INTERRUPTED` (an incomplete run never exits 0)."""
+    def finding(r: Mapping[str, Any]) -> bool:
+        said = outcome(r)
+        return said not in OK_OUTCOMES and not (said == MISSED and cut_short(r))
+
+    if any(finding(r) for r in records):
+        return EXIT_FAIL
+    return EXIT_OK if complete else EXIT_INTERRUPTED
+
+
+def planned_claims(expected: Mapping[str, str], claims: Sequence[Any] | None) -> set[str] | None:
+    """The claim ids a scenario will check, each with its expectation (its expected verdict, or not
+    refuted): those ``expected`` names and those of the claims given (``claims``); None when its
+    claims come from the mechanism and the registry (known once it runs)."""
+    if claims is None and not expected:
+        return None
+    return set(expected) | {cid for c in claims or () if (cid := getattr(c, "claim_id", None))}
+
+
+def unchecked_expectations(planned: Sequence[Collection[str] | None],
+                           done: Sequence[Sequence[Mapping[str, Any]]]) -> tuple[int, bool]:
+    """How many claims of the plan went unchecked (each with its expectation), and whether that
+    count is exact: ``planned[i]`` is scenario i's claim ids (None: known once it runs,
+    :func:`planned_claims`), ``done[i]`` the records of scenario i (shorter when the run stopped).
+    A scenario not run, or cut short before its claims were checked, drops them; one whose claims
+    were not known and that did not finish makes the count a lower bound."""
+    unchecked, exact = 0, True
+    for index, ids in enumerate(planned):
+        records = done[index] if index < len(done) else ()
+        finished = index < len(done) and not any(cut_short(r) for r in records)
+        if ids is None:
+            exact = exact and finished
+            continue
+        unchecked += len(set(ids) - {r["claim_id"] for r in records if _checked(r)})
+    return unchecked, exact

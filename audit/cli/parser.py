@@ -18,6 +18,14 @@ SUITES = ("default", "full", "errata", "onerun")
 RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
 
 
+# The exit codes, as --help states them (README.md, "Exit status", says the same).
+EXIT_CODES = ("exit status: 0 every expectation checked and met; 1 a privacy finding (an unexpected refutation or a "
+              "missed expected one); 2 bad usage or input (the user's code failing or exiting included); 3 an "
+              "internal or environment failure; 130 an interrupted, incomplete run (SIGINT: Ctrl-C, timeout -s INT), "
+              "and `summary` of its file, unless what was checked holds a finding (1): never 0, and `run --resume "
+              "DIR` continues it")
+
+
 def program_name() -> str:
     """How the user called us: ``dpaudit`` (the console script), ``python -m dpaudit`` or
     ``python -m audit``, so that help and messages name the command that was typed."""
@@ -89,11 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     prog = program_name()
     parser = _Parser(prog=prog, description="Empirical differential-privacy audits.",
                      epilog=f"`{prog} list` shows every built-in mechanism with its parameters; "
-                            f"`{prog} COMMAND -h` the options of one command.")
+                            f"`{prog} COMMAND -h` the options of one command.  {EXIT_CODES}.")
     parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench,plan}",
                                 parser_class=_Parser)
-    run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism")
+    run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism",
+                         epilog=EXIT_CODES + ".")
     run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
     run.add_argument("--suite", default=None, choices=SUITES, help="built-in suite (default: default)")
     run.add_argument("--family", action="append", default=[], metavar="NAME",
@@ -198,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--family", action="append", default=[], metavar="NAME",
                     help="only this family's cases, tightness rows and benchmarks, and the default suite's "
                          "scenarios of it (repeatable; see `list`)")
-    sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)")
+    sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)",
+                        epilog=EXIT_CODES + ".")
     sm.add_argument("results", type=_path, help="a results.json written by run --out, or that folder")
     sm.add_argument("--witness", action="store_true", help="print each row's witness event and counts under it")
     sm.add_argument("--wide", action="store_true",

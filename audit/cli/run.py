@@ -9,7 +9,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,6 @@ from dpaudit.catalog import Scenario
 from dpaudit.catalog.onerun import mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
-    EXIT_OK,
     UsageError,
     _environment,
     _load_attr,
@@ -27,9 +26,18 @@ from dpaudit.cli.common import (
     _parse_params,
     _Session,
     _write_report,
+    resume_command,
 )
-from dpaudit.cli.expectations import is_builtin, missed_notes, with_registry_expectations
+from dpaudit.cli.expectations import (
+    exit_status,
+    is_builtin,
+    missed_notes,
+    planned_claims,
+    unchecked_expectations,
+    with_registry_expectations,
+)
 from dpaudit.cli.parser import build_parser, program_name
+from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.core import Guarantee, InputError
 from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
@@ -38,12 +46,13 @@ from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import dumps, envelope
 from dpaudit.neighbors import Pair
 from dpaudit.onerun.designs.suite import left_out
-from dpaudit.reports.text import errata_note, settings_words, summary_table
+from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
 from dpaudit.runs.onerun import onerun_scenario
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
+from dpaudit.runs.saved import check_plan_sizes
 
 
 def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
@@ -174,7 +183,10 @@ def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None
             session.folder = folder.path
         elif args.overwrite:
             raise UsageError("--overwrite replaces the run in --out DIR: give --out")
-        return _audit(args, argv, folder, saved, started, clock)
+        if not getattr(args, "json", False):
+            return _audit(args, argv, folder, saved, started, clock, sys.stdout.write)
+        with StdoutToStderr() as stdout:  # --json owns stdout: the user's code prints to stderr
+            return _audit(args, argv, folder, saved, started, clock, stdout.write)
     finally:
         if folder is not None:
             folder.release()
@@ -213,6 +225,8 @@ def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path)
             raise UsageError(f"--resume {folder}: its {rundir.RUN_FILE} runs {flag} {spec}; to import the plugin "
                              f"module {module!r}, allow it on the command line: --allow-plugin {module}")
     resumed.quiet = args.quiet
+    # how the result is shown is not the run's identity: this command line's choice
+    resumed.json, resumed.witness, resumed.wide = (getattr(args, key, False) for key in ("json", "witness", "wide"))
     resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
     resumed.started_in = saved.get("cwd")
     return resumed
@@ -244,7 +258,9 @@ def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
 
 
 def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | None, saved: dict[str, Any] | None,
-           started: float, clock: float) -> int:
+           started: float, clock: float, emit: Callable[[str], Any]) -> int:
+    """The audit of the plan, its table and footer (or ``--json`` document) given to ``emit``, the
+    run's files written; its exit status."""
     try:
         plan = _plan(args)
     except UsageError as exc:
@@ -255,6 +271,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         raise
     if not plan.scenarios and not plan.onerun:
         raise UsageError("nothing to audit: no scenario selected")
+    _check_sizes(plan)
     st = plan.settings
     if args.scheduler is not None and st.backend != "dask":
         raise UsageError("--scheduler needs --backend dask")
@@ -307,18 +324,25 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     execution = Execution(n_jobs=st.jobs, backend=st.backend, checkpoint=checkpoint, progress=mode, client=client)
     registry, documents = catalog.claims(), catalog.documents()
     suite = None if (args.mechanism or args.config) else (args.suite or "default")
+    # each scenario's claims to check (None: the mechanism's own, known once it runs)
+    expectations = [planned_claims(sc.expected, claims) for sc, claims in zip(plan.scenarios, plan.claims, strict=True)]
+    expectations += [planned_claims(design.expected, design.claims) for design in plan.onerun]
 
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
-        return envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
-                        seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
-                        environment=_environment(),
-                        documents=documents, fingerprint=fp)
+        doc = envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
+                       seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
+                       environment=_environment(),
+                       documents=documents, fingerprint=fp)
+        if not complete:  # what `summary` of a partial file says went unchecked
+            unchecked, exact = unchecked_expectations(expectations, [r.records() for r in results])
+            doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
+        return doc
 
     try:
         results = []
         for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
             # progress is labelled by scenario, with an overall line of scenarios done
-            here = dataclasses.replace(execution, label=sc.name, position=(index, len(plan.scenarios)))
+            here = dataclasses.replace(execution, label=printable(sc.name), position=(index, len(plan.scenarios)))
             context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
                                  registry=registry)
             space = plan.searches[index] if plan.searches else None
@@ -349,7 +373,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             if runner.USER_INTERRUPT.is_set():
                 break
             if mode != "off":
-                print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {design.name}", file=sys.stderr)
+                print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
             results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry))
             if out and index + 1 < len(plan.onerun):
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
@@ -360,24 +384,17 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         if client is not None:
             client.close()
     final = payload(results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - clock)
-    ok = final["as_expected"]
+    status = exit_status(final["records"], final["complete"])
+    ok = status != EXIT_FAIL
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
-    footer = text_footer(final["records"], len(results), settings_words(st.samples, st.confidence, st.seed,
-                                                                        len(plan.scenarios), len(plan.onerun)),
-                         final["seconds"], ok)
-    if suite in catalog.SEQUENTIAL_SUITES:
-        footer += errata_note(final["records"])
-    if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
-        footer += (f"PARTIAL results: the run was interrupted by the user in scenario {len(results)} of "
-                   f"{len(plan.scenarios)}; a scenario with no estimation sample counted has no bound and no "
-                   "claim checked; the scenarios after it were not checked\n")
-    if not ok:
+    footer = _footer(final, plan, status, suite, out)
+    if not ok and final["complete"]:  # no planner pilots after a Ctrl-C
         notes = missed_notes(final["records"], plan.scenarios, samples=st.samples, confidence=st.confidence,
                              seed=st.seed, program=program_name())
         footer += "".join(f"{note}\n" for note in notes)
     as_json = getattr(args, "json", False)
     # --json: stdout holds the JSON document only; the table goes nowhere, messages to stderr
-    sys.stdout.write(dumps(final) if as_json else table + footer)
+    emit(dumps(final) if as_json else table + footer)
     if out:
         write_atomic(out / "results.json", dumps(final))
         write_atomic(out / "summary.txt", table + footer)
@@ -386,7 +403,36 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         if _write_report(final, out / "report.pdf"):
             written.append(out / "report.pdf")
         print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
-    return EXIT_OK if ok else EXIT_FAIL
+    return status
+
+
+def _check_sizes(plan: Plan) -> None:
+    """Never a results file that ``summary`` and ``report`` would refuse (:mod:`dpaudit.runs.saved`'s
+    limits): the names and the number of scenarios are refused before anything runs."""
+    check_plan_sizes([*((f"scenario {i} name", sc.name) for i, sc in enumerate(plan.scenarios)),
+                      *((f"scenario {i} mechanism name", runner.mechanism_name(sc.mechanism))
+                        for i, sc in enumerate(plan.scenarios)),
+                      *((f"scenario {i} claim id", g.claim_id) for i, claims in enumerate(plan.claims)
+                        for g in claims or ()),
+                      *((f"one-run scenario {i} name", d.name) for i, d in enumerate(plan.onerun))],
+                     len(plan.scenarios) + len(plan.onerun))
+
+
+def _footer(final: dict[str, Any], plan: Plan, status: int, suite: str | None, out: Path | None) -> str:
+    """The lines under the table: what was checked and whether as expected, the errata of a
+    sequential suite, and for an interrupted run what is missing and how to resume it."""
+    st = plan.settings
+    words = settings_words(st.samples, st.confidence, st.seed, len(plan.scenarios), len(plan.onerun))
+    footer = text_footer(final["records"], len(final["scenarios"]), words, final["seconds"], status != EXIT_FAIL,
+                         final["complete"])
+    if suite in catalog.SEQUENTIAL_SUITES:
+        footer += errata_note(final["records"])
+    if not final["complete"]:  # a Ctrl-C: the partial says so where it is read, as `summary` does
+        footer += incomplete_note(done=len(final["scenarios"]), planned=final["scenarios_planned"],
+                                  unchecked=final["expectations_unchecked"], status=status,
+                                  exact=final["expectations_unchecked_exact"],
+                                  resume=None if out is None else resume_command(out))
+    return footer
 
 
 def _resolved(plan: Plan, argv: Sequence[str]) -> dict[str, Any]:

@@ -5,30 +5,36 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from dpaudit.catalog import SEQUENTIAL_SUITES
-from dpaudit.cli.common import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from dpaudit.cli.common import EXIT_FAIL, resume_command
+from dpaudit.cli.expectations import exit_status
 from dpaudit.engine.results import dumps, outcome, run_as_expected
-from dpaudit.reports.text import errata_note, footer, settings_words, summary_table
+from dpaudit.reports.text import errata_note, footer, incomplete_note, settings_words, summary_table
+from dpaudit.runs.rundir import RUN_FILE
 from dpaudit.runs.saved import load_results
 
 
 def _summary(args: argparse.Namespace) -> int:
-    """The saved run's table and footer (as ``run`` printed them); exits as the run did.  A partial
-    file (an interrupted run) says so and never exits 0: 1 if what was checked already holds a
-    finding, else 2 (not everything was checked).  ``--json``: one document with the run's
-    settings, its records (each with its outcome) and the exit status, on stdout alone."""
+    """The saved run's table and footer (as ``run`` printed them); exits as the run did
+    (:func:`dpaudit.cli.expectations.exit_status`): a partial file (an interrupted run) says so and
+    never exits 0 — 1 if what was checked already holds a finding, else 130, as the interrupted
+    ``run`` itself.  ``--json``: one document with the run's settings, its records (each with its
+    outcome) and the exit status, on stdout alone."""
     payload = load_results(args.results)
     records = payload["records"]
-    ok = run_as_expected(records)
     complete = payload.get("complete", True)
-    note = None if complete else (f"PARTIAL results: the run was interrupted after {len(payload['scenarios'])} of "
-                                  f"{payload.get('scenarios_planned', '?')} scenarios; the others were not checked")
-    code = (EXIT_OK if ok else EXIT_FAIL) if complete else (EXIT_USAGE if ok else EXIT_FAIL)
+    code = exit_status(records, complete)
+    note = None if complete else incomplete_note(
+        done=len(payload["scenarios"]), planned=payload.get("scenarios_planned"),
+        unchecked=payload.get("expectations_unchecked"), exact=payload.get("expectations_unchecked_exact", True),
+        status=code, resume=_resumable(Path(args.results)))
     if getattr(args, "json", False):
         doc = {"schema": payload.get("schema"), "results": str(args.results), "complete": complete,
-               "as_expected": ok, "exit_status": code, "partial_note": note,
+               "as_expected": run_as_expected(records), "exit_status": code, "partial_note": note,
                "scenarios": len(payload["scenarios"]), "scenarios_planned": payload.get("scenarios_planned"),
+               "expectations_unchecked": payload.get("expectations_unchecked"),
                "samples": payload.get("samples"), "confidence": payload.get("confidence"),
                "seed": payload.get("seed"), "seconds": payload.get("seconds"),
                "records": [{**r, "outcome": outcome(r)} for r in records]}
@@ -38,11 +44,19 @@ def _summary(args: argparse.Namespace) -> int:
         one_run = sum(sc.get("kind") == "one-run" for sc in payload["scenarios"])
         settings = settings_words(payload.get("samples"), payload.get("confidence"), payload.get("seed"),
                                   len(payload["scenarios"]) - one_run, one_run)
-        sys.stdout.write(footer(records, len(payload["scenarios"]), settings, float(payload.get("seconds") or 0), ok))
+        sys.stdout.write(footer(records, len(payload["scenarios"]), settings, float(payload.get("seconds") or 0),
+                                code != EXIT_FAIL, complete))
         if payload.get("suite") in SEQUENTIAL_SUITES:
             sys.stdout.write(errata_note(records))
         if note:
-            print(note)
+            sys.stdout.write(note)
     if note:
-        print(f"error: {args.results}: {note}", file=sys.stderr)
+        print(f"warning: {args.results}: {note}", end="", file=sys.stderr)
     return code
+
+
+def _resumable(results: Path) -> str | None:
+    """The command resuming the run whose results file (or folder) is ``results``, when its folder
+    holds the run (its run.json); else None."""
+    folder = results if results.is_dir() else results.parent
+    return resume_command(folder) if (folder / RUN_FILE).is_file() else None

@@ -8,7 +8,11 @@ what is wrong — never half read, never turned into a verdict it does not suppo
 * every field the summary or the report reads has its type and range checked (counts are
   integers with ``0 <= k <= n``, probabilities in [0, 1], confidences in [0.5, 1), ε ≥ 0);
 * verdicts must agree with their own numbers, findings with verdicts, ``as_expected`` with
-  the outcomes (a violation edited into a pass is refused).
+  the outcomes (a violation edited into a pass is refused);
+* sizes are bounded before anything is formatted (:data:`MAX_NAME_CHARS`, :data:`MAX_TEXT_CHARS`,
+  :data:`MAX_ITEMS`, :data:`MAX_SCENARIOS`, :data:`MAX_RECORDS`): past what any run writes, so the
+  cost of ``summary`` and ``report`` is bounded on any file (a 1 MB claim id once took ``report``
+  more than 400 s).  ``run`` refuses a plan past them (:func:`check_plan_sizes`).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -24,7 +29,19 @@ from dpaudit.engine.files import read_regular
 from dpaudit.engine.results import FINDINGS, NO_CLAIM, OK_OUTCOMES, SCHEMA_VERSION, finding, outcome, run_as_expected
 from dpaudit.runs.recheck import check_onerun_scenario, check_record
 
-__all__ = ["load_results", "load_sweep"]
+__all__ = ["MAX_ITEMS", "MAX_NAME_CHARS", "MAX_RECORDS", "MAX_SCENARIOS", "MAX_TEXT_CHARS", "check_plan_sizes",
+           "load_results", "load_sweep"]
+
+# What a run writes stays far below these (its longest prose, a witness or a premise, is a few hundred
+# characters; its longest multi-run list, an exact privacy profile or a distribution, a few hundred
+# entries); the PDF's table cells lay out a name of MAX_NAME_CHARS in one page.
+MAX_NAME_CHARS = 1_000     # a scenario, mechanism or claim name or id, a key, a sweep's family
+MAX_TEXT_CHARS = 100_000   # any other string of a multi-run record or scenario (a witness, a note, a path)
+MAX_ITEMS = 100_000        # entries of any list or object of a multi-run record or scenario
+MAX_SCENARIOS = 1_000      # scenarios of one run (the report draws each: about 0.05 s apiece)
+MAX_RECORDS = 20_000       # records (claims checked) of one run, or of one sweep
+_NAMES = ("scenario", "mechanism", "claim_id", "claim_kind", "claim_document")  # not "pair": a searched
+# pair of query vectors is described by its vectors (up to 4,096 answers each)
 
 _MISSING = object()
 _MAX_INT = 2**63 - 1  # a JSON integer beyond any count dpaudit writes (10**400 would overflow a float)
@@ -38,7 +55,10 @@ class _Checker:
         self.source = source
 
     def fail(self, where: str, value: Any, allowed: str) -> NoReturn:
-        shown = "missing" if value is _MISSING else repr(value)
+        if isinstance(value, (list, dict)) and len(value) > 8:  # never the repr of a huge value
+            shown = f"<{type(value).__name__} of {len(value)} entries>"
+        else:
+            shown = "missing" if value is _MISSING else repr(value[:100] if isinstance(value, str) else value)
         if len(shown) > 80:
             shown = shown[:77] + "..."
         raise InputError(f"{self.source}: {where} = {shown} is invalid: {allowed}")
@@ -51,17 +71,43 @@ class _Checker:
             self.fail(where, value, "must be an object")
         return value
 
-    def seq(self, value: Any, where: str, nonempty: bool = False) -> list[Any]:
+    def seq(self, value: Any, where: str, nonempty: bool = False, limit: int = MAX_ITEMS) -> list[Any]:
         if not isinstance(value, list) or (nonempty and not value):
             self.fail(where, value, "must be a " + ("non-empty " if nonempty else "") + "list")
+        if len(value) > limit:
+            self.fail(where, value, f"holds {len(value)} entries: at most {limit} are read")
         return value
 
-    def text(self, value: Any, where: str, optional: bool = False) -> str | None:
+    def text(self, value: Any, where: str, optional: bool = False, limit: int = MAX_TEXT_CHARS) -> str | None:
         if (value is None or value is _MISSING) and optional:
             return None
         if not isinstance(value, str):
             self.fail(where, value, "must be a string" + (" or null" if optional else ""))
+        if len(value) > limit:
+            self.fail(where, value, f"is a string of {len(value)} characters: at most {limit} are read")
         return value
+
+    def sizes(self, value: Any, where: str) -> None:
+        """Every string of ``value`` at most :data:`MAX_TEXT_CHARS` long, every list or object at most
+        :data:`MAX_ITEMS` entries, and the names (:data:`_NAMES`) at most :data:`MAX_NAME_CHARS`; walked
+        without recursion (a file may nest as deep as the JSON parser allows)."""
+        stack = [(value, where)]
+        while stack:
+            item, at = stack.pop()
+            if isinstance(item, str):
+                self.text(item, at)
+            elif isinstance(item, (list, dict)):
+                if len(item) > MAX_ITEMS:
+                    self.fail(at, item, f"holds {len(item)} entries: at most {MAX_ITEMS} are read")
+                if isinstance(item, dict):
+                    for key in _NAMES:
+                        if isinstance(item.get(key), str):
+                            self.text(item[key], f"{at}.{key}", limit=MAX_NAME_CHARS)
+                    for k in item:  # a key names a parameter, a document, a side: a name
+                        self.text(k, f"{at} key", limit=MAX_NAME_CHARS)
+                    stack += [(v, f"{at}.{k}") for k, v in item.items()]
+                else:
+                    stack += [(v, f"{at}[{i}]") for i, v in enumerate(item)]
 
     def flag(self, value: Any, where: str, optional: bool = False) -> bool | None:
         if (value is None or value is _MISSING) and optional:
@@ -308,6 +354,30 @@ def _record(c: _Checker, value: Any, where: str) -> None:
         c.fail(f"{where}.as_expected", ok, f"contradicts the record's outcome ({outcome(rec)})")
 
 
+def _bounded(c: _Checker, payload: dict[str, Any]) -> None:
+    """The sizes of everything but the one-run scenarios' entries (their scores and secret hold one
+    value per canary: :func:`dpaudit.runs.recheck.check_onerun_scenario` bounds them), before any
+    record is checked or formatted."""
+    c.sizes({k: v for k, v in payload.items() if k not in ("records", "scenarios")}, "")
+    for i, rec in enumerate(payload["records"]):
+        c.sizes(rec, f"records[{i}]")
+    for i, sc in enumerate(payload["scenarios"]):
+        if not (isinstance(sc, dict) and sc.get("kind") == "one-run"):
+            c.sizes(sc, f"scenarios[{i}]")
+
+
+def check_plan_sizes(names: Iterable[tuple[str, Any]], scenarios: int) -> None:
+    """Refuse a run whose results file ``summary`` and ``report`` would refuse: more than
+    :data:`MAX_SCENARIOS` scenarios, or a name (``(field, value)`` pairs) longer than
+    :data:`MAX_NAME_CHARS` characters."""
+    if scenarios > MAX_SCENARIOS:
+        raise InputError(f"the run has {scenarios} scenarios: at most {MAX_SCENARIOS} are allowed (split the config)")
+    for field, value in names:
+        if isinstance(value, str) and len(value) > MAX_NAME_CHARS:
+            raise InputError(f"{field} = {value[:60]!r}... is {len(value)} characters long: at most "
+                             f"{MAX_NAME_CHARS} are allowed")
+
+
 def load_results(path: str | os.PathLike) -> dict[str, Any]:
     """Read a ``results.json`` and check it can be trusted (see the module docstring); a problem is
     an :class:`~dpaudit.core.InputError` naming the file and the key path.  A folder written by ``run --out``
@@ -321,8 +391,9 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         found = payload.get("schema") if isinstance(payload, dict) else type(payload).__name__
         raise InputError(f"{path}: schema = {found!r} is not supported: this dpaudit reads schema {SCHEMA_VERSION}")
     where = ""
-    records = c.seq(c.get(payload, "records", where), "records")
-    scenarios = c.seq(c.get(payload, "scenarios", where), "scenarios")
+    records = c.seq(c.get(payload, "records", where), "records", limit=MAX_RECORDS)
+    scenarios = c.seq(c.get(payload, "scenarios", where), "scenarios", limit=MAX_SCENARIOS)
+    _bounded(c, payload)
     c.integer(c.get(payload, "seed", where), "seed", 0)
     c.integer(c.get(payload, "samples", where), "samples", 1)
     c.number(c.get(payload, "confidence", where), "confidence", 0.5, 1, high_open=True)
@@ -339,6 +410,8 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         for name, text in c.obj(table if table is not None else {}, key).items():
             c.text(text, f"{key}.{name}")
     complete = c.flag(payload.get("complete", True), "complete")
+    c.integer(payload.get("expectations_unchecked"), "expectations_unchecked", 0, optional=True)
+    c.flag(payload.get("expectations_unchecked_exact"), "expectations_unchecked_exact", optional=True)
     planned = c.integer(payload.get("scenarios_planned", len(scenarios)), "scenarios_planned", 0)
     if planned is not None and (planned < len(scenarios) or (complete and planned != len(scenarios))):
         c.fail("scenarios_planned", planned, f"does not match the {len(scenarios)} scenarios saved"
@@ -366,10 +439,11 @@ def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     c = _Checker(path)
     if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION or "family" not in payload:
         raise InputError(f"{path}: not a sweep.json of schema {SCHEMA_VERSION}")
-    c.text(payload["family"], "family")
+    c.text(payload["family"], "family", limit=MAX_NAME_CHARS)
     c.integer(c.get(payload, "samples", ""), "samples", 1)
     c.integer(c.get(payload, "seed", ""), "seed", 0)
-    records = c.seq(c.get(payload, "records", ""), "records", nonempty=True)
+    records = c.seq(c.get(payload, "records", ""), "records", nonempty=True, limit=MAX_RECORDS)
+    c.sizes(payload, "")
     for i, rec in enumerate(records):
         r = c.obj(rec, f"records[{i}]")
         c.integer(c.get(r, "n", ""), f"records[{i}].n", 1)
