@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.layout import module_files
+
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 PACKAGES = ("audit", "mechanisms", "neighbors", "reports")  # the folders `dpaudit` is made of
@@ -77,7 +79,8 @@ def test_every_package_is_typed_and_the_configs_are_package_data():
         assert (ROOT / package / "py.typed").exists(), package
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert data["*"] == ["py.typed"] and "configs/*.toml" in data["dpaudit"] and "configs/data/*" in data["dpaudit"]
-    assert (ROOT / "configs").resolve() == (ROOT / "audit" / "configs").resolve()
+    configs = ROOT / "audit" / "configs"  # a real folder inside the package's folder, as package data must be
+    assert not configs.is_symlink() and (configs / "kl-rlhf.toml").is_file() and (configs / "data").is_dir()
 
 
 def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need():
@@ -117,6 +120,12 @@ def test_without_matplotlib_run_out_writes_results_and_says_the_pdf_was_skipped(
     assert json.loads((out / "results.json").read_text())["as_expected"]
 
 
+def wheel_paths(root: Path) -> list[str]:
+    """Where each module of the real folders lands in a wheel (`mechanisms/base.py` at `dpaudit/mechanisms/base.py`)."""
+    return sorted(name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
+                  for name, path in module_files(root).items())
+
+
 @pytest.mark.slow  # builds a wheel in an isolated environment (pip fetches setuptools)
 def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
@@ -125,6 +134,7 @@ def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
         pytest.skip("the build backend cannot be fetched here")
     assert proc.returncode == 0, proc.stderr
     names = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).namelist()
+    assert sorted(n for n in names if n.startswith("dpaudit/") and n.endswith(".py")) == wheel_paths(ROOT)
     for expected in ("dpaudit/configs/classic.toml", "dpaudit/configs/kl-rlhf.toml",
                      "dpaudit/configs/data/bandit_log.csv", "dpaudit/py.typed", "dpaudit/mechanisms/py.typed",
                      "dpaudit/neighbors/py.typed", "dpaudit/reports/py.typed", "dpaudit/core/__init__.py",
