@@ -89,3 +89,31 @@ def test_python_m_audit_without_the_package_says_to_install_it():
     assert proc.returncode == 3, proc.stderr
     assert "dpaudit is not installed" in proc.stderr and "pip install" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+WITHOUT_FCNTL = """
+import sys
+sys.modules["fcntl"] = None  # as on Windows: `import fcntl` raises ImportError
+import dpaudit, dpaudit.engine.api, dpaudit.cli, dpaudit.runs.rundir
+from dpaudit.engine.files import FolderLock
+from dpaudit.mechanisms.classic import Laplace
+from dpaudit.neighbors import Dataset
+result = dpaudit.audit_mechanism(Laplace(epsilon=1.0), Dataset({"value": [0.0]}), Dataset({"value": [0.0, 1.0]}),
+                                 samples=20_000, seed=0)
+print("audited", result.epsilon_lower >= 0)
+try:
+    FolderLock(sys.argv[1]).acquire()
+except OSError as exc:
+    print("lock refused:", exc.strerror)
+"""
+
+
+def test_the_package_and_an_audit_need_no_fcntl(tmp_path: Path):
+    """fcntl is POSIX-only: only the lock on a run's folder needs it, and says so where it is missing."""
+    proc = subprocess.run([sys.executable, "-c", WITHOUT_FCNTL, str(tmp_path)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "audited True"
+    assert lines[1].startswith("lock refused: locking a run's folder") and "fcntl.flock" in lines[1]
+    assert not (tmp_path / ".lock").exists()  # refused before the lock file is created
