@@ -6,6 +6,7 @@ so on; ``audit`` is only the command's name (``python -m audit``)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -117,3 +118,27 @@ def test_the_package_and_an_audit_need_no_fcntl(tmp_path: Path):
     assert lines[0] == "audited True"
     assert lines[1].startswith("lock refused: locking a run's folder") and "fcntl.flock" in lines[1]
     assert not (tmp_path / ".lock").exists()  # refused before the lock file is created
+
+
+NUMBERS = ("scenario", "claim_id", "delta", "epsilon_lower", "epsilon_exact", "verdict", "event")
+
+
+def _suite_numbers(cwd: Path, *backend: str) -> list[dict]:
+    """``python -m dpaudit run --family classic`` from ``cwd`` as a user runs it (no PYTHONPATH): its records."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = subprocess.run([sys.executable, "-m", "dpaudit", "run", "--family", "classic", "--samples", "100000",
+                           "--seed", "3", "--json", *backend], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [{k: r[k] for k in NUMBERS} for r in json.loads(proc.stdout)["records"]]
+
+
+@pytest.mark.slow  # starts a Dask cluster (~20 s)
+def test_the_dask_backend_runs_outside_the_checkout(tmp_path: Path):
+    """The workers check that they can import dpaudit and the audited mechanisms' modules, nothing
+    generic (a worker outside the checkout has no top-level `mechanisms`): the built-in family runs
+    from a folder that is not the checkout and gives the numbers of the local backend."""
+    pytest.importorskip("distributed")
+    local = _suite_numbers(tmp_path)
+    assert _suite_numbers(tmp_path, "--backend", "dask", "--jobs", "2") == local
+    assert len(local) == 3 and all(r["verdict"] for r in local)
