@@ -1,10 +1,13 @@
 """Honest packaging: metadata without invented URLs, the Apache-2.0 LICENSE, py.typed, lower
 bounds only, matplotlib in a [report] extra (and clear behaviour without it), extras that let
-the fast tier run without dask or statsmodels, and a wheel that ships the sample configs."""
+the fast tier run without dask or statsmodels, a wheel that ships every module of the real
+folders and the sample configs, and an sdist that mirrors the repository."""
 
 import json
+import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
@@ -155,3 +158,23 @@ def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
     text = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).read(metadata).decode()
     assert "License-Expression: Apache-2.0" in text and "Provides-Extra: report" in text
     assert "Requires-Dist: matplotlib>=3.8; extra == \"report\"" in text
+
+
+@pytest.mark.slow  # builds the sdist in an isolated environment (build fetches setuptools)
+def test_the_sdist_mirrors_the_repository(tmp_path):
+    """Every file git tracks is in the sdist (MANIFEST.in), so its tests run from it: CI installs the
+    sdist and runs its fast tier from the unpacked folder (.ci/run)."""
+    pytest.importorskip("build")
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout: nothing to compare the sdist with")
+    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 and "No matching distribution" in proc.stdout + proc.stderr:
+        pytest.skip("the build backend cannot be fetched here")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with tarfile.open(next(tmp_path.glob("dpaudit-*.tar.gz"))) as sdist:
+        names = {m.name.split("/", 1)[1] for m in sdist.getmembers() if m.isfile()}
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
+    missing = sorted(f for f in tracked.stdout.split("\0") if f and (ROOT / f).is_file() and f not in names)
+    assert missing == []
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
