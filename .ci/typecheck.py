@@ -56,8 +56,9 @@ def sources(args: list[str]) -> tuple[list[BuildSource], Options]:
         for path in sorted(Path(folder).rglob("*.py")):
             name = import_name(str(path), dirs)
             out.append(BuildSource(str(path), name))
-            if any(re.search(pattern, path.as_posix()) for pattern in options.exclude):  # as mypy matches them
-                options.per_module_options[name] = {"ignore_errors": True}  # analysed, its errors silent
+            if any(re.search(pattern, path.as_posix()) for pattern in options.exclude):  # as mypy matches paths
+                # analysed, its errors silent (what follow_imports = "silent" did for an excluded file)
+                options.per_module_options[name] = {**options.per_module_options.get(name, {}), "ignore_errors": True}
     options.build_per_module_cache()
     return out, options
 
