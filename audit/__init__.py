@@ -13,13 +13,23 @@ Two default confidences, on purpose: an audit reports a measurement, at 0.95 (``
 build, and a suite runs many, so it defaults to 0.99 (20 correct mechanisms raise a false alarm
 with probability up to 1 − 0.95^20 ≈ 64 % at 0.95, up to 1 − 0.99^20 ≈ 18 % at 0.99).
 
-Names are imported on first use (PEP 562), so ``import audit`` — and the pytest plugin that
+Names are imported on first use (PEP 562), so ``import dpaudit`` — and the pytest plugin that
 pytest loads in every run — costs nothing until an audit is asked for.
+
+This folder is also the top-level ``audit`` package that keeps ``python -m audit`` working: the
+wheel installs it as this file and ``__main__.py`` only, and wherever the whole folder is reachable
+under that name (the checkout's root on ``sys.path``, an editable install) ``audit.core`` and its
+siblings are refused, so no module is ever loaded twice under two names.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -67,7 +77,7 @@ if TYPE_CHECKING:  # the same names for type checkers; "x as x" marks them as re
 
 def __getattr__(name: str) -> Any:
     if name not in _EXPORTS:
-        raise AttributeError(f"module 'audit' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(_EXPORTS[name]), name)
     globals()[name] = value
     return value
@@ -75,3 +85,25 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return __all__
+
+
+class _CommandOnly(importlib.abc.MetaPathFinder):
+    """Refuses every submodule of ``audit`` but ``audit.__main__``.
+
+    Under the name ``audit`` this folder is only the command (``python -m audit``).  Where the
+    whole folder is reachable under that name, ``import audit.core`` would otherwise execute
+    audit/core/ a second time as a module of its own, whose ``InputError`` is not
+    ``dpaudit.core.InputError`` (an ``except`` for one misses the other)."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname.startswith("audit.") and fullname != "audit.__main__":
+            raise ModuleNotFoundError(f"No module named {fullname!r}: `audit` is only the name of dpaudit's command "
+                                      f"(python -m audit); import dpaudit{fullname.removeprefix('audit')}",
+                                      name=fullname)
+        return None
+
+
+# Ahead of the path finders (and of an editable install's finder, which maps `audit` to this folder).
+if __name__ == "audit" and not any(type(f).__name__ == "_CommandOnly" for f in sys.meta_path):
+    sys.meta_path.insert(0, _CommandOnly())

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-# The checkout first, so the reference documents the code beside these pages (the repository's
-# `dpaudit` entry is the package).
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import dpaudit
+# The reference documents the installed package: the checkout's folders are not importable as
+# `dpaudit` by themselves (pyproject.toml's package-dir maps them), so build the docs of a checkout
+# with it installed in editable mode (`pip install -e '.[docs]'`, as .ci/run does).
+try:
+    import dpaudit
+except ModuleNotFoundError as exc:
+    if exc.name != "dpaudit":
+        raise
+    raise SystemExit("docs/conf.py: dpaudit is not installed in this Python; pip install -e '.[docs]'") from None
 
 project = "dpaudit"
 author = "dpaudit maintainers"

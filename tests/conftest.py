@@ -1,21 +1,37 @@
+"""The tests run against the installed ``dpaudit`` (an editable install of this checkout in
+development and CI, a wheel or the sdist's install in the packaging checks): the checkout's
+folders are not importable as ``dpaudit`` by themselves (``package-dir`` in pyproject.toml maps
+them), so nothing here puts the checkout on ``sys.path`` for the package (pytest puts the
+checkout's root there for the ``tests`` package itself)."""
+
+import fcntl
+import json
+import os
+import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
-# Tests run against the checkout (also when it is installed in editable mode).
+import pytest
+
+try:
+    import dpaudit
+except ModuleNotFoundError as exc:  # say what to do, not a collection error per test file
+    if exc.name != "dpaudit":
+        raise
+    raise pytest.UsageError("dpaudit is not installed in this Python: the tests run against the installed "
+                            "package (pip install -e '.[test]' in the checkout)") from None
+
+from tests.clirun import in_process
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 pytest_plugins = ["pytester"]
 
-import fcntl  # noqa: E402
-import json  # noqa: E402
-import os  # noqa: E402
-import subprocess  # noqa: E402
-from dataclasses import dataclass  # noqa: E402
 
-import pytest  # noqa: E402
-
-from tests.clirun import in_process  # noqa: E402
+def pytest_report_header() -> str:
+    """Which dpaudit the session tests: the editable checkout, or an installed wheel or sdist."""
+    return f"dpaudit {dpaudit.__version__} from {Path(dpaudit.__file__).parent}"
 
 
 @dataclass(frozen=True)
@@ -31,8 +47,8 @@ class SuiteRun:
 
 
 def _run_default_suite(out: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--out", str(out)], cwd=ROOT, env=env,
+    # As the README's first command: the installed package, `python -m audit` from the checkout's root.
+    proc = subprocess.run([sys.executable, "-m", "audit", "run", "--out", str(out)], cwd=ROOT,
                           capture_output=True, text=True, timeout=1800)
     return {"code": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr}
 
@@ -40,7 +56,7 @@ def _run_default_suite(out: Path) -> dict:
 @pytest.fixture(scope="session")
 def default_suite_run(tmp_path_factory):
     """The default suite, run ONCE per test session exactly as the README says
-    (``python -m audit run --out DIR`` in a subprocess, against this checkout), shared by the
+    (``python -m audit run --out DIR`` in a subprocess, from the checkout's root), shared by the
     CLI and report tests.  It takes 1.5-2 min (the audits, then the report PDF): its tests are
     in the slow tier.  Under pytest-xdist the workers share one run: the first to need it runs it
     under an exclusive lock in the session's common temporary folder, the others wait and read

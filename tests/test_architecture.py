@@ -21,11 +21,12 @@ inside a function body counts like any other.
 from __future__ import annotations
 
 import ast
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+
+from tests.layout import module_files, package_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_NAMES = ("audit", "dpcore", "mechanisms", "neighbors", "reports")
@@ -44,13 +45,6 @@ def layer_of(module: str) -> str:
     if parts[0] != "dpaudit":
         return "foreign"
     return ROOMS[parts[1]] if len(parts) > 1 else "facade"
-
-
-def module_name(path: Path, root: Path) -> str:
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
 
 
 def imports_of(path: Path, module: str) -> set[str]:
@@ -73,17 +67,22 @@ def imports_of(path: Path, module: str) -> set[str]:
     return {m for m in found if m.split(".")[0] in ("dpaudit", *OLD_NAMES)}
 
 
+# Modules the graph must hold: a layer each, so a tree read wrongly (moved, empty) is not "clean".
+ANCHORS = ("dpaudit", "dpaudit.core", "dpaudit.neighbors", "dpaudit.mechanisms.base", "dpaudit.engine.api",
+           "dpaudit.onerun", "dpaudit.catalog", "dpaudit.reports", "dpaudit.testing", "dpaudit.cli",
+           "dpaudit.runs", "dpaudit.__main__", "dpaudit.testing.pytest_plugin")
+
+
 def package_files(root: Path) -> list[Path]:
-    """Every module of the package as installed: ``dpaudit`` and the folders it links to."""
-    out = []
-    for folder, _, files in os.walk(root / "dpaudit", followlinks=True):
-        out.extend(Path(folder) / f for f in files if f.endswith(".py"))
-    return sorted(out)
+    """Every module of the package, each once under its real path (pyproject.toml's package-dir)."""
+    return sorted(module_files(root).values())
 
 
 def graph(root: Path) -> dict[str, set[str]]:
     """Module -> the project modules it imports (names that are attributes map to their module)."""
-    modules = {module_name(p, root): p for p in package_files(root)}
+    modules = module_files(root)
+    absent = [a for a in ANCHORS if a not in modules]
+    assert not absent, f"the layering test found no {absent} under {root}: it reads the wrong tree"
     out = {}
     for name, path in modules.items():
         targets = set()
@@ -156,7 +155,22 @@ def without_parent_edges(edges: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 def test_no_upward_import():
-    assert upward_imports(graph(ROOT)) == []
+    edges = graph(ROOT)
+    assert len(edges) == len(package_files(ROOT)) > 100  # every module of the tree, each once
+    assert upward_imports(edges) == []
+
+
+def test_an_empty_or_missing_tree_is_refused(tmp_path: Path):
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    with pytest.raises(LookupError, match=r"no __init__\.py"):
+        graph(tmp_path)
+    for folder in package_dirs(tmp_path).values():  # the folders, with their __init__ files only
+        src = ROOT / folder.relative_to(tmp_path)
+        for init in src.rglob("__init__.py"):
+            (folder / init.parent.relative_to(src)).mkdir(parents=True, exist_ok=True)
+            (folder / init.relative_to(src)).write_text("", encoding="utf-8")
+    with pytest.raises(AssertionError, match="found no"):
+        graph(tmp_path)
 
 
 def test_no_import_cycle():
@@ -165,7 +179,10 @@ def test_no_import_cycle():
 
 @pytest.fixture
 def tree_copy(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / "dpaudit", tmp_path / "dpaudit", ignore=shutil.ignore_patterns("__pycache__", "configs"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    for folder in package_dirs(ROOT).values():
+        shutil.copytree(folder, tmp_path / folder.relative_to(ROOT),
+                        ignore=shutil.ignore_patterns("__pycache__", "configs"))
     return tmp_path
 
 
@@ -174,30 +191,30 @@ def test_the_package_imports_no_generic_top_level_name():
     assert [e for e in upward_imports(graph(ROOT)) if any(f" imports {n}" in e for n in OLD_NAMES)] == []
 
 
-@pytest.mark.parametrize("module, line", [
-    ("dpaudit/mechanisms/_probe.py", "from dpaudit.engine import runner\n"),          # mechanisms -> engine
-    ("dpaudit/neighbors/_probe.py", "import dpaudit.mechanisms.classic\n"),          # neighbors -> mechanisms
-    ("dpaudit/core/_probe.py", "from dpaudit.neighbors import Dataset\n"),           # core -> anything
-    ("dpaudit/engine/_probe.py", "from dpaudit.catalog import kl\n"),                # engine -> catalog
-    ("dpaudit/engine/_probe.py", "from dpaudit.onerun import game\n"),               # engine -> one-run
-    ("dpaudit/engine/_probe.py", "def f():\n    import dpaudit.reports.text\n"),    # engine -> reports, in a function
-    ("dpaudit/engine/_probe.py", "from dpaudit import audit_mechanism\n"),           # engine -> the façade
-    ("dpaudit/engine/_probe.py", "from mechanisms import base\n"),                   # a generic top-level name
-    ("dpaudit/reports/_probe.py", "from dpaudit import catalog\n"),                  # reports -> catalog (siblings)
-    ("dpaudit/testing/_probe.py", "from dpaudit.reports import text\n"),             # testing -> reports (siblings)
-    ("dpaudit/catalog/_probe.py", "from dpaudit.cli import main\n"),                 # nothing imports the CLI
+@pytest.mark.parametrize("path, line", [
+    ("mechanisms/_probe.py", "from dpaudit.engine import runner\n"),          # mechanisms -> engine
+    ("neighbors/_probe.py", "import dpaudit.mechanisms.classic\n"),          # neighbors -> mechanisms
+    ("audit/core/_probe.py", "from dpaudit.neighbors import Dataset\n"),     # core -> anything
+    ("audit/engine/_probe.py", "from dpaudit.catalog import kl\n"),          # engine -> catalog
+    ("audit/engine/_probe.py", "from dpaudit.onerun import game\n"),         # engine -> one-run
+    ("audit/engine/_probe.py", "def f():\n    import dpaudit.reports.text\n"),  # engine -> reports, in a function
+    ("audit/engine/_probe.py", "from dpaudit import audit_mechanism\n"),     # engine -> the façade
+    ("audit/engine/_probe.py", "from mechanisms import base\n"),             # a generic top-level name
+    ("reports/_probe.py", "from dpaudit import catalog\n"),                  # reports -> catalog (siblings)
+    ("audit/testing/_probe.py", "from dpaudit.reports import text\n"),       # testing -> reports (siblings)
+    ("audit/catalog/_probe.py", "from dpaudit.cli import main\n"),           # nothing imports the CLI
 ])
-def test_an_upward_import_is_caught(tree_copy: Path, module: str, line: str):
-    (tree_copy / module).write_text(line, encoding="utf-8")
-    probe = module.replace("/", ".").removesuffix(".py")
+def test_an_upward_import_is_caught(tree_copy: Path, path: str, line: str):
+    (tree_copy / path).write_text(line, encoding="utf-8")
+    probe = next(name for name, file in module_files(tree_copy).items() if file == tree_copy / path)
     found = upward_imports(graph(tree_copy))
     assert found and all(f.startswith(f"{probe} ") for f in found)
 
 
 def test_a_cycle_is_caught(tree_copy: Path):
-    (tree_copy / "dpaudit" / "engine" / "_probe_a.py").write_text("from dpaudit.engine import _probe_b\n",
-                                                                   encoding="utf-8")
-    (tree_copy / "dpaudit" / "engine" / "_probe_b.py").write_text("import dpaudit.engine._probe_a\n", encoding="utf-8")
+    (tree_copy / "audit" / "engine" / "_probe_a.py").write_text("from dpaudit.engine import _probe_b\n",
+                                                                 encoding="utf-8")
+    (tree_copy / "audit" / "engine" / "_probe_b.py").write_text("import dpaudit.engine._probe_a\n", encoding="utf-8")
     assert cycles(without_parent_edges(graph(tree_copy))) == [["dpaudit.engine._probe_a", "dpaudit.engine._probe_b"]]
 
 
@@ -223,6 +240,6 @@ def test_no_import_inside_a_function_but_optional_dependencies():
 
 
 def test_an_import_inside_a_function_is_caught(tree_copy: Path):
-    (tree_copy / "dpaudit" / "engine" / "_probe.py").write_text("def f():\n    import json\n    return json\n",
-                                                                encoding="utf-8")
-    assert function_body_imports(tree_copy) == ["dpaudit/engine/_probe.py:2"]
+    (tree_copy / "audit" / "engine" / "_probe.py").write_text("def f():\n    import json\n    return json\n",
+                                                              encoding="utf-8")
+    assert function_body_imports(tree_copy) == ["audit/engine/_probe.py:2"]

@@ -110,7 +110,7 @@ def test_list_configs_shows_the_shipped_configs_and_they_live_in_the_package(cap
     for name in ("classic.toml", "kl-bandit.toml", "kl-linear.toml", "kl-rlhf.toml"):
         assert name in out and str(SHIPPED_CONFIGS / name) in out
     assert "data/bandit_log.csv" in out
-    assert (ROOT / "configs" / "classic.toml").read_bytes() == (SHIPPED_CONFIGS / "classic.toml").read_bytes()
+    assert (ROOT / "audit" / "configs" / "classic.toml").read_bytes() == (SHIPPED_CONFIGS / "classic.toml").read_bytes()
 
 
 def test_version(capsys):

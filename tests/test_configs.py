@@ -9,7 +9,7 @@ from dpaudit.cli import main
 from tests.clirun import CliRun, in_process
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIGS = sorted((ROOT / "configs").glob("*.toml"))
+CONFIGS = sorted((ROOT / "audit" / "configs").glob("*.toml"))
 
 
 def test_every_built_in_family_has_a_sample_config():
@@ -128,7 +128,7 @@ def test_non_finite_or_out_of_range_parameters_exit_2(param, message):
 
 
 def test_a_results_file_edited_by_hand_is_refused(tmp_path):
-    assert main(["run", str(ROOT / "configs" / "kl-rlhf.toml"), "--out", str(tmp_path), "--quiet"]) == 0
+    assert main(["run", str(ROOT / "audit" / "configs" / "kl-rlhf.toml"), "--out", str(tmp_path), "--quiet"]) == 0
     payload = json.loads((tmp_path / "results.json").read_text())
     assert run_cli("summary", str(tmp_path / "results.json")).returncode == 0
     assert main(["summary", str(tmp_path)]) == 0  # the run's folder stands for its results.json

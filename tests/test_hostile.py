@@ -390,7 +390,8 @@ def _bug_of_ours():
     ours by the file a frame runs in): a bug of ours, as a test defines one."""
     namespace = {}
     source = "def broken(records, **options):\n    raise ZeroDivisionError('a bug of ours')\n"
-    exec(compile(source, str(ROOT / "audit" / "summary_bug.py"), "exec"), namespace)
+    package = Path(cli_run.__file__).resolve().parents[1]  # the installed dpaudit's folder (audit/ when editable)
+    exec(compile(source, str(package / "summary_bug.py"), "exec"), namespace)
     return namespace["broken"]
 
 

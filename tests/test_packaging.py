@@ -1,15 +1,20 @@
 """Honest packaging: metadata without invented URLs, the Apache-2.0 LICENSE, py.typed, lower
 bounds only, matplotlib in a [report] extra (and clear behaviour without it), extras that let
-the fast tier run without dask or statsmodels, and a wheel that ships the sample configs."""
+the fast tier run without dask or statsmodels, a wheel that ships every module of the real
+folders and the sample configs, and an sdist that mirrors the repository."""
 
 import json
+import shutil
 import subprocess
 import sys
+import tarfile
 import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+
+from tests.layout import module_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -79,7 +84,8 @@ def test_every_package_is_typed_and_the_configs_are_package_data():
         assert (ROOT / package / "py.typed").exists(), package
     data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert data["*"] == ["py.typed"] and "configs/*.toml" in data["dpaudit"] and "configs/data/*" in data["dpaudit"]
-    assert (ROOT / "configs").resolve() == (ROOT / "audit" / "configs").resolve()
+    configs = ROOT / "audit" / "configs"  # a real folder inside the package's folder, as package data must be
+    assert not configs.is_symlink() and (configs / "kl-rlhf.toml").is_file() and (configs / "data").is_dir()
 
 
 def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need():
@@ -119,6 +125,12 @@ def test_without_matplotlib_run_out_writes_results_and_says_the_pdf_was_skipped(
     assert json.loads((out / "results.json").read_text())["as_expected"]
 
 
+def wheel_paths(root: Path) -> list[str]:
+    """Where each module of the real folders lands in a wheel (`mechanisms/base.py` at `dpaudit/mechanisms/base.py`)."""
+    return sorted(name.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
+                  for name, path in module_files(root).items())
+
+
 @pytest.mark.slow  # builds a wheel in an isolated environment (pip fetches setuptools)
 def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
@@ -127,6 +139,7 @@ def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
         pytest.skip("the build backend cannot be fetched here")
     assert proc.returncode == 0, proc.stderr
     names = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).namelist()
+    assert sorted(n for n in names if n.startswith("dpaudit/") and n.endswith(".py")) == wheel_paths(ROOT)
     for expected in ("dpaudit/configs/classic.toml", "dpaudit/configs/kl-rlhf.toml",
                      "dpaudit/configs/data/bandit_log.csv", "dpaudit/py.typed", "dpaudit/mechanisms/py.typed",
                      "dpaudit/neighbors/py.typed", "dpaudit/reports/py.typed", "dpaudit/core/__init__.py",
@@ -147,3 +160,23 @@ def test_the_wheel_ships_the_configs_py_typed_and_the_license(tmp_path):
     text = zipfile.ZipFile(next(tmp_path.glob("dpaudit-*.whl"))).read(metadata).decode()
     assert "License-Expression: Apache-2.0" in text and "Provides-Extra: report" in text
     assert "Requires-Dist: matplotlib>=3.8; extra == \"report\"" in text
+
+
+@pytest.mark.slow  # builds the sdist in an isolated environment (build fetches setuptools)
+def test_the_sdist_mirrors_the_repository(tmp_path):
+    """Every file git tracks is in the sdist (MANIFEST.in), so its tests run from it: CI installs the
+    sdist and runs its fast tier from the unpacked folder (.ci/run)."""
+    pytest.importorskip("build")
+    if not (ROOT / ".git").exists() or shutil.which("git") is None:
+        pytest.skip("not a git checkout: nothing to compare the sdist with")
+    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--outdir", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0 and "No matching distribution" in proc.stdout + proc.stderr:
+        pytest.skip("the build backend cannot be fetched here")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    with tarfile.open(next(tmp_path.glob("dpaudit-*.tar.gz"))) as sdist:
+        names = {m.name.split("/", 1)[1] for m in sdist.getmembers() if m.isfile()}
+    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True)
+    missing = sorted(f for f in tracked.stdout.split("\0") if f and (ROOT / f).is_file() and f not in names)
+    assert missing == []
+    assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]

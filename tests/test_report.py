@@ -83,7 +83,7 @@ def test_pages_render_and_are_not_blank(default_report, tmp_path):
 @pytest.mark.slow  # over 4 s in the fast tier (issue #12: the fast tier within 180 s)
 def test_a_report_with_a_sweep_has_the_rate_page(tmp_path):
     assert main(["sweep", "kl-rlhf", "--n", "10,20,40", "--samples", "5000", "--out", str(tmp_path)]) == 0
-    assert main(["run", str(ROOT / "configs" / "kl-rlhf.toml"), "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    assert main(["run", str(ROOT / "audit" / "configs" / "kl-rlhf.toml"), "--out", str(tmp_path / "r"), "--quiet"]) == 0
     assert main(["report", str(tmp_path / "r" / "results.json"), str(tmp_path / "sweep.json"),
                  "-o", str(tmp_path / "with-sweep.pdf")]) == 0
     assert "Rates: kl-rlhf" in text_of(tmp_path / "with-sweep.pdf")

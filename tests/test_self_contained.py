@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# The real folders of the package (`dpaudit` and the links inside `audit/` point into these).
+# The real folders of the package (pyproject.toml's package-dir maps them to `dpaudit` and its subpackages).
 PACKAGE_FOLDERS = ("audit", "mechanisms", "neighbors", "reports")
 SUFFIXES = (".py", ".md", ".toml", ".rst", ".txt")
 

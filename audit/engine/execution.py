@@ -410,7 +410,9 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
         where = "a local cluster" if scheduler is None else f"scheduler = {scheduler!r}"
         raise InputError(f"{where}: cannot start or connect ({type(exc).__name__}: {exc})") from None
     _silence_dask_logs()  # again: the client's and the cluster's loggers exist now, each with its own level
-    wanted = ("audit", "mechanisms", "neighbors", *modules)
+    # dpaudit under its one import name and the audited mechanisms' modules: a worker started outside
+    # a checkout has no generic top-level `mechanisms` or `neighbors`, and needs none.
+    wanted = ("dpaudit", *dict.fromkeys(m for m in modules if m != "dpaudit"))
     try:
         answers = client.run(_probe_imports, wanted)
     except Exception as exc:  # any worker failure is reported the same way

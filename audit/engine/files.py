@@ -10,18 +10,18 @@ user can write) and no reader ever sees half a file:
 * :func:`append_line` appends one line with one ``write`` and an ``fsync`` through
   ``O_NOFOLLOW``, so a checkpoint that was replaced by a link is refused, not followed.
 * :class:`FolderLock` holds ``fcntl.flock`` on ``DIR/.lock`` while a run writes ``DIR``, so two
-  runs never interleave their checkpoints.
+  runs never interleave their checkpoints.  ``fcntl`` is POSIX-only and imported only there, so the
+  package (and an audit through the API, which writes no folder) imports on any platform.
 """
 
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import tempfile
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 
 from dpaudit.core import InputError
 from dpaudit.engine.paths import path_problem
@@ -223,6 +223,17 @@ def read_text_nofollow(path: str | os.PathLike) -> str:
         return fh.read().decode("utf-8", errors="replace")
 
 
+def _fcntl() -> ModuleType:
+    """The ``fcntl`` module, or an ``OSError`` (an environment failure, exit 3) saying what is missing."""
+    try:
+        import fcntl  # optional: POSIX only (not on Windows), and only a run's folder lock needs it
+    except ImportError:
+        raise OSError(errno.ENOSYS, "locking a run's folder (--out, --resume) needs fcntl.flock, which this "
+                      "platform does not have (POSIX only: Linux, macOS); an audit through the Python API "
+                      "writes no folder and runs without it") from None
+    return fcntl
+
+
 class FolderLock:
     """An exclusive ``flock`` on ``folder/.lock`` (non-blocking: a second run is refused at once).
 
@@ -235,6 +246,7 @@ class FolderLock:
         self.fd: int | None = None
 
     def acquire(self) -> None:
+        fcntl = _fcntl()  # before the file is opened: nothing to close if the platform has no flock
         path = self.folder / LOCK_NAME
         fd = _open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -250,6 +262,7 @@ class FolderLock:
 
     def release(self) -> None:
         if self.fd is not None:
+            fcntl = _fcntl()
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None
