@@ -155,3 +155,53 @@ def test_pack_and_unpack_refuse_a_wrong_length():
         unpack_secret(pack_secret(bits), 100)
     with pytest.raises(InputError, match="secret_bits"):
         unpack_secret("!!!!", 13)
+
+
+# --- a resumed command-line run takes the stored game, never a new secret ------------------------------
+
+RESUME_CONFIG = """
+[[scenario]]
+name = "rr-training"
+mechanism = "tests.plugins.training_runs:RandomizedResponse"
+params = { m = 200, epsilon = 1.0 }
+scorer = "tests.plugins.training_runs:score"
+canaries = 200
+rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
+
+[[scenario.claim]]
+epsilon = 4.0
+delta = 1e-5
+id = "user/claim"
+"""
+
+
+def _resume_run(tmp_path):
+    from tests.clirun import in_process
+    config = tmp_path / "onerun.toml"
+    config.write_text(RESUME_CONFIG, encoding="utf-8")
+    out = tmp_path / "run"
+    first = in_process("run", config, "--allow-plugin", "tests.plugins.training_runs", "--quiet", "--out", out)
+    assert first.returncode == 0, first.stderr
+    return out, json.loads((out / "results.json").read_text(encoding="utf-8"))
+
+
+def test_a_resumed_run_keeps_the_stored_secret_and_scores(tmp_path):
+    from tests.clirun import in_process
+    out, before = _resume_run(tmp_path)
+    assert "secret_bits" in before["scenarios"][0]
+    again = in_process("run", "--resume", out, "--allow-plugin", "tests.plugins.training_runs", "--quiet")
+    assert again.returncode == 0, again.stderr
+    after = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    keep = ("secret_sha256", "secret_bits", "scores", "secret", "tests", "bounds", "seed")
+    assert {k: after["scenarios"][0][k] for k in keep} == {k: before["scenarios"][0][k] for k in keep}
+    assert after["records"][0]["onerun"] == before["records"][0]["onerun"]
+
+
+def test_a_resume_refuses_a_tampered_stored_game(tmp_path):
+    from tests.clirun import in_process
+    out, before = _resume_run(tmp_path)
+    sc = before["scenarios"][0]
+    sc["secret"] = [1 - b for b in sc["secret"]]  # another game's secret under the stored hash
+    (out / "results.json").write_text(json.dumps(before), encoding="utf-8")
+    again = in_process("run", "--resume", out, "--allow-plugin", "tests.plugins.training_runs", "--quiet")
+    assert again.returncode == 2 and "secret" in again.stderr, (again.returncode, again.stderr)

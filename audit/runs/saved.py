@@ -22,7 +22,7 @@ from typing import Any, NoReturn
 from dpaudit.core import CLAIM_STATUSES, EXPECTATIONS, RELATIONS, VERDICTS, InputError
 from dpaudit.engine.files import read_regular
 from dpaudit.engine.results import FINDINGS, NO_CLAIM, OK_OUTCOMES, SCHEMA_VERSION, finding, outcome, run_as_expected
-from dpaudit.runs.recheck import check_onerun_scenario, check_record
+from dpaudit.runs.recheck import check_onerun_links, check_onerun_scenario, check_record
 
 __all__ = ["load_results", "load_sweep"]
 
@@ -353,6 +353,7 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         _scenario(c, sc, f"scenarios[{i}]")
         for j, claim in enumerate(sc.get("claims", [])):
             check_record(claim, f"scenarios[{i}].claims[{j}]", path)
+    check_onerun_links(payload, path)  # each one-run record is its scenario's recounted game
     as_expected = c.flag(c.get(payload, "as_expected", where), "as_expected")
     if as_expected != run_as_expected(records):
         c.fail("as_expected", as_expected, "contradicts the records' outcomes")
