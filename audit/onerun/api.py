@@ -18,7 +18,7 @@ from typing import Any
 
 from dpaudit.core import Relation, require
 from dpaudit.onerun.bound import Claims, bound_record, one_run_bound
-from dpaudit.onerun.game import CanaryGame
+from dpaudit.onerun.game import CanaryGame, check_game_size
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 
@@ -41,11 +41,14 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     by default).  The bound assumes the scorer does not read the secret.
     """
     require(canaries is not None or m is not None, "canaries", canaries, "give the canaries or m")
+    require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
+            "must be an integer >= 1")
     if canaries is None:
+        require(isinstance(m, int) and not isinstance(m, bool) and m >= 1, "m", m, "must be an integer >= 1")
         assert m is not None
+        check_game_size(m, runs, "runs x m")  # before the canaries are built
         canaries = list(range(m))
     canaries = list(canaries)
-    require(isinstance(runs, int) and runs >= 1, "runs", runs, "must be an integer >= 1")
     if m is None:
         m = len(canaries) // runs if len(canaries) % runs == 0 and len(canaries) > runs else len(canaries)
     record = CanaryGame(m=m, seed=seed, runs=runs, relation=relation).play(mechanism, scorer, canaries, base,

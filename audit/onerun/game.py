@@ -45,10 +45,12 @@ import numpy as np
 from dpaudit.core import InputError, Relation, require
 from dpaudit.engine.interrupts import USER_INTERRUPT
 
-__all__ = ["PREMISE", "CanaryGame", "GameRecord", "Runnable", "Scorer", "fresh_secret", "pack_secret", "play",
-           "secret_sha256", "unpack_secret", "user_call"]
+__all__ = ["MAX_GAME", "PREMISE", "CanaryGame", "GameRecord", "Runnable", "Scorer", "check_game_size", "fresh_secret",
+           "pack_secret", "play", "secret_sha256", "unpack_secret", "user_call"]
 
 RELATIONS = (Relation.ADD_REMOVE.value, Relation.USER_LEVEL.value)
+MAX_GAME = 10**8  # canaries of one game, all runs together: a results file claiming more is refused too
+BYTES_PER_CANARY = 200  # peak of a game and its saved lists, on the high side (measured: 198 B at 1e6 canaries)
 PREMISE = ("the scorer does not read the secret: it is drawn from fresh entropy, independent of the seed, and kept "
            "out of the mechanism's and the scorer's frames; a scorer that reads it anyway voids the bound")
 FRESH, SUPPLIED = "fresh entropy", "supplied by the caller"
@@ -71,6 +73,23 @@ class Scorer(Protocol):
 def secret_sha256(secret: np.ndarray) -> str:
     """SHA-256 of the secret as bytes (one byte 0/1 per canary, in canary order)."""
     return hashlib.sha256(np.asarray(secret, dtype=np.uint8).tobytes()).hexdigest()
+
+
+def check_game_size(canaries: int, runs: int, field: str = "runs x canaries") -> None:
+    """Refuse, before anything is built or trained, a game of more than :data:`MAX_GAME` canaries or
+    one whose arrays (scores, secret, the ranking, the saved lists: :data:`BYTES_PER_CANARY` each)
+    would not fit in the memory available — an :class:`InputError` with the estimate, never a
+    ``MemoryError`` half-way."""
+    from dpaudit.engine.execution import available_memory  # a file read; the module is heavy to import here
+    from dpaudit.engine.memory import _size
+
+    total = int(canaries) * int(runs)
+    require(total <= MAX_GAME, field, f"{canaries} x {runs} = {total}",
+            f"a one-run game holds at most {MAX_GAME:.0e} canaries over all its runs")
+    need, have = total * BYTES_PER_CANARY, available_memory()
+    require(have is None or need <= have, field, f"{canaries} x {runs} = {total}",
+            f"the game needs about {_size(need)} of memory (about {BYTES_PER_CANARY} B per canary: scores, secret, "
+            f"ranking and the saved lists) but about {_size(have or 0)} is available: use fewer canaries or runs")
 
 
 def fresh_secret(size: int) -> np.ndarray:
@@ -238,6 +257,7 @@ class CanaryGame:
         ``secret``: None (default) draws S from fresh entropy; a caller's own 0/1 array of runs·m
         bits replays a game (it must be a Bernoulli(½) draw independent of everything the scorer
         sees).  ``progress(done, runs)`` is called after each training run."""
+        check_game_size(self.m, self.runs)
         canaries = list(canaries)
         total = self.m * self.runs
         require(len(canaries) in (self.m, total), "canaries", f"<{len(canaries)} canaries>",

@@ -404,11 +404,19 @@ class ClaimPlan:
                 "note": self.note or None}
 
 
+def _pilot_secret(seed: int, design: Any) -> np.ndarray:
+    """A pilot game's secret, Bernoulli(½) from the pilot's own seed (never one an audit uses)."""
+    size = design.m * int(getattr(design, "runs", 1))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,))).integers(0, 2, size=size, dtype=np.int8)
+
+
 def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.95) -> tuple[ScoreModel, int, int]:
     """The Gaussian model of ``games`` pooled pilot games of ``design`` on seeds PILOT_SEED + i, and
     the pilots' total right guesses and guesses under the design's own rule (to hold the model to)."""
     require(isinstance(games, int) and games >= 1, "pilots", games, "must be an integer >= 1")
-    results = [design.audit(PILOT_SEED + i, confidence=confidence) for i in range(games)]
+    # a pilot is no audit: its secret is drawn from the pilot's seed so that a plan is reproducible
+    results = [design.audit(PILOT_SEED + i, confidence=confidence, secret=_pilot_secret(PILOT_SEED + i, design))
+               for i in range(games)]
     scores = np.concatenate([np.asarray(r.scores) for r in results])
     secret = np.concatenate([np.asarray(r.secret) for r in results])
     model = estimate_model(scores, secret, source=f"{games} pilot game(s) of the design on seeds "

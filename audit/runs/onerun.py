@@ -52,7 +52,7 @@ from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.game import secret_sha256, unpack_secret
+from dpaudit.onerun.game import check_game_size, secret_sha256, unpack_secret
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.runs.datafiles import fail
@@ -295,6 +295,7 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
         fail(f"{p}.about", sc["about"], "must be a string")
     m = _int(sc["canaries"], f"{p}.canaries", 2, MAX_CANARIES)
     runs = _int(sc.get("runs", 1), f"{p}.runs", 1, 100_000)
+    check_game_size(m, runs, f"config: {p}.canaries x {p}.runs")  # before the plugins are built or trained
     relation = sc.get("relation", "add-remove")
     if relation not in RELATIONS:
         fail(f"{p}.relation", relation, f"a one-run scenario's canaries are added or removed: must be one of "
@@ -345,7 +346,8 @@ class RunsDesign(CanaryDesign):
 
     runs: int = 1
 
-    def audit(self, seed: int = 0, *, confidence: float = 0.95) -> OneRunResult:
+    def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None) -> OneRunResult:
         return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=len(self.canaries),
                              runs=self.runs, base=self.base, rule=self.rule, deltas=self.deltas,
-                             confidence=confidence, claims=self.claims, seed=seed, relation=self.relation)
+                             confidence=confidence, claims=self.claims, seed=seed, relation=self.relation,
+                             secret=secret)

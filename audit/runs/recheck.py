@@ -28,11 +28,10 @@ from dpaudit.core import InputError
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
-from dpaudit.onerun.game import secret_sha256, unpack_secret
+from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
 from dpaudit.onerun.rules import Split, Test, counts
 from dpaudit.onerun.steinke import epsilon_lower
 
-MAX_GAME = 10**8  # canaries of a one-run game (all runs): a run refuses more (dpaudit.runs.onerun), a file too
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
 EXACT_REL_TOL = 1e-9  # as dpaudit.engine.results: an exact value equal to the claim up to rounding is not a violation
 

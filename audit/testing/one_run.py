@@ -27,6 +27,7 @@ from typing import Any
 from dpaudit.core import Guarantee, Relation, is_real, require
 from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.curves import CurveClaim, gdp_mu
+from dpaudit.onerun.game import check_game_size
 from dpaudit.onerun.planner import best_fixed_rule
 from dpaudit.onerun.result import MU_LABEL, OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
@@ -106,6 +107,8 @@ def assert_private_one_run(train: Any, score: Any, *, epsilon: float, delta: flo
     if canaries is None:
         m = DEFAULT_M if m is None else m
         require(isinstance(m, int) and not isinstance(m, bool) and m >= 2, "m", m, "must be an integer >= 2")
+        if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1:
+            check_game_size(m, runs, "runs x m")  # before the canaries are built
         canaries = list(range(m))
     canaries = list(canaries)
     require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
