@@ -353,7 +353,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             if mode != "off":
                 print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {design.name}", file=sys.stderr)
             results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry,
-                                           saved=games.get(design.name)))
+                                           saved=games.get(design.name), progress=mode != "off"))
             if out and index + 1 < len(plan.onerun):
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result

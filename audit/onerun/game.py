@@ -43,7 +43,10 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dpaudit.core import InputError, Relation, require
+from dpaudit.engine import execution
 from dpaudit.engine.interrupts import USER_INTERRUPT
+from dpaudit.engine.memory import _size
+from dpaudit.onerun.progress import current as current_progress
 
 __all__ = ["MAX_GAME", "PREMISE", "CanaryGame", "GameRecord", "Runnable", "Scorer", "check_game_size", "fresh_secret",
            "pack_secret", "play", "secret_sha256", "unpack_secret", "user_call"]
@@ -80,13 +83,10 @@ def check_game_size(canaries: int, runs: int, field: str = "runs x canaries") ->
     one whose arrays (scores, secret, the ranking, the saved lists: :data:`BYTES_PER_CANARY` each)
     would not fit in the memory available — an :class:`InputError` with the estimate, never a
     ``MemoryError`` half-way."""
-    from dpaudit.engine.execution import available_memory  # a file read; the module is heavy to import here
-    from dpaudit.engine.memory import _size
-
     total = int(canaries) * int(runs)
     require(total <= MAX_GAME, field, f"{canaries} x {runs} = {total}",
             f"a one-run game holds at most {MAX_GAME:.0e} canaries over all its runs")
-    need, have = total * BYTES_PER_CANARY, available_memory()
+    need, have = total * BYTES_PER_CANARY, execution.available_memory()
     require(have is None or need <= have, field, f"{canaries} x {runs} = {total}",
             f"the game needs about {_size(need)} of memory (about {BYTES_PER_CANARY} B per canary: scores, secret, "
             f"ranking and the saved lists) but about {_size(have or 0)} is available: use fewer canaries or runs")
@@ -256,7 +256,8 @@ class CanaryGame:
 
         ``secret``: None (default) draws S from fresh entropy; a caller's own 0/1 array of runs·m
         bits replays a game (it must be a Bernoulli(½) draw independent of everything the scorer
-        sees).  ``progress(done, runs)`` is called after each training run."""
+        sees).  ``progress(done, runs)`` is called before the first training run and after each
+        (default: the reporter of an enclosing :func:`dpaudit.onerun.progress.reporting`, else none)."""
         check_game_size(self.m, self.runs)
         canaries = list(canaries)
         total = self.m * self.runs
@@ -267,6 +268,9 @@ class CanaryGame:
         sealed = _sealed(secret, total)
         del secret  # from here on S lives in ``sealed`` only: no frame below this one sees it as a local
         scores = np.empty(total)
+        report = progress if progress is not None else current_progress()
+        if report is not None:
+            report(0, self.runs)
         for run in range(self.runs):
             own = canaries if len(canaries) == self.m else canaries[run * self.m:(run + 1) * self.m]
             # the dataset is passed straight on: no local of this frame holds it while the scorer runs
@@ -275,8 +279,8 @@ class CanaryGame:
             scores[run * self.m:(run + 1) * self.m] = _check_scores(user_call(score_fn, "scorer", output, own),
                                                                     self.m)
             del output
-            if progress is not None:
-                progress(run + 1, self.runs)
+            if report is not None:
+                report(run + 1, self.runs)
         return GameRecord(scores=scores, secret=sealed.unsealed(), canaries_per_run=self.m, runs=self.runs,
                           seed=int(self.seed), relation=self.relation, sha256=sealed.sha256,
                           secret_source=sealed.source)

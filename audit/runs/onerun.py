@@ -53,10 +53,12 @@ from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.game import check_game_size, secret_sha256, unpack_secret
+from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.runs.datafiles import fail
 from dpaudit.runs.plugins import build_plugin, load_plugin
+from dpaudit.runs.saved import load_results
 
 __all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario", "saved_games"]
 
@@ -77,8 +79,6 @@ def saved_games(folder: Path, fingerprint: str) -> dict[str, dict[str, Any]]:
     ``results.json``, by name: a resume takes their games as they were played (the stored scores and
     secret), never replays them with a new secret.  The file is read and re-checked as ``summary``
     reads it (:func:`dpaudit.runs.saved.load_results`): a tampered game is refused."""
-    from dpaudit.runs.saved import load_results  # runs.saved reads records that name this module's keys
-
     path = folder / "results.json"
     if not path.is_file():
         return {}
@@ -106,15 +106,19 @@ def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confiden
 
 
 def onerun_scenario(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim],
-                    saved: dict[str, Any] | None = None) -> OneRunScenario:
+                    saved: dict[str, Any] | None = None, progress: bool = False) -> OneRunScenario:
     """One training run of ``design`` (``saved``: its entry of the run's results.json when a resumed
-    run played it before: bounded again from the stored game, not replayed).  A bad input names the
-    scenario (exit 2); a user's mechanism or scorer that raises is the user's (exit 2), one of
-    dpaudit's own designs that raises is ours (exit 3)."""
+    run played it before: bounded again from the stored game, not replayed; ``progress``: a line per
+    training run, or every 5 s, on stderr: :class:`dpaudit.onerun.progress.TrainingProgress`).  A bad
+    input names the scenario (exit 2); a user's mechanism or scorer that raises is the user's (exit
+    2), one of dpaudit's own designs that raises is ours (exit 3)."""
     try:
         if saved is not None:
             return _resumed(design, saved, seed=seed, confidence=confidence, registry=registry)
-        return run_design(design, seed=seed, confidence=confidence, registry=registry)
+        if not progress:
+            return run_design(design, seed=seed, confidence=confidence, registry=registry)
+        with TrainingProgress(f"one-run {design.name}") as reporter, reporting(reporter):
+            return run_design(design, seed=seed, confidence=confidence, registry=registry)
     except InputError as exc:
         raise InputError(f"scenario {design.name!r}: {exc}") from None
     except KeyboardInterrupt:  # the user's Ctrl-C goes on (a partial result); the code's own is bad input
