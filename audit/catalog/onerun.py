@@ -194,8 +194,8 @@ def _family_rejection(design: CanaryDesign, result: OneRunResult) -> FamilyRejec
 
 def run_design(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim],
                mechanism: str | None = None) -> OneRunScenario:
-    """One training run of ``design`` with the secret of ``seed`` (a rerun with the same seed gives
-    the same result: a resumed run simply recomputes it)."""
+    """One training run of ``design``: its randomness from ``seed``, its secret from fresh entropy (a
+    resumed run takes the stored game instead: :func:`dpaudit.runs.onerun.onerun_scenario`)."""
     start = time.perf_counter()
     result = design.audit(seed, confidence=confidence)
     rejection = _family_rejection(design, result)
