@@ -148,3 +148,9 @@ def test_a_game_whose_scores_are_fewer_than_m_is_refused(honest, tmp_path):
     p["scenarios"][0]["scores"] = p["scenarios"][0]["scores"][:-1]
     done = summary(tmp_path, p)
     assert done.returncode == 2 and "scenarios[0].scores = " in done.stderr, done.stderr
+
+
+def test_the_records_and_the_game_state_what_the_bound_assumes(honest):
+    sc = honest["scenarios"][0]
+    assert "does not read the secret" in sc["premise"] and sc["secret_source"] == "fresh entropy"
+    assert all("does not read the secret" in rec["onerun"]["assumes"] for rec in honest["records"])
