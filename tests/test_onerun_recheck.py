@@ -154,3 +154,16 @@ def test_the_records_and_the_game_state_what_the_bound_assumes(honest):
     sc = honest["scenarios"][0]
     assert "does not read the secret" in sc["premise"] and sc["secret_source"] == "fresh entropy"
     assert all("does not read the secret" in rec["onerun"]["assumes"] for rec in honest["records"])
+
+
+def test_a_record_claiming_more_canaries_than_its_game_holds_is_refused_first(honest, tmp_path):
+    """m = r = 10^6 (under the limit) on 200 stored scores: refused naming the scores, before the
+    record's bounds (minutes at that m) are recomputed."""
+    p = copy.deepcopy(honest)
+    big = 10**6
+    for info in [p["scenarios"][0], *(rec["onerun"] for rec in p["records"])]:
+        info["m"] = info["r"] = info["v"] = big
+        info["k_plus"] = info["rule"]["k_plus"] = big - info["k_minus"]
+        info["tests"][0].update(m=big, r=big, k_plus=big - info["k_minus"], v=big)
+    done = summary(tmp_path, p)
+    assert done.returncode == 2 and "scenarios[0].scores = '<200>'" in done.stderr, done.stderr

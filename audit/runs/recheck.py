@@ -332,8 +332,10 @@ _LINKED = ("m", "runs", "r", "v", "k_plus", "k_minus", "rule", "alpha", "secret_
 
 def check_onerun_links(payload: dict[str, Any], source: Any) -> None:
     """Each one-run record is its scenario's game: the same counts, tests, rule, secret hash and seed;
-    and each one-run scenario ran at the run's seed.  A record that names no one-run scenario, or
-    differs from it, is refused naming the field."""
+    each one-run scenario ran at the run's seed and holds its m scores (m at most :data:`MAX_GAME`).
+    A record that names no one-run scenario, or differs from it, is refused naming the field.  Run
+    before the records' bounds are recomputed: their cost (O(m) per test) is then that of a game
+    the file really holds."""
 
     def fail(where: str, value: Any, why: str) -> NoReturn:
         raise InputError(f"{source}: {where} = {value!r} contradicts the record's own numbers: {why}")
@@ -342,6 +344,13 @@ def check_onerun_links(payload: dict[str, Any], source: Any) -> None:
         games = {}
         for i, sc in enumerate(payload["scenarios"]):
             if isinstance(sc, dict) and sc.get("kind") == "one-run":
+                m, scores = sc["m"], sc.get("scores")
+                if not (isinstance(m, int) and not isinstance(m, bool) and 2 <= m <= MAX_GAME):
+                    fail(f"scenarios[{i}].m", m, f"a one-run game holds from 2 to {MAX_GAME:.0e} canaries (the "
+                         "largest game a run plays)")
+                if not isinstance(scores, list) or len(scores) != m:  # before any bound of m is computed
+                    fail(f"scenarios[{i}].scores", f"<{len(scores) if isinstance(scores, list) else scores}>",
+                         f"a one-run game stores its m = {m} scores (one per canary) so that it can be recounted")
                 if sc["seed"] != payload["seed"]:
                     fail(f"scenarios[{i}].seed", sc["seed"], f"the run's seed is {payload['seed']}")
                 games[sc["scenario"]] = sc

@@ -343,6 +343,7 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
     if planned is not None and (planned < len(scenarios) or (complete and planned != len(scenarios))):
         c.fail("scenarios_planned", planned, f"does not match the {len(scenarios)} scenarios saved"
                + ("" if complete else " (a partial run saves fewer than planned, never more)"))
+    check_onerun_links(payload, path)  # first: a one-run record's size is its game's, bounded by the scores held
     for i, rec in enumerate(records):
         _record(c, rec, f"records[{i}]")
         check_record(rec, f"records[{i}]", path)
@@ -353,7 +354,6 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
         _scenario(c, sc, f"scenarios[{i}]")
         for j, claim in enumerate(sc.get("claims", [])):
             check_record(claim, f"scenarios[{i}].claims[{j}]", path)
-    check_onerun_links(payload, path)  # each one-run record is its scenario's recounted game
     as_expected = c.flag(c.get(payload, "as_expected", where), "as_expected")
     if as_expected != run_as_expected(records):
         c.fail("as_expected", as_expected, "contradicts the records' outcomes")
