@@ -37,8 +37,10 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     a callable; ``scorer``: ``score(output, canaries)`` or a callable, one float per canary.
     ``seed`` seeds the mechanism's generators only.  ``secret``: None (default) draws the inclusion
     bits from fresh entropy; give runs·m bits 0/1 of your own Bernoulli(½) draw to replay a game
-    (checked for plausibility).  ``progress(done, runs)`` is called after each training run (quiet
-    by default).  The bound assumes the scorer does not read the secret.
+    (checked for plausibility).  ``progress(done, runs)`` is called before the first training run
+    and after each (quiet by default; :class:`dpaudit.onerun.progress.TrainingProgress` prints lines).
+    ``SystemExit`` or ``KeyboardInterrupt`` from the mechanism or scorer is an ``InputError`` naming
+    it.  The bound assumes the scorer does not read the secret.
     """
     require(canaries is not None or m is not None, "canaries", canaries, "give the canaries or m")
     require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
