@@ -15,6 +15,7 @@ from dpaudit.onerun import Fixed
 from dpaudit.onerun.designs import refuted
 from dpaudit.onerun.designs.alignment import mle_design
 from dpaudit.onerun.designs.mle_dedicated import CoordinateComparison, mle_dedicated_design
+from tests.onerun_seeded import seeded
 
 
 @pytest.fixture(scope="module")
@@ -31,12 +32,14 @@ def test_canaries_are_norm_bound_unit_directions(small):
 def test_scores_see_the_canaries_when_they_can():
     # d >> m (little overlap between canary directions) and almost no noise (eps = 200, no output
     # noise): the residual-gradient scorer finds the canaries, so it can fail a leaky run.
+    # The secret seed 0 drew before the secret came from fresh entropy (tests/onerun_seeded.py); with a
+    # fresh secret this design exceeds 1.0 in about 4 of 20 games: the claim is one game's.
     leaky = replace(mle_design(n=2000, m=40, d=160, epsilon=200.0, output_noise=False), rule=Fixed(10, 10))
-    assert leaky.audit(0).epsilon_lower[0] > 1.0
+    assert seeded(leaky, 0).epsilon_lower[0] > 1.0
 
 
 def test_correct_mle_passes_on_five_seeds(small):
-    assert all(small.as_expected(small.audit(seed)) for seed in range(5))
+    assert all(small.as_expected(seeded(small, seed)) for seed in range(5))
 
 
 @pytest.mark.slow
@@ -44,7 +47,7 @@ def test_mle_never_refuted_over_100_seeds():
     # m = 1000 canaries on 10^4 base comparisons (the slow tier's CPU budget); the full size,
     # 10^5 comparisons, is the one-run suite's scenario and was measured once (0 of 100).
     design = mle_design(n=10_000)
-    assert sum(refuted(design.audit(seed)) for seed in range(3000, 3100)) == 0
+    assert sum(refuted(seeded(design, seed)) for seed in range(3000, 3100)) == 0
 
 
 # --- dedicated coordinates (d >= m): one canary comparison per coordinate, score = its coordinate ---
@@ -93,11 +96,11 @@ def test_dedicated_scores_find_the_canaries_when_the_noise_allows():
     leaky = mle_dedicated_design(n=5000, m=200, d0=6, epsilon=8.0, calibration="paper", bug="tenth-noise",
                                  rule=Fixed(20, 20))
     assert leaky.expected == {}
-    assert leaky.audit(0).epsilon_lower[0] > 1.0
+    assert seeded(leaky, 0).epsilon_lower[0] > 1.0
 
 
 def test_correct_dedicated_mle_passes_on_five_seeds(dedicated):
-    assert all(dedicated.as_expected(dedicated.audit(seed)) for seed in range(5))
+    assert all(dedicated.as_expected(seeded(dedicated, seed)) for seed in range(5))
 
 
 @pytest.mark.slow
@@ -106,4 +109,4 @@ def test_dedicated_mle_never_refuted_over_100_seeds():
     # (about 0.02 s a run); the full size, 10^5 comparisons, is the one-run suite's scenario.
     for calibration in ("instantiated", "paper"):
         design = mle_dedicated_design(n=10_000, m=1000, calibration=calibration)
-        assert sum(refuted(design.audit(seed)) for seed in range(3000, 3100)) == 0
+        assert sum(refuted(seeded(design, seed)) for seed in range(3000, 3100)) == 0

@@ -12,6 +12,7 @@ from dpaudit.onerun import Fixed
 from dpaudit.onerun.designs import refuted
 from dpaudit.onerun.designs.covariance import covariance_design
 from dpaudit.onerun.designs.mle_dedicated import CoordinateComparison
+from tests.onerun_seeded import seeded
 
 
 @pytest.mark.parametrize("calibration", ["tight", "paper"])
@@ -51,14 +52,14 @@ def test_scores_find_the_canaries_when_the_noise_allows():
     # eps = 40: sigma on the exact curve gives mu about 4.6 per canary; the released entries find
     # the canaries (so the scorer can fail a leaky release), and the claims still hold.
     design = covariance_design(epsilon=40.0, m=200, n=1000, rule=Fixed(20, 20))
-    result = design.audit(0)
+    result = seeded(design, 0)
     assert result.epsilon_lower[0] > 1.0 and result.relation == "zero-out"
     assert design.as_expected(result)
 
 
 def test_correct_release_passes_on_five_seeds():
     design = covariance_design()
-    assert all(design.as_expected(design.audit(seed)) for seed in range(5))
+    assert all(design.as_expected(seeded(design, seed)) for seed in range(5))
 
 
 def test_printed_sigma_is_beyond_one_run():
@@ -68,11 +69,11 @@ def test_printed_sigma_is_beyond_one_run():
     design = covariance_design(calibration="paper", epsilon=1.0)
     allowed = covariance_design(epsilon=1.0, m=20, n=200).claims[-1].mu
     assert design.claims[-1].mu == pytest.approx(0.1345, abs=1e-4) and allowed == pytest.approx(0.1198, abs=1e-4)
-    results = [design.audit(seed) for seed in range(5)]
+    results = [seeded(design, seed) for seed in range(5)]
     assert all(r.gdp_mu_lower < allowed and not refuted(r) for r in results)
 
 
 @pytest.mark.slow
 def test_correct_release_never_refuted_over_100_seeds():
     design = covariance_design()   # full size (eps = 8, mu = 0.816): about 0.02 s a run
-    assert sum(refuted(design.audit(seed)) for seed in range(4000, 4100)) == 0
+    assert sum(refuted(seeded(design, seed)) for seed in range(4000, 4100)) == 0

@@ -21,6 +21,7 @@ from dpaudit.onerun.designs.dpsgd import blackbox_design, family_rejection, nois
 from dpaudit.onerun.family import strongest_rejected
 from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.rules import Test as RuleTest
+from tests.onerun_seeded import seeded
 
 
 def test_accountant_numbers_of_the_issue():
@@ -89,7 +90,7 @@ def test_family_search_matches_the_gdp_mu_search():
 def test_whitebox_dpsgd_at_eps8_acceptance():
     """m = 1000 gradient canaries, accountant eps = 8 at 1e-5; medians over seeds 0-4."""
     design = whitebox_design(epsilon=8.0)
-    results = [design.audit(seed) for seed in range(5)]
+    results = [seeded(design, seed) for seed in range(5)]
     steinke = np.median([r.epsilon_at(1e-5) for r in results])
     family = np.median([family_rejection(r, design.mechanism).epsilon for r in results])
     assert steinke >= 1.8
@@ -101,7 +102,7 @@ def test_whitebox_dpsgd_at_eps8_acceptance():
 @pytest.mark.parametrize("bug", ["noise-halved", "no-clip-canaries"])
 def test_faulty_twins_are_refuted(bug):
     design = whitebox_design(noise_multiplier=1.19, bug=bug)  # claims the accountant's eps ~ 2
-    results = [design.audit(seed) for seed in range(5)]
+    results = [seeded(design, seed) for seed in range(5)]
     assert sum(refuted(r) for r in results) >= 4
     if bug == "noise-halved":
         assert sum(bool(r.claims[1].rejected) for r in results) >= 4  # through the curve test
@@ -114,10 +115,10 @@ def test_correct_dpsgd_never_refuted_over_100_seeds():
     (the curve is a lower envelope and the Steinke bound sits far below 8).  The twin above shows
     the same test does refute a broken mechanism."""
     design = whitebox_design(epsilon=8.0)
-    hits = sum(refuted(design.audit(seed)) for seed in range(1000, 1100))
+    hits = sum(refuted(seeded(design, seed)) for seed in range(1000, 1100))
     assert hits == 0
 
 
 def test_blackbox_input_canaries_pass_their_claims():
     design = blackbox_design(m=200, steps=100, n_base=500)
-    assert all(design.as_expected(design.audit(seed)) for seed in range(3))
+    assert all(design.as_expected(seeded(design, seed)) for seed in range(3))

@@ -11,6 +11,7 @@ import pytest
 from dpaudit.core import InputError
 from dpaudit.onerun.designs import refuted
 from dpaudit.onerun.designs.policy import DPPG_RULE, dppg_design, dppg_rule
+from tests.onerun_seeded import seeded
 
 
 def test_canary_slots_are_the_worst_user_pair():
@@ -40,20 +41,20 @@ def test_toy_size_runs_and_passes():
     # The default suite's fixture size (m = 100 canary users, d = 16, T = 10): about 0.01 s a run.
     toy = dppg_design(m=100, d=16, rounds=10, per_round=20, epsilon=4.0)
     assert toy.m == 100 and toy.rule.k_plus == 20
-    assert all(toy.as_expected(toy.audit(seed)) for seed in range(5))
+    assert all(toy.as_expected(seeded(toy, seed)) for seed in range(5))
     with pytest.raises(InputError, match="per_round"):
         dppg_design(m=100, d=16, rounds=10, per_round=10, epsilon=4.0)   # 10 canary slots fill the round
 
 
 def test_correct_dppg_passes_on_five_seeds():
     design = dppg_design()
-    assert all(design.as_expected(design.audit(seed)) for seed in range(5))
+    assert all(design.as_expected(seeded(design, seed)) for seed in range(5))
 
 
 @pytest.mark.parametrize("bug", ["wrong-relation", "reward-convention"])
 def test_faulty_dppg_twins_are_refuted(bug):
     design = dppg_design(bug=bug)
-    results = [design.audit(seed) for seed in range(5)]
+    results = [seeded(design, seed) for seed in range(5)]
     assert sum(design.as_expected(r) for r in results) >= 4
     if bug == "reward-convention":  # outside the premise: not-applicable, evidence beside it
         assert all(c.verdict == "not-applicable" for r in results for c in r.claims[:2])
@@ -65,4 +66,4 @@ def test_faulty_dppg_twins_are_refuted(bug):
 @pytest.mark.slow
 def test_correct_dppg_never_refuted_over_100_seeds():
     design = dppg_design()
-    assert sum(refuted(design.audit(seed)) for seed in range(2000, 2100)) == 0
+    assert sum(refuted(seeded(design, seed)) for seed in range(2000, 2100)) == 0

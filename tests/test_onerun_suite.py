@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dpaudit.onerun.designs.suite import onerun_designs
+from tests.onerun_seeded import seeded
 
 
 @pytest.mark.slow
@@ -14,7 +15,7 @@ def test_every_design_as_expected_on_seed_0():
     designs = onerun_designs()
     names = [d.name for d in designs]
     assert len(set(names)) == len(names)
-    failed = [d.name for d in designs if not d.as_expected(d.audit(0))]
+    failed = [d.name for d in designs if not d.as_expected(seeded(d, 0))]
     assert failed == []
     twins = [d for d in designs if "violation" in d.expected.values()]
     assert len(twins) >= 4  # noise x0.5, no clipping, DP-PG wrong relation, DP-PG reward convention

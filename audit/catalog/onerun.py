@@ -154,7 +154,8 @@ class OneRunScenario:
             "event": None, "value_views": None,
             "onerun": {"m": r.m, "runs": r.runs, "r": r.r, "v": r.v, "k_plus": r.k_plus, "k_minus": r.k_minus,
                        "rule": r.rule, "correction": r.rule.get("correction"), "alpha": r.alpha,
-                       "secret_sha256": r.secret_sha256, "claim_type": "curve" if curve else "epsilon-delta",
+                       "secret_sha256": r.secret_sha256, "assumes": r.premise,
+                       "claim_type": "curve" if curve else "epsilon-delta",
                        "curve": c.to_dict() if curve else None,
                        "gdp_mu_lower": r.to_dict()["gdp_mu_lower"],
                        "tests": [t.to_dict() for t in r.tests],
@@ -194,8 +195,8 @@ def _family_rejection(design: CanaryDesign, result: OneRunResult) -> FamilyRejec
 
 def run_design(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim],
                mechanism: str | None = None) -> OneRunScenario:
-    """One training run of ``design`` with the secret of ``seed`` (a rerun with the same seed gives
-    the same result: a resumed run simply recomputes it)."""
+    """One training run of ``design``: its randomness from ``seed``, its secret from fresh entropy (a
+    resumed run takes the stored game instead: :func:`dpaudit.runs.onerun.onerun_scenario`)."""
     start = time.perf_counter()
     result = design.audit(seed, confidence=confidence)
     rejection = _family_rejection(design, result)

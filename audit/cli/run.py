@@ -50,7 +50,7 @@ from dpaudit.reports.text import errata_note, incomplete_note, printable, settin
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
-from dpaudit.runs.onerun import onerun_scenario
+from dpaudit.runs.onerun import onerun_scenario, saved_games
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 from dpaudit.runs.saved import check_plan_sizes
 
@@ -316,6 +316,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         write_atomic(folder.path / "config.resolved.json", dumps({**_resolved(plan, argv), "fingerprint": fp}))
         checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp, fresh=True)
     out = folder.path if folder is not None else None
+    # one-run games an earlier attempt finished: taken as played (stored secret), read before anything is rewritten
+    games = saved_games(out, fp) if out is not None and saved is not None else {}
     mode = "off" if args.quiet else ("bar" if sys.stderr.isatty() else "log")
     client = None
     if st.backend == "dask":
@@ -374,7 +376,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
                 break
             if mode != "off":
                 print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
-            results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry))
+            results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry,
+                                           saved=games.get(design.name), progress=mode != "off"))
             if out and index + 1 < len(plan.onerun):
                 write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
     except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result

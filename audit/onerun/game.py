@@ -1,8 +1,7 @@
 """The canary game of one-run auditing (Steinke, Nasr, Jagielski, NeurIPS 2023, Algorithm 1).
 
-m canaries; a secret ``S ~ Bernoulli(½)^m`` drawn from the game's own random stream; the
-training dataset is the base data plus the canaries with ``S_i = 1``, built with the relation
-the claim is stated for:
+m canaries; a secret ``S ~ Bernoulli(½)^m``; the training dataset is the base data plus the
+canaries with ``S_i = 1``, built with the relation the claim is stated for:
 
 * ``add-remove``: each canary is one record, appended when included;
 * ``user-level``: each canary is one user (a sequence of records), added as a whole user.
@@ -12,25 +11,52 @@ float per canary, higher meaning "in".  R independent runs with m canaries each 
 R·m canaries: each canary changes one run's dataset only, so the composed mechanism is as
 private towards each canary as one run is, and the bounds apply with R·m in place of m.
 
-Streams: ``SeedSequence(seed, spawn_key=(0,))`` draws S, ``spawn_key=(1, run)`` is the
-mechanism's generator of run ``run``; the record keeps the seed and a SHA-256 of S, so a
-result can be re-checked (:func:`secret_sha256`) and a killed run resumed with the same S.
+The secret.  Algorithm 1 needs S independent of everything the guesser sees but the output:
+S is drawn from fresh operating-system entropy (``numpy.random.SeedSequence()`` with no seed),
+never from the run's seed, which the user's code knows (a scorer that re-derived S from a
+documented stream of the seed, or simply reused the seed for its own randomness, would "guess"
+every canary).  While the game is played S is held packed in a private holder: each run's
+dataset is built by a helper that returns the dataset only, so no frame of the mechanism's or
+the scorer's call stack holds S, a slice of it, or the dataset of a finished run as a local.
+The record stores S (packed bits, :func:`pack_secret`) with its SHA-256, so a result stays
+re-checkable (:meth:`GameRecord.verify`) without re-deriving anything.  :data:`PREMISE`: a bound
+holds only if the scorer does not read S (code that digs through the interpreter's objects could);
+the record says so.  A caller that needs the same game twice passes ``secret=`` explicitly (its
+own Bernoulli(½) draw, checked by :func:`dpaudit.onerun.bound.one_run_bound`).
+
+Streams: ``SeedSequence(seed, spawn_key=(1, run))`` is the mechanism's generator of run ``run``
+(reproducible training randomness); S comes from no seed.
+
+``SystemExit`` or ``KeyboardInterrupt`` raised by the user's mechanism or scorer (a ``sys.exit(0)``
+in a training script) is the user's bad input: an :class:`~dpaudit.core.InputError` naming the
+function, never the end of the caller's process.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from dpaudit.core import InputError, Relation, require
+from dpaudit.engine import execution
+from dpaudit.engine.interrupts import USER_INTERRUPT
+from dpaudit.engine.memory import _size
+from dpaudit.onerun.progress import current as current_progress
 
-__all__ = ["CanaryGame", "GameRecord", "Runnable", "Scorer", "play", "secret_sha256"]
+__all__ = ["MAX_GAME", "PREMISE", "CanaryGame", "GameRecord", "Runnable", "Scorer", "check_game_size", "fresh_secret",
+           "pack_secret", "play", "secret_sha256", "unpack_secret", "user_call"]
 
 RELATIONS = (Relation.ADD_REMOVE.value, Relation.USER_LEVEL.value)
+MAX_GAME = 10**8  # canaries of one game, all runs together: a results file claiming more is refused too
+BYTES_PER_CANARY = 200  # peak of a game and its saved lists, on the high side (measured: 198 B at 1e6 canaries)
+PREMISE = ("the scorer does not read the secret: it is drawn from fresh entropy, independent of the seed, and kept "
+           "out of the mechanism's and the scorer's frames; a scorer that reads it anyway voids the bound")
+FRESH, SUPPLIED = "fresh entropy", "supplied by the caller"
 
 
 @runtime_checkable
@@ -52,10 +78,101 @@ def secret_sha256(secret: np.ndarray) -> str:
     return hashlib.sha256(np.asarray(secret, dtype=np.uint8).tobytes()).hexdigest()
 
 
+def check_game_size(canaries: int, runs: int, field: str = "runs x canaries") -> None:
+    """Refuse, before anything is built or trained, a game of more than :data:`MAX_GAME` canaries or
+    one whose arrays (scores, secret, the ranking, the saved lists: :data:`BYTES_PER_CANARY` each)
+    would not fit in the memory available — an :class:`InputError` with the estimate, never a
+    ``MemoryError`` half-way."""
+    total = int(canaries) * int(runs)
+    require(total <= MAX_GAME, field, f"{canaries} x {runs} = {total}",
+            f"a one-run game holds at most {MAX_GAME:.0e} canaries over all its runs")
+    need, have = total * BYTES_PER_CANARY, execution.available_memory()
+    require(have is None or need <= have, field, f"{canaries} x {runs} = {total}",
+            f"the game needs about {_size(need)} of memory (about {BYTES_PER_CANARY} B per canary: scores, secret, "
+            f"ranking and the saved lists) but about {_size(have or 0)} is available: use fewer canaries or runs")
+
+
+def fresh_secret(size: int) -> np.ndarray:
+    """S ~ Bernoulli(½)^size from fresh operating-system entropy (no seed: nothing the user's code
+    knows determines it)."""
+    return np.random.default_rng(np.random.SeedSequence()).integers(0, 2, size=size, dtype=np.int8)
+
+
+def pack_secret(secret: np.ndarray) -> str:
+    """The bits as base64 of ``numpy.packbits`` (big-endian within a byte, zero-padded): m/6 characters."""
+    return base64.b64encode(np.packbits(np.asarray(secret, dtype=np.uint8)).tobytes()).decode("ascii")
+
+
+def unpack_secret(text: str, m: int) -> np.ndarray:
+    """The m bits :func:`pack_secret` wrote, or an :class:`InputError` when ``text`` cannot hold them."""
+    require(isinstance(text, str) and len(text) == 4 * (((m + 7) // 8 + 2) // 3), "secret_bits",
+            f"<{len(text) if isinstance(text, str) else type(text).__name__} characters>",
+            f"must be the base64 of {m} packed bits ({4 * (((m + 7) // 8 + 2) // 3)} characters)")
+    try:
+        raw = base64.b64decode(text.encode("ascii"), validate=True)
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise InputError(f"secret_bits = <{len(text)} characters> is invalid: not base64 ({exc})") from None
+    return np.unpackbits(np.frombuffer(raw, dtype=np.uint8), count=m).astype(np.int8)
+
+
+class _Sealed:
+    """The secret during a game: packed bytes (no array of it lives in any frame), its hash and
+    where it came from.  :meth:`bits` gives one run's slice to the dataset helper only."""
+
+    __slots__ = ("_packed", "_size", "sha256", "source")
+
+    def __init__(self, bits: np.ndarray, source: str) -> None:
+        self._packed, self._size = np.packbits(bits.astype(np.uint8)).tobytes(), int(bits.size)
+        self.sha256, self.source = secret_sha256(bits), source
+
+    def bits(self, start: int, stop: int) -> np.ndarray:
+        return np.unpackbits(np.frombuffer(self._packed, dtype=np.uint8), count=self._size)[start:stop].astype(np.int8)
+
+    def unsealed(self) -> np.ndarray:
+        return self.bits(0, self._size)
+
+
+def _sealed(secret: Any, total: int) -> _Sealed:
+    """A caller's ``secret`` (0/1, one bit per canary of all runs), or fresh entropy when None."""
+    if secret is None:
+        return _Sealed(fresh_secret(total), FRESH)
+    try:
+        bits = np.asarray(secret).reshape(-1)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"secret = {secret!r:.80} is invalid: must be {total} bits 0/1 ({exc})") from None
+    require(bits.size == total, "secret", f"<{bits.size} bits>", f"must hold one bit per canary of all runs ({total})")
+    require(bits.dtype.kind in "biuf" and bool(np.all((bits == 0) | (bits == 1))), "secret", "<values>",
+            "must be 0/1 (1 = canary included), drawn Bernoulli(1/2) independently of the seed and the scorer")
+    return _Sealed(bits.astype(np.int8), SUPPLIED)
+
+
+def user_call(fn: Callable[..., Any], role: str, *args: Any) -> Any:
+    """``fn(*args)`` for the user's ``role`` ("mechanism", "scorer"): a ``SystemExit`` (any code) or a
+    ``KeyboardInterrupt`` it raises is an :class:`InputError` naming it; the user's own Ctrl-C under
+    the application's handler (:data:`~dpaudit.engine.interrupts.USER_INTERRUPT`) goes on."""
+    try:
+        return fn(*args)
+    except KeyboardInterrupt:
+        if USER_INTERRUPT.is_set():
+            raise
+        raise InputError(f"{role} {describe_callable(fn)} raised KeyboardInterrupt: a {role} must return, not "
+                         "interrupt the audit") from None
+    except SystemExit as exc:
+        raise InputError(f"{role} {describe_callable(fn)} raised SystemExit({exc.code!r}): a {role} must return "
+                         f"its {'output' if role == 'mechanism' else 'scores'}, not end the process") from None
+
+
+def describe_callable(fn: Any) -> str:
+    """``module.qualname`` of a function or bound method (a callable object: its type's)."""
+    target = fn if hasattr(fn, "__qualname__") else type(fn)
+    module, name = getattr(target, "__module__", None), getattr(target, "__qualname__", None)
+    return f"{module}.{name}" if isinstance(module, str) and isinstance(name, str) else repr(type(fn).__name__)
+
+
 @dataclass(frozen=True)
 class GameRecord:
-    """What one game produced: the scores, the secret (kept out of the scorer's reach) and how to
-    reproduce them."""
+    """What one game produced: the scores, the secret (kept out of the scorer's reach while it ran),
+    its SHA-256 taken when it was drawn, and how the mechanism's randomness is reproduced."""
 
     scores: np.ndarray        # (R·m,) floats, run-major
     secret: np.ndarray        # (R·m,) 0/1
@@ -63,6 +180,9 @@ class GameRecord:
     runs: int
     seed: int
     relation: str
+    sha256: str = ""          # of the secret when drawn ("" : computed from ``secret``)
+    secret_source: str = FRESH
+    premise: str = field(default=PREMISE)
 
     @property
     def m(self) -> int:
@@ -70,24 +190,27 @@ class GameRecord:
 
     @property
     def secret_sha256(self) -> str:
-        return secret_sha256(self.secret)
+        return self.sha256 or secret_sha256(self.secret)
 
     def verify(self) -> None:
-        """Re-derive S from the seed and check it is the recorded one (a re-check, or a resume
-        after a killed run): raises :class:`InputError` when the record was altered."""
-        again = CanaryGame(m=self.canaries_per_run, seed=self.seed, runs=self.runs, relation=self.relation).secret()
-        require(secret_sha256(again) == self.secret_sha256, "secret", self.secret_sha256,
-                f"does not match the stream of seed {self.seed}: the record was altered or is from another game")
+        """Check the stored secret against the hash taken when it was drawn (a re-check, or a resume):
+        raises :class:`InputError` when the record was altered.  Nothing is re-derived from the seed."""
+        require(self.secret.size == self.runs * self.canaries_per_run and self.scores.size == self.secret.size,
+                "secret", f"<{self.secret.size} bits>", f"must hold runs x canaries_per_run = "
+                f"{self.runs * self.canaries_per_run} bits, one per score")
+        require(secret_sha256(self.secret) == self.secret_sha256, "secret", self.secret_sha256,
+                "does not match its stored SHA-256: the record was altered or is from another game")
 
     def to_dict(self) -> dict[str, object]:
         return {"m": self.m, "canaries_per_run": self.canaries_per_run, "runs": self.runs, "seed": self.seed,
                 "relation": self.relation, "secret_sha256": self.secret_sha256,
-                "streams": {"secret": [self.seed, 0], "mechanism": [self.seed, 1, "run"]}}
+                "secret_bits": pack_secret(self.secret), "secret_source": self.secret_source,
+                "premise": self.premise, "streams": {"secret": self.secret_source, "mechanism": [self.seed, 1, "run"]}}
 
 
 @dataclass(frozen=True)
 class CanaryGame:
-    """m canaries per run, ``runs`` runs, one seed."""
+    """m canaries per run, ``runs`` runs, one seed (of the mechanism's randomness only)."""
 
     m: int
     seed: int = 0
@@ -102,11 +225,6 @@ class CanaryGame:
         require(isinstance(self.seed, (int, np.integer)) and not isinstance(self.seed, bool) and self.seed >= 0,
                 "seed", self.seed, "must be an integer >= 0")
         require(self.relation in RELATIONS, "relation", self.relation, f"must be one of {', '.join(RELATIONS)}")
-
-    def secret(self) -> np.ndarray:
-        """S ~ Bernoulli(½)^(R·m), from the game's own stream (run-major)."""
-        rng = np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(0,)))
-        return rng.integers(0, 2, size=self.m * self.runs, dtype=np.int8)
 
     def mechanism_rng(self, run: int) -> np.random.Generator:
         return np.random.default_rng(np.random.SeedSequence(int(self.seed), spawn_key=(1, run)))
@@ -127,31 +245,54 @@ class CanaryGame:
             return [*list(base), *[list(u) for u in chosen]]
         return [*list(base), *chosen]
 
-    def play(self, mechanism: Any, scorer: Any, canaries: Sequence[Any], base: Any = ()) -> GameRecord:
-        """Run the game: one training run per ``runs``; returns the scores and the secret."""
+    def _run_dataset(self, base: Any, canaries: Sequence[Any], sealed: _Sealed, run: int) -> Any:
+        """Run ``run``'s dataset, and nothing else: its secret bits live in this frame only, which is
+        gone before the mechanism is called."""
+        return self.dataset(base, canaries, sealed.bits(run * self.m, (run + 1) * self.m))
+
+    def play(self, mechanism: Any, scorer: Any, canaries: Sequence[Any], base: Any = (), *,
+             secret: Any = None, progress: Callable[[int, int], None] | None = None) -> GameRecord:
+        """Run the game: one training run per ``runs``; returns the scores and the secret.
+
+        ``secret``: None (default) draws S from fresh entropy; a caller's own 0/1 array of runs·m
+        bits replays a game (it must be a Bernoulli(½) draw independent of everything the scorer
+        sees).  ``progress(done, runs)`` is called before the first training run and after each
+        (default: the reporter of an enclosing :func:`dpaudit.onerun.progress.reporting`, else none)."""
+        check_game_size(self.m, self.runs)
         canaries = list(canaries)
         total = self.m * self.runs
         require(len(canaries) in (self.m, total), "canaries", f"<{len(canaries)} canaries>",
                 f"must hold m = {self.m} canaries (reused by every run) or runs·m = {total}")
         run_fn = _runner(mechanism)
         score_fn = _scorer(scorer)
-        secret = self.secret()
+        sealed = _sealed(secret, total)
+        del secret  # from here on S lives in ``sealed`` only: no frame below this one sees it as a local
         scores = np.empty(total)
+        report = progress if progress is not None else current_progress()
+        if report is not None:
+            report(0, self.runs)
         for run in range(self.runs):
             own = canaries if len(canaries) == self.m else canaries[run * self.m:(run + 1) * self.m]
-            inc = secret[run * self.m:(run + 1) * self.m]
-            output = run_fn(self.dataset(base, own, inc), self.mechanism_rng(run))
-            scores[run * self.m:(run + 1) * self.m] = _check_scores(score_fn(output, own), self.m)
-        return GameRecord(scores=scores, secret=secret, canaries_per_run=self.m, runs=self.runs, seed=int(self.seed),
-                          relation=self.relation)
+            # the dataset is passed straight on: no local of this frame holds it while the scorer runs
+            output = user_call(run_fn, "mechanism", self._run_dataset(base, own, sealed, run),
+                               self.mechanism_rng(run))
+            scores[run * self.m:(run + 1) * self.m] = _check_scores(user_call(score_fn, "scorer", output, own),
+                                                                    self.m)
+            del output
+            if report is not None:
+                report(run + 1, self.runs)
+        return GameRecord(scores=scores, secret=sealed.unsealed(), canaries_per_run=self.m, runs=self.runs,
+                          seed=int(self.seed), relation=self.relation, sha256=sealed.sha256,
+                          secret_source=sealed.source)
 
 
 def play(mechanism: Any, scorer: Any, canaries: Sequence[Any], *, m: int | None = None, runs: int = 1,
-         seed: int = 0, relation: str = Relation.ADD_REMOVE.value, base: Any = ()) -> GameRecord:
+         seed: int = 0, relation: str = Relation.ADD_REMOVE.value, base: Any = (), secret: Any = None) -> GameRecord:
     """Convenience: :meth:`CanaryGame.play` with m read from the canaries when not given."""
     canaries = list(canaries)
     m = len(canaries) // runs if m is None else m
-    return CanaryGame(m=m, seed=seed, runs=runs, relation=relation).play(mechanism, scorer, canaries, base)
+    return CanaryGame(m=m, seed=seed, runs=runs, relation=relation).play(mechanism, scorer, canaries, base,
+                                                                         secret=secret)
 
 
 def _runner(mechanism: Any) -> Callable[[Any, np.random.Generator], Any]:

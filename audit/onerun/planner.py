@@ -484,6 +484,12 @@ def _duration(seconds: float) -> str:
             else f"{days / 365.25:.3g} years")
 
 
+def _pilot_secret(seed: int, design: Any) -> np.ndarray:
+    """A pilot game's secret, Bernoulli(½) from the pilot's own seed (never one an audit uses)."""
+    size = design.m * int(getattr(design, "runs", 1))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0,))).integers(0, 2, size=size, dtype=np.int8)
+
+
 def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.95,
                 report: Callable[[PilotProgress], None] | None = None, clock: Callable[[], float] = time.monotonic,
                 field: str = "pilots = ") -> tuple[ScoreModel, int, int]:
@@ -496,7 +502,9 @@ def pilot_model(design: Any, *, games: int = PILOT_GAMES, confidence: float = 0.
     results = []
     start = clock()
     for i in range(games):
-        results.append(design.audit(PILOT_SEED + i, confidence=confidence))
+        # a pilot is no audit: its secret is drawn from the pilot's seed so that a plan is reproducible
+        seed = PILOT_SEED + i
+        results.append(design.audit(seed, confidence=confidence, secret=_pilot_secret(seed, design)))
         progress = PilotProgress(i + 1, games, clock() - start)
         if i == 0:
             check_pilot_budget(design, progress, field=field)

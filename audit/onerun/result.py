@@ -18,6 +18,7 @@ from dpaudit.core import Guarantee, Verdict
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import finding, jsonable
 from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.game import PREMISE, pack_secret
 from dpaudit.onerun.rules import Test
 
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult"]
@@ -66,6 +67,10 @@ class OneRunResult:
     ``epsilon_lower`` maps each δ to Steinke et al.'s (ε, δ) lower bound at confidence 1 − α.
     ``gdp_mu_lower`` is the largest rejected μ of the GDP family (:data:`MU_LABEL`); it is never
     converted to ε here.
+
+    ``secret_bits`` (in :meth:`to_dict`) is the secret packed (:func:`dpaudit.onerun.game.pack_secret`)
+    beside its SHA-256, so ``summary`` can recount the game; ``premise`` states what the bound assumes:
+    the scorer did not read the secret.
     """
 
     m: int
@@ -84,6 +89,8 @@ class OneRunResult:
     relation: str | None = None
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
     secret: np.ndarray | None = field(default=None, repr=False, compare=False)
+    secret_source: str | None = None  # "fresh entropy" (the game's), "supplied by the caller", None: unknown
+    premise: str = PREMISE
 
     @property
     def confidence(self) -> float:
@@ -131,9 +138,12 @@ class OneRunResult:
             "gdp_mu_lower": {"mu": self.gdp_mu_lower, "validity": MU_LABEL,
                              "method": "Mahloujifar-Melis-Chaudhuri 2025, Alg. 2"},
             "tests": [t.to_dict() for t in self.tests],
-            "secret_sha256": self.secret_sha256, "seed": self.seed, "relation": self.relation,
+            "secret_sha256": self.secret_sha256, "secret_source": self.secret_source, "premise": self.premise,
+            "seed": self.seed, "relation": self.relation,
             "verdict": self.verdict, "claims": [c.to_dict() for c in self.claims],
         }
+        if self.secret is not None:  # compact (m/6 characters): a re-check or a replay needs it
+            out["secret_bits"] = pack_secret(self.secret)
         if include_scores and self.scores is not None and self.secret is not None:
             out["scores"] = [float(s) for s in self.scores]
             out["secret"] = [int(s) for s in self.secret]

@@ -25,29 +25,42 @@ A config scenario is one-run when it has ``canaries``::
     id = "user/gdp"
 
 The dataset a training run gets is the list of included canaries (the game keeps the secret from
-the scorer); the seed is the run's ``[run] seed`` and the confidence its ``[run] confidence``.
+the scorer); the seed is the run's ``[run] seed`` (the mechanism's randomness: the secret comes from
+fresh entropy, never from it) and the confidence its ``[run] confidence``.  A one-run bound assumes
+the scorer does not read the secret.  ``--resume`` takes a game an earlier attempt finished from its
+``results.json`` (stored scores and secret, re-checked), never replays it under a new secret.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dpaudit.catalog.onerun import OneRunScenario, run_design
+from dpaudit.catalog.onerun import _family_rejection as family_rejection
 from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError
+from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
+from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.game import check_game_size, secret_sha256, unpack_secret
+from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.runs.datafiles import fail
 from dpaudit.runs.plugins import build_plugin, load_plugin
+from dpaudit.runs.saved import load_results
 
-__all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario"]
+__all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario", "saved_games"]
 
 ONERUN_KEYS = {"name", "mechanism", "params", "scorer", "canaries", "runs", "relation", "rule", "deltas", "expected",
                "about", "claim"}
@@ -61,14 +74,60 @@ def _builtin(obj: Any) -> bool:
     return type(obj).__module__.split(".")[0] in ("dpaudit", "audit", "mechanisms")
 
 
-def onerun_scenario(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim]
-                    ) -> OneRunScenario:
-    """One training run of ``design``.  A bad input names the scenario (exit 2); a user's mechanism or
-    scorer that raises is the user's (exit 2), one of dpaudit's own designs that raises is ours (exit 3)."""
+def saved_games(folder: Path, fingerprint: str) -> dict[str, dict[str, Any]]:
+    """The one-run scenarios an earlier attempt of this run (same fingerprint) saved in ``folder``'s
+    ``results.json``, by name: a resume takes their games as they were played (the stored scores and
+    secret), never replays them with a new secret.  The file is read and re-checked as ``summary``
+    reads it (:func:`dpaudit.runs.saved.load_results`): a tampered game is refused."""
+    path = folder / "results.json"
+    if not path.is_file():
+        return {}
+    payload = load_results(path)
+    if payload.get("fingerprint") != fingerprint:
+        return {}
+    return {sc["scenario"]: sc for sc in payload["scenarios"] if sc.get("kind") == "one-run"}
+
+
+def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confidence: float,
+             registry: Mapping[str, Claim]) -> OneRunScenario:
+    """The scenario of a game played before the resume: bounded again from its stored scores and
+    secret (whose hash ``entry`` holds) under the design's rule and claims."""
+    m = int(entry["m"])
+    secret = unpack_secret(entry["secret_bits"], m) if "secret_bits" in entry else np.asarray(entry["secret"])
+    if secret_sha256(secret) != entry["secret_sha256"] or int(entry["seed"]) != seed:
+        raise InputError(f"scenario {design.name!r}: the saved game's secret or seed is not this run's: refusing to "
+                         "resume it; start a new run")
+    result = one_run_bound(np.asarray(entry["scores"], dtype=float), secret, rule=design.rule, deltas=design.deltas,
+                           confidence=confidence, claims=design.claims, runs=int(getattr(design, "runs", 1)),
+                           seed=seed, relation=design.neighbours or design.relation)
+    result = dataclasses.replace(result, secret_source=entry.get("secret_source"))
+    return OneRunScenario(design, result, float(entry["seconds"]), str(entry["mechanism"]), registry,
+                          family_rejection(design, result))
+
+
+def onerun_scenario(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim],
+                    saved: dict[str, Any] | None = None, progress: bool = False) -> OneRunScenario:
+    """One training run of ``design`` (``saved``: its entry of the run's results.json when a resumed
+    run played it before: bounded again from the stored game, not replayed; ``progress``: a line per
+    training run, or every 5 s, on stderr: :class:`dpaudit.onerun.progress.TrainingProgress`).  A bad
+    input names the scenario (exit 2); a user's mechanism or scorer that raises is the user's (exit
+    2), one of dpaudit's own designs that raises is ours (exit 3)."""
     try:
-        return run_design(design, seed=seed, confidence=confidence, registry=registry)
+        if saved is not None:
+            return _resumed(design, saved, seed=seed, confidence=confidence, registry=registry)
+        if not progress:
+            return run_design(design, seed=seed, confidence=confidence, registry=registry)
+        with TrainingProgress(f"one-run {design.name}") as reporter, reporting(reporter):
+            return run_design(design, seed=seed, confidence=confidence, registry=registry)
     except InputError as exc:
         raise InputError(f"scenario {design.name!r}: {exc}") from None
+    except KeyboardInterrupt:  # the user's Ctrl-C goes on (a partial result); the code's own is bad input
+        if USER_INTERRUPT.is_set():
+            raise
+        raise InputError(f"scenario {design.name!r}: the mechanism or scorer raised KeyboardInterrupt") from None
+    except SystemExit as exc:  # dpaudit.onerun.game names the function; this catches what runs around it
+        raise InputError(f"scenario {design.name!r}: the mechanism or scorer raised SystemExit({exc.code!r}): "
+                         "it must return, not end the process") from None
     except Exception as exc:
         if _builtin(design.mechanism):
             raise
@@ -193,12 +252,34 @@ def _mechanism(spec: Any, params: dict[str, Any], p: str, allow_plugins: Sequenc
     return mech
 
 
+def _user_code_failed(exc: BaseException) -> None:
+    """Re-raise the user's own Ctrl-C (the application's handler set it); anything else a user's code
+    raised, ``SystemExit`` and ``KeyboardInterrupt`` included, is reported by the caller."""
+    if isinstance(exc, KeyboardInterrupt) and USER_INTERRUPT.is_set():
+        raise exc
+
+
+def _check_name(mech: Any, spec: Any, p: str) -> None:
+    """Read the mechanism's ``name`` once, here: a property that raises (``sys.exit`` included) is the
+    config's bad input, named, before the run reads it for its identity and records."""
+    try:
+        name = getattr(mech, "name", None)
+    except BaseException as exc:  # a property may do anything
+        _user_code_failed(exc)
+        what = f"SystemExit({exc.code!r})" if isinstance(exc, SystemExit) else f"{type(exc).__name__}: {exc}"
+        fail(f"{p}.mechanism", spec, f"the name property of {type(mech).__module__}.{type(mech).__qualname__} "
+             f"raised {what}")
+    if name is not None and (not isinstance(name, str) or not name):
+        fail(f"{p}.mechanism", spec, f"its name is {name!r}: a mechanism's name must be a non-empty string")
+
+
 def _scorer(spec: Any, p: str, allow_plugins: Sequence[str]) -> Any:
     obj = _plugin(spec, f"{p}.scorer", allow_plugins, "scorer")
     if isinstance(obj, type):
         try:
             obj = obj()
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit and KeyboardInterrupt of the user's code too
+            _user_code_failed(exc)
             fail(f"{p}.scorer", spec, f"a scorer class is built without arguments: it raised "
                  f"{type(exc).__name__}: {exc}")
     if not (callable(getattr(obj, "score", None)) or callable(obj)):
@@ -218,6 +299,7 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
         fail(f"{p}.about", sc["about"], "must be a string")
     m = _int(sc["canaries"], f"{p}.canaries", 2, MAX_CANARIES)
     runs = _int(sc.get("runs", 1), f"{p}.runs", 1, 100_000)
+    check_game_size(m, runs, f"config: {p}.canaries x {p}.runs")  # before the plugins are built or trained
     relation = sc.get("relation", "add-remove")
     if relation not in RELATIONS:
         fail(f"{p}.relation", relation, f"a one-run scenario's canaries are added or removed: must be one of "
@@ -230,7 +312,13 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
     params = sc.get("params", {})
     if not isinstance(params, Mapping):
         fail(f"{p}.params", params, "must be a table")
-    mechanism = _mechanism(sc["mechanism"], dict(params), p, allow_plugins)
+    try:
+        mechanism = _mechanism(sc["mechanism"], dict(params), p, allow_plugins)
+    except (SystemExit, KeyboardInterrupt) as exc:  # a builder (a class's __init__) that exits: bad input
+        _user_code_failed(exc)
+        fail(f"{p}.mechanism", sc["mechanism"], f"building it raised {type(exc).__name__}"
+             + (f"({exc.code!r})" if isinstance(exc, SystemExit) else ""))
+    _check_name(mechanism, sc["mechanism"], p)
     scorer = _scorer(sc["scorer"], p, allow_plugins)
     raw_deltas = sc.get("deltas")
     if raw_deltas is None:
@@ -262,7 +350,8 @@ class RunsDesign(CanaryDesign):
 
     runs: int = 1
 
-    def audit(self, seed: int = 0, *, confidence: float = 0.95) -> OneRunResult:
+    def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None) -> OneRunResult:
         return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=len(self.canaries),
                              runs=self.runs, base=self.base, rule=self.rule, deltas=self.deltas,
-                             confidence=confidence, claims=self.claims, seed=seed, relation=self.relation)
+                             confidence=confidence, claims=self.claims, seed=seed, relation=self.relation,
+                             secret=secret)

@@ -9,20 +9,27 @@ bounds and the claim.  Each is recomputed here and a record that disagrees is re
 record and the field: an ``epsilon_lower`` its counts contradict, an ``exact_verdict`` of "pass"
 with ``epsilon_exact`` above the claim.  A one-run record (``kind`` = "one-run") is recomputed from
 its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve claim's verdict by the f-DP
-recursion, the largest rejected GDP μ (:func:`check_onerun_record`).
+recursion, the largest rejected GDP μ (:func:`check_onerun_record`); its scenario's game is
+recounted from the stored scores and secret (the secret's SHA-256 compared, each test's v counted
+again under the rule: :func:`check_onerun_scenario`) and each record is held to its scenario's game
+(:func:`check_onerun_links`).  A one-run game larger than :data:`MAX_GAME` canaries is refused
+before anything is counted: no run produces one, and its cost would be unbounded.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
+
+import numpy as np
 
 from dpaudit.core import InputError
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
-from dpaudit.onerun.rules import Test
+from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
+from dpaudit.onerun.rules import Split, Test, counts
 from dpaudit.onerun.steinke import epsilon_lower
 
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
@@ -110,8 +117,9 @@ Fail = Callable[[str, Any, str], NoReturn]
 def _onerun_tests(info: dict[str, Any], where: str, fail: Fail) -> list[Test]:
     """The record's tests, checked against its rule (the rule and its correction decide each level)."""
     alpha, m = float(info["alpha"]), info["m"]
-    if not (isinstance(m, int) and m >= 2 and 0.0 < alpha < 1.0):
-        fail("onerun.m", m, "m must be an integer >= 2 and alpha in (0, 1)")
+    if not (isinstance(m, int) and not isinstance(m, bool) and 2 <= m <= MAX_GAME and 0.0 < alpha < 1.0):
+        fail("onerun.m", m, f"m must be an integer in [2, {MAX_GAME:.0e}] (the largest game a run plays) and alpha "
+             "in (0, 1)")
     rule = info["rule"]
     if not isinstance(rule, dict) or rule.get("rule") not in _RULES:
         fail("onerun.rule", rule, f"must be an object whose rule is one of {', '.join(_RULES)}")
@@ -240,6 +248,7 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
             if not isinstance(sc[key], str):
                 fail(key, sc[key], "must be a string")
         tests = _onerun_tests(sc, where, fail)
+        _recount(sc, tests, fail)
         for i, b in enumerate(sc["bounds"]):
             again = max(epsilon_lower(t.m, t.r, t.v, delta=float(b["delta"]), alpha=t.alpha) for t in tests)
             if not _close(again, float(b["epsilon_lower"])):
@@ -255,3 +264,107 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
         _check_mu(sc["gdp_mu_lower"], tests, fail, "gdp_mu_lower.mu")
 
     _guarded(where, source, check)
+
+
+# --- the game itself: the stored secret and scores give the tests' counts ------------------------------
+
+def _stored_secret(sc: dict[str, Any], m: int, fail: Fail) -> np.ndarray:
+    """The secret the scenario stores (packed ``secret_bits`` and/or the ``secret`` list), each copy
+    held to the ``secret_sha256`` taken when it was drawn."""
+    copies = []
+    if sc.get("secret_bits") is not None:
+        copies.append(("secret_bits", unpack_secret(sc["secret_bits"], m)))
+    if sc.get("secret") is not None:
+        raw = sc["secret"]
+        if not isinstance(raw, list) or len(raw) != m or not all(x in (0, 1) and not isinstance(x, float)
+                                                                 for x in raw):
+            fail("secret", f"<{len(raw) if isinstance(raw, list) else type(raw).__name__}>",
+                 f"must be the m = {m} inclusion bits 0/1 of the game")
+        copies.append(("secret", np.asarray(raw, dtype=np.int8)))
+    if not copies:
+        fail("secret_bits", None, "a one-run game stores its secret (and its scores) so that it can be recounted")
+    for key, bits in copies:
+        if secret_sha256(bits) != sc["secret_sha256"]:
+            fail(key, f"<{m} bits>", f"its SHA-256 {secret_sha256(bits)[:16]}... is not secret_sha256 "
+                 f"{str(sc['secret_sha256'])[:16]}...: the secret or its hash was altered")
+    return copies[0][1]
+
+
+def _stored_scores(sc: dict[str, Any], m: int, fail: Fail) -> np.ndarray:
+    raw = sc.get("scores")
+    if not isinstance(raw, list) or len(raw) != m:
+        fail("scores", f"<{len(raw) if isinstance(raw, list) else type(raw).__name__}>",
+             f"a one-run game stores its m = {m} scores (one per canary) so that it can be recounted")
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in raw):
+        fail("scores", "<values>", "must be numbers")
+    scores = np.asarray(raw, dtype=float)
+    if not np.all(np.isfinite(scores)):
+        fail("scores", "<non-finite>", "must all be finite")
+    return scores
+
+
+def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> None:
+    """Each test's v counted again from the stored scores and secret under the rule (Steinke et al.
+    2023, Algorithm 1: "in" on the k₊ highest scores, "out" on the k₋ lowest), and the secret's hash."""
+    m = sc["m"]
+    if not (isinstance(sc.get("runs"), int) and sc["runs"] >= 1 and m % sc["runs"] == 0
+            and sc.get("canaries_per_run", m // sc["runs"]) == m // sc["runs"]):
+        fail("runs", sc.get("runs"), f"must be an integer >= 1 dividing m = {m}, with canaries_per_run = m / runs")
+    secret, scores = _stored_secret(sc, m, fail), _stored_scores(sc, m, fail)
+    rule = sc["rule"]
+    if rule["rule"] == "split":
+        delta = float(sc["bounds"][0]["delta"])
+        split = Split(select=float(rule["select"]), fractions=tuple(float(f) for f in rule["fractions"]),
+                      seed=int(rule["seed"]))
+        again = split.tests(scores, secret, tests[0].alpha,
+                            lambda mm, r, v, a: epsilon_lower(mm, r, v, delta=delta, alpha=a))
+    else:
+        again = [Test(m, t.k_plus, t.k_minus, counts(scores, secret, t.k_plus, t.k_minus), t.alpha) for t in tests]
+    for i, (t, a) in enumerate(zip(tests, again, strict=True)):
+        if (t.m, t.k_plus, t.k_minus, t.v) != (a.m, a.k_plus, a.k_minus, a.v):
+            field = "v" if (t.m, t.k_plus, t.k_minus) == (a.m, a.k_plus, a.k_minus) else "k_plus"
+            fail(f"tests[{i}].{field}", getattr(t, field), f"the stored scores and secret give m = {a.m}, "
+                 f"k_plus = {a.k_plus}, k_minus = {a.k_minus}, v = {a.v} under the {rule['rule']} rule")
+
+
+_LINKED = ("m", "runs", "r", "v", "k_plus", "k_minus", "rule", "alpha", "secret_sha256", "tests")
+
+
+def check_onerun_links(payload: dict[str, Any], source: Any) -> None:
+    """Each one-run record is its scenario's game: the same counts, tests, rule, secret hash and seed;
+    each one-run scenario ran at the run's seed and holds its m scores (m at most :data:`MAX_GAME`).
+    A record that names no one-run scenario, or differs from it, is refused naming the field.  Run
+    before the records' bounds are recomputed: their cost (O(m) per test) is then that of a game
+    the file really holds."""
+
+    def fail(where: str, value: Any, why: str) -> NoReturn:
+        raise InputError(f"{source}: {where} = {value!r} contradicts the record's own numbers: {why}")
+
+    def check() -> None:
+        games = {}
+        for i, sc in enumerate(payload["scenarios"]):
+            if isinstance(sc, dict) and sc.get("kind") == "one-run":
+                m, scores = sc["m"], sc.get("scores")
+                if not (isinstance(m, int) and not isinstance(m, bool) and 2 <= m <= MAX_GAME):
+                    fail(f"scenarios[{i}].m", m, f"a one-run game holds from 2 to {MAX_GAME:.0e} canaries (the "
+                         "largest game a run plays)")
+                if not isinstance(scores, list) or len(scores) != m:  # before any bound of m is computed
+                    fail(f"scenarios[{i}].scores", f"<{len(scores) if isinstance(scores, list) else scores}>",
+                         f"a one-run game stores its m = {m} scores (one per canary) so that it can be recounted")
+                if sc["seed"] != payload["seed"]:
+                    fail(f"scenarios[{i}].seed", sc["seed"], f"the run's seed is {payload['seed']}")
+                games[sc["scenario"]] = sc
+        for i, rec in enumerate(payload["records"]):
+            if not isinstance(rec, dict) or rec.get("kind") != "one-run":
+                continue
+            sc = games.get(rec["scenario"])
+            if sc is None:
+                fail(f"records[{i}].scenario", rec["scenario"], "names no one-run scenario of the file (whose game "
+                     "holds the scores and secret its counts come from)")
+            if rec["seed"] != sc["seed"]:
+                fail(f"records[{i}].seed", rec["seed"], f"its scenario's game ran at seed {sc['seed']}")
+            for key in _LINKED:
+                if rec["onerun"][key] != sc[key]:
+                    fail(f"records[{i}].onerun.{key}", rec["onerun"][key], f"its scenario's game has {sc[key]!r}")
+
+    _guarded("records", source, check)

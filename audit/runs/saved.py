@@ -27,7 +27,7 @@ from typing import Any, NoReturn
 from dpaudit.core import CLAIM_STATUSES, EXPECTATIONS, RELATIONS, VERDICTS, InputError
 from dpaudit.engine.files import read_regular
 from dpaudit.engine.results import FINDINGS, NO_CLAIM, OK_OUTCOMES, SCHEMA_VERSION, finding, outcome, run_as_expected
-from dpaudit.runs.recheck import check_onerun_scenario, check_record
+from dpaudit.runs.recheck import check_onerun_links, check_onerun_scenario, check_record
 
 __all__ = ["MAX_ITEMS", "MAX_NAME_CHARS", "MAX_RECORDS", "MAX_SCENARIOS", "MAX_TEXT_CHARS", "check_plan_sizes",
            "load_results", "load_sweep"]
@@ -416,6 +416,7 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
     if planned is not None and (planned < len(scenarios) or (complete and planned != len(scenarios))):
         c.fail("scenarios_planned", planned, f"does not match the {len(scenarios)} scenarios saved"
                + ("" if complete else " (a partial run saves fewer than planned, never more)"))
+    check_onerun_links(payload, path)  # first: a one-run record's size is its game's, bounded by the scores held
     for i, rec in enumerate(records):
         _record(c, rec, f"records[{i}]")
         check_record(rec, f"records[{i}]", path)

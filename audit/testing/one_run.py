@@ -8,7 +8,8 @@
 ``train(dataset, rng) -> output`` trains once on a dataset (a list of records: the base data
 followed by the included canaries); ``score(output, canaries) -> one float per canary``, higher
 meaning "in".  The canary game of Steinke, Nasr, Jagielski (NeurIPS 2023) includes each canary
-with probability ½ from a secret stream the scorer never sees, guesses "in" for the k₊ highest
+with probability ½ by a secret drawn from fresh entropy (never from ``seed``, which seeds the
+training's randomness only) that the scorer never sees, guesses "in" for the k₊ highest
 scores and "out" for the k₋ lowest, and turns the right guesses into their (ε, δ) lower bound
 (Theorem 3.3).  A curve claim (e.g. ``gdp(mu)``) is tested by the f-DP recursion of Mahloujifar,
 Melis, Chaudhuri (ICML 2025, Algorithm 2).  A one-run bound is valid for a rule fixed before the
@@ -27,6 +28,7 @@ from typing import Any
 from dpaudit.core import Guarantee, Relation, is_real, require
 from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.curves import CurveClaim, gdp_mu
+from dpaudit.onerun.game import check_game_size
 from dpaudit.onerun.planner import best_fixed_rule
 from dpaudit.onerun.result import MU_LABEL, OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
@@ -95,7 +97,9 @@ def assert_private_one_run(train: Any, score: Any, *, epsilon: float, delta: flo
 
     A mechanism that is (ε, δ)-DP (and f-DP for ``curve``) towards each canary fails with
     probability at most 1 − ``confidence`` (Steinke et al., Thm 3.3; Mahloujifar et al., Thm 9;
-    with a curve, each of the two tests runs at half that level: Bonferroni).
+    with a curve, each of the two tests runs at half that level: Bonferroni), provided the scorer
+    does not read the secret.  A ``train`` or ``score`` that calls ``sys.exit`` or raises
+    ``KeyboardInterrupt`` raises :class:`~dpaudit.core.InputError` naming it.
     Raises :class:`~dpaudit.testing.PrivacyViolation` naming the bound, the counts, the rule and,
     for a curve claim, the largest rejected GDP μ (valid against GDP-family claims only).  Returns
     the :class:`~dpaudit.onerun.OneRunResult` otherwise, so a test can also assert on tightness.
@@ -106,6 +110,8 @@ def assert_private_one_run(train: Any, score: Any, *, epsilon: float, delta: flo
     if canaries is None:
         m = DEFAULT_M if m is None else m
         require(isinstance(m, int) and not isinstance(m, bool) and m >= 2, "m", m, "must be an integer >= 2")
+        if isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1:
+            check_game_size(m, runs, "runs x m")  # before the canaries are built
         canaries = list(range(m))
     canaries = list(canaries)
     require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
