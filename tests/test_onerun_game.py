@@ -70,15 +70,18 @@ def test_runs_combine_into_one_game_of_r_times_m():
 
 
 def test_same_seed_and_secret_same_result_and_record_fields():
-    # the same game twice needs the same secret given explicitly (issue 37 item 3: the seed no longer fixes it)
+    # the same game twice needs the same secret given explicitly (issue 37 item 3: the seed no longer fixes it),
+    # and the same tie-break seed (drawn from fresh entropy when not given)
     secret = np.random.default_rng(12).integers(0, 2, 200)
-    kw = dict(m=200, rule=Grid.symmetric([10, 20]), seed=9, deltas=(1e-5, 1e-6), secret=secret)
+    kw = dict(m=200, rule=Grid.symmetric([10, 20]), seed=9, deltas=(1e-5, 1e-6), secret=secret, tiebreak=3)
     a = audit_one_run(GaussianCanaries(2.0, 200), coordinate_score, **kw)
     b = audit_one_run(GaussianCanaries(2.0, 200), coordinate_score, **kw)
     assert a.to_json() == b.to_json()
     doc = a.to_dict()
-    for key in ("m", "r", "v", "k_plus", "k_minus", "rule", "correction", "alpha", "bounds", "secret_sha256", "claims"):
+    for key in ("m", "r", "v", "k_plus", "k_minus", "rule", "correction", "alpha", "bounds", "secret_sha256", "claims",
+                "tiebreak"):
         assert key in doc
+    assert doc["tiebreak"] == "3"
     assert "bonferroni over 2" in doc["correction"] and doc["tests"][0]["alpha"] == pytest.approx(0.025)
     assert a.epsilon_at(1e-6) >= a.epsilon_at(1e-5)  # a smaller delta is a stronger claim
 

@@ -6,8 +6,10 @@ Statistical facts used (fixed seeds):
 * Null validity: scores independent of the secret, rounded to integers (heavy ties), the secret
   laid out "included canaries first" (its count of ones drawn Bin(m, ½), the natural in/out
   layout).  For each rule, P[ε_LB > 0] over 1000 seeds must be ≤ α + 3 standard errors of a
-  rate at α (0.05 + 3·0.0069 = 0.071); the counted tie block is worst-case, pointwise below the
-  count of a uniformly random tie-break, whose rate is ≤ α by Steinke et al. (2023, Thm 3.3).
+  rate at α (0.05 + 3·0.0069 = 0.071).  These tests count without a tie-break key
+  (``tiebreak=None``): the tie block is worst-case, pointwise below the count of a uniformly random
+  tie-break, whose rate is ≤ α by Steinke et al. (2023, Thm 3.3); the random key that
+  ``one_run_bound`` uses by default is tested in tests/test_onerun_tiebreak.py.
   Measured here: 0/1000 for Fixed(50, 50), the default grid and Split (on the old index
   tie-break: 883/1000 for Fixed and 1000/1000 for the grid; Split's parts were already in its
   own random order, 7/1000).
@@ -30,7 +32,7 @@ from scipy import stats
 
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed, Split, one_run_bound
-from dpaudit.onerun.bound import FAIR_P_MIN, fair_p_value
+from dpaudit.onerun.bound import FAIR_P_MIN, WORST_CASE, fair_p_value
 from dpaudit.onerun.rules import counts, default_rule
 from dpaudit.onerun.steinke import epsilon_lower
 
@@ -62,11 +64,14 @@ def _in_first_games(seeds: int, make_scores):
 
 # --- ties -----------------------------------------------------------------------------------
 
-def test_all_tied_scores_with_an_in_first_secret_give_no_right_guess():
-    """The issue's example: all-zero scores carry nothing; 100/100 right (ε_LB 3.465) before."""
-    res = one_run_bound(np.zeros(M), IN_FIRST, rule=Fixed(50, 50))
-    assert res.v == 0 and res.epsilon_lower == (0.0,)
-    assert one_run_bound(np.zeros(M), IN_FIRST).epsilon_lower == (0.0,)  # default grid: 5.163 before
+def test_all_tied_scores_with_an_in_first_secret_give_no_right_guess_counted_worst_case():
+    """The issue's example: all-zero scores carry nothing; 100/100 right (ε_LB 3.465) before.
+    Counted worst-case (no tie-break key) no guess is right.  one_run_bound ranks ties by a random
+    key by default; its null validity is tested in tests/test_onerun_tiebreak.py."""
+    assert counts(np.zeros(M), IN_FIRST, 50, 50) == 0
+    res = one_run_bound(np.zeros(M), IN_FIRST, rule=Fixed(50, 50), tiebreak=WORST_CASE)
+    assert res.v == 0 and res.epsilon_lower == (0.0,) and res.tiebreak is None
+    assert one_run_bound(np.zeros(M), IN_FIRST, tiebreak=WORST_CASE).epsilon_lower == (0.0,)  # grid: 5.163 before
 
 
 def _sorting_orders(scores: np.ndarray):

@@ -2,7 +2,7 @@
 
     audit_one_run(mechanism, scorer, canaries=..., m=..., runs=1, rule=..., deltas=(1e-5,),
                   confidence=0.95, claims=(), seed=0, relation="add-remove", base=(), secret=None,
-                  progress=None) -> OneRunResult
+                  progress=None, tiebreak=None) -> OneRunResult
     one_run_bound(scores, secret, rule=..., ...) -> OneRunResult   # a game the user played
 
 A one-run bound assumes the scorer does not read the secret (:data:`dpaudit.onerun.game.PREMISE`):
@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpaudit.core import Relation, require
-from dpaudit.onerun.bound import Claims, bound_record, one_run_bound
+from dpaudit.onerun.bound import Claims, bound_record, check_tiebreak, one_run_bound
 from dpaudit.onerun.game import CanaryGame, check_game_size
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
@@ -29,7 +29,8 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
                   runs: int = 1, rule: Fixed | Grid | Split | None = None, deltas: Sequence[float] = (1e-5,),
                   confidence: float = 0.95, claims: Claims = (), seed: int = 0,
                   relation: str = Relation.ADD_REMOVE.value, base: Any = (), secret: Any = None,
-                  progress: Callable[[int, int], None] | None = None) -> OneRunResult:
+                  progress: Callable[[int, int], None] | None = None,
+                  tiebreak: int | str | None = None) -> OneRunResult:
     """Play the canary game (``runs`` training runs of ``m`` canaries) and bound it.
 
     ``canaries``: m canaries reused by every run, or runs·m of them; when omitted, the canaries
@@ -39,10 +40,14 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     bits from fresh entropy; give runs·m bits 0/1 of your own Bernoulli(½) draw to replay a game
     (checked for plausibility).  ``progress(done, runs)`` is called before the first training run
     and after each (quiet by default; :class:`dpaudit.onerun.progress.TrainingProgress` prints lines).
+    ``tiebreak``: the seed of the key that ranks tied scores, drawn from fresh entropy after the game
+    when None (default) and recorded in the result; give a recorded one to replay a game
+    (:func:`~dpaudit.onerun.bound.one_run_bound`).
     ``SystemExit`` or ``KeyboardInterrupt`` from the mechanism or scorer is an ``InputError`` naming
     it.  The bound assumes the scorer does not read the secret.
     """
     require(canaries is not None or m is not None, "canaries", canaries, "give the canaries or m")
+    check_tiebreak(tiebreak)  # before anything is trained
     require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
             "must be an integer >= 1")
     if canaries is None:
@@ -56,5 +61,5 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     record = CanaryGame(m=m, seed=seed, runs=runs, relation=relation).play(mechanism, scorer, canaries, base,
                                                                            secret=secret, progress=progress)
     record.verify()
-    result = bound_record(record, rule=rule, deltas=deltas, confidence=confidence, claims=claims)
+    result = bound_record(record, rule=rule, deltas=deltas, confidence=confidence, claims=claims, tiebreak=tiebreak)
     return dataclasses.replace(result, secret_source=record.secret_source)

@@ -8,29 +8,31 @@ f-DP recursion (each at its level, so the family-wise error is ≤ α).
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from dpaudit.core import Guarantee, InputError, require
+from dpaudit.core import Guarantee, InputError, check_real_array, require
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import GameRecord, secret_sha256
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
-from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule
+from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
 
-__all__ = ["bound_record", "one_run_bound"]
+__all__ = ["WORST_CASE", "bound_record", "check_tiebreak", "fresh_tiebreak", "one_run_bound"]
 
 Claims = Sequence[Guarantee | CurveClaim]
 
 FAIR_P_MIN = 1e-6  # a secret whose count of ones is rarer than this under Binomial(m, 1/2) is refused
+WORST_CASE = "worst-case"  # tiebreak=WORST_CASE: no key, tied blocks counted worst-case (rules.counts)
 
 
 def _check_inputs(scores: Any, secret: Any) -> tuple[np.ndarray, np.ndarray]:
-    s = np.asarray(scores, dtype=float).reshape(-1)
+    s = check_real_array("scores", scores).reshape(-1)
     require(s.size >= 2, "scores", f"<{s.size} values>", "must hold one score per canary (at least 2)")
     require(bool(np.all(np.isfinite(s))), "scores", "<non-finite values>", "must all be finite")
     b = np.asarray(secret).reshape(-1)
@@ -75,6 +77,30 @@ def _check_secret_fair(b: np.ndarray, runs: int) -> None:
                 f"{FAIR_P_MIN:g}/{runs} runs under Binomial(m, 1/2); {how}")
 
 
+def fresh_tiebreak() -> int:
+    """A tie-break seed from fresh operating-system entropy (128 bits): nothing the user's code, the
+    run's seed, the scores or the secret determines it."""
+    return secrets.randbits(128)
+
+
+def check_tiebreak(tiebreak: Any) -> None:
+    """Refuse a ``tiebreak`` argument that is not None, an integer >= 0 or :data:`WORST_CASE` (before a
+    game is played: :func:`~dpaudit.onerun.api.audit_one_run` calls it first)."""
+    require(tiebreak is None or (isinstance(tiebreak, str) and tiebreak == WORST_CASE)
+            or (isinstance(tiebreak, (int, np.integer)) and not isinstance(tiebreak, bool) and bool(tiebreak >= 0)),
+            "tiebreak", tiebreak, f"must be None (a seed drawn from fresh entropy), an integer >= 0 (the recorded "
+            f"seed of a game to replay) or {WORST_CASE!r}")
+
+
+def _tiebreak(tiebreak: int | str | None, m: int) -> tuple[int | None, np.ndarray | None]:
+    """The seed to record and the key it gives (None, None: worst-case counts)."""
+    check_tiebreak(tiebreak)
+    if isinstance(tiebreak, str):
+        return None, None
+    seed = fresh_tiebreak() if tiebreak is None else int(tiebreak)
+    return seed, tiebreak_keys(seed, m)
+
+
 def _check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
     out = tuple(float(d) for d in deltas)
     require(len(out) >= 1, "deltas", deltas, "must hold at least one delta")
@@ -85,14 +111,22 @@ def _check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
 
 def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None = None,
                   deltas: Sequence[float] = (1e-5,), confidence: float = 0.95, claims: Claims = (),
-                  runs: int = 1, seed: int | None = None, relation: str | None = None) -> OneRunResult:
+                  runs: int = 1, seed: int | None = None, relation: str | None = None,
+                  tiebreak: int | str | None = None) -> OneRunResult:
     """Bounds and verdicts for a game the user ran: ``scores`` (one per canary, higher = "in")
     and the ``secret`` inclusion bits (R runs of m canaries concatenated: one game of R·m).
 
     The secret must be drawn i.i.d. Bernoulli(½) per canary, independently of the scorer (e.g.
     ``np.random.default_rng().integers(0, 2, m)`` from fresh entropy): a secret whose count of ones
     has a two-sided exact binomial p-value below 1e-6 (per run too, at 1e-6/R) is refused with an
-    :class:`InputError`.  Tied scores are counted worst-case (:func:`~dpaudit.onerun.rules.counts`)."""
+    :class:`InputError`.
+
+    Tied scores are ranked by a random key (:func:`~dpaudit.onerun.rules.counts`) whose seed is
+    drawn here from fresh entropy, after the scores and the secret exist and independently of both,
+    and recorded (``result.tiebreak``).  ``tiebreak``: None (default) draws it; an integer replays a
+    recorded one (a re-check, a resume, a reproducible test: choosing it after seeing the counts, or
+    keeping the best of several, voids the bound); :data:`WORST_CASE` counts tied blocks
+    worst-case instead (valid, without power on discrete scores)."""
     s, b = _check_inputs(scores, secret)
     deltas = _check_deltas(deltas)
     require(isinstance(confidence, float) and 0.5 <= confidence < 1.0, "confidence", confidence,
@@ -112,7 +146,8 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     def objective(mm: int, r: int, v: int, a: float) -> float:
         return epsilon_lower(mm, r, v, delta=deltas[0], alpha=a)
 
-    tests = tuple(rule.tests(s, b, alpha, objective))
+    tie_seed, keys = _tiebreak(tiebreak, m)
+    tests = tuple(rule.tests(s, b, alpha, objective, keys))
     per_test = np.array([[epsilon_lower(t.m, t.r, t.v, delta=d, alpha=t.alpha) for d in deltas] for t in tests])
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
@@ -120,7 +155,8 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     checks = tuple(_check_claim(c, tests, deltas, per_test, relation) for c in claims)
     return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best, rule=rule.to_dict(),
                         alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
-                        secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b)
+                        secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b,
+                        tiebreak=tie_seed)
 
 
 def bound_record(record: GameRecord, **kwargs: Any) -> OneRunResult:

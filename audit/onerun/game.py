@@ -42,7 +42,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpaudit.core import InputError, Relation, require
+from dpaudit.core import InputError, Relation, check_real_array, require
 from dpaudit.engine import execution
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.memory import _size
@@ -315,10 +315,8 @@ def _scorer(scorer: Any) -> Callable[[Any, Sequence[Any]], Any]:
 
 
 def _check_scores(values: Any, m: int) -> np.ndarray:
-    try:
-        arr = np.asarray(values, dtype=float).reshape(-1)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"scores = {values!r:.80} is invalid: must be {m} real numbers ({exc})") from exc
+    # check_real_array: a float conversion would drop an imaginary part or parse text without a word
+    arr = check_real_array("scores", values).reshape(-1)
     require(arr.size == m, "scores", f"<{arr.size} values>", f"must be one float per canary ({m})")
     require(bool(np.all(np.isfinite(arr))), "scores", f"<{int(np.sum(~np.isfinite(arr)))} non-finite>",
             "must all be finite (a scorer returned NaN or infinity)")

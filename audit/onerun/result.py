@@ -14,16 +14,31 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.core import Guarantee, Verdict
+from dpaudit.core import Guarantee, Verdict, require
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import finding, jsonable
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import PREMISE, pack_secret
 from dpaudit.onerun.rules import Test
 
-__all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult"]
+__all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
 
 MU_LABEL = "valid against GDP-family claims only; not an (epsilon, delta) lower bound"
+MAX_TIEBREAK_DIGITS = 80  # a 128-bit seed has 39; a replayed one may be larger, never this long
+
+
+def read_tiebreak(value: Any) -> int | None:
+    """The tie-break seed a record stores (:meth:`OneRunResult.to_dict`): a string of decimal
+    digits, or None (absent, or written before the key existed: tied scores counted worst-case).
+    Anything else is an :class:`InputError` naming ``tiebreak``."""
+    if value is None:
+        return None
+    long = isinstance(value, str) and len(value) > MAX_TIEBREAK_DIGITS
+    require(isinstance(value, str) and not long and value.isascii() and value.isdigit(), "tiebreak",
+            f"<{len(value)} characters>" if long else value,
+            f"must be the tie-break seed as a string of at most {MAX_TIEBREAK_DIGITS} decimal digits, or null "
+            "(tied scores counted worst-case)")
+    return int(value)
 
 
 @dataclass(frozen=True)
@@ -71,6 +86,11 @@ class OneRunResult:
     ``secret_bits`` (in :meth:`to_dict`) is the secret packed (:func:`dpaudit.onerun.game.pack_secret`)
     beside its SHA-256, so ``summary`` can recount the game; ``premise`` states what the bound assumes:
     the scorer did not read the secret.
+
+    ``tiebreak`` is the seed of the key that ranked tied scores (:func:`dpaudit.onerun.rules.tiebreak_keys`,
+    drawn from fresh entropy after the game), None when ties were counted worst-case.  In
+    :meth:`to_dict` it is a string of decimal digits, as ``secret_bits`` is a string: a 128-bit
+    seed is past the integers a JSON reader keeps exactly (2⁵³).
     """
 
     m: int
@@ -91,6 +111,7 @@ class OneRunResult:
     secret: np.ndarray | None = field(default=None, repr=False, compare=False)
     secret_source: str | None = None  # "fresh entropy" (the game's), "supplied by the caller", None: unknown
     premise: str = PREMISE
+    tiebreak: int | None = None
 
     @property
     def confidence(self) -> float:
@@ -140,6 +161,7 @@ class OneRunResult:
             "tests": [t.to_dict() for t in self.tests],
             "secret_sha256": self.secret_sha256, "secret_source": self.secret_source, "premise": self.premise,
             "seed": self.seed, "relation": self.relation,
+            "tiebreak": None if self.tiebreak is None else str(self.tiebreak),
             "verdict": self.verdict, "claims": [c.to_dict() for c in self.claims],
         }
         if self.secret is not None:  # compact (m/6 characters): a re-check or a replay needs it

@@ -15,10 +15,12 @@ Three rules keep it:
   the bound part alone at level α.  Conditioning on the selection part's bits, the bound part
   is a game of its own with m = its size.
 
-Scores rank the canaries.  Tied scores are counted worst-case (:func:`counts`): a block of equal
-scores at a cut never adds a right guess that some secret-independent order of the block would
-not give, so the canary order of a user's secret (e.g. "included canaries first") cannot turn
-ties into a finding.
+Scores rank the canaries.  Ties are broken by a tie-break key (:func:`counts`): m distinct
+values in uniformly random order (:func:`tiebreak_keys`, from a seed that
+:func:`~dpaudit.onerun.bound.one_run_bound` draws from fresh entropy after the scores and the secret
+exist, and records), so the canaries are ranked by (score, key) and the canary order of a user's
+secret (e.g. "included canaries first") cannot turn ties into a finding.  Without a key, tied
+scores at a cut are counted worst-case: valid, but without power on discrete scores.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 from dpaudit.core import require
 
-__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule"]
+__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule", "tiebreak_keys"]
 
 
 @dataclass(frozen=True)
@@ -67,31 +69,72 @@ def _block(ascending: np.ndarray, value: float) -> tuple[int, int]:
     return int(np.searchsorted(ascending, value, side="left")), int(np.searchsorted(ascending, value, side="right"))
 
 
-def counts(scores: np.ndarray, secret: np.ndarray, k_plus: int, k_minus: int) -> int:
-    """The number of right guesses: ``in`` on the k₊ highest scores, ``out`` on the k₋ lowest,
-    with tied scores at a cut counted worst-case.
+def tiebreak_keys(seed: int, m: int) -> np.ndarray:
+    """The tie-break key of a game of m canaries drawn from ``seed``: a uniformly random permutation
+    of 0..m−1 (stream ``SeedSequence(seed, spawn_key=(9,))``).  Distinct values, so every tied block
+    is put in a uniformly random order and no pair falls back to the canary index."""
+    require(isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0, "tiebreak", seed,
+            "must be an integer >= 0 (the seed of the tie-break key)")
+    return np.random.default_rng(np.random.SeedSequence(int(seed), spawn_key=(9,))).permutation(m)
 
-    Let t₊ be the k₊-th highest score.  The canaries scored above t₊ are guessed "in"; the
-    p = k₊ − #{s > t₊} remaining "in" guesses fall in the block B₊ = {s = t₊}, and are counted
-    as taking B₊'s out-canaries first: max(0, p − zeros(B₊)) of them are right.  Symmetrically
-    at t₋, the k₋-th lowest score: the q "out" guesses in B₋ = {s = t₋} take its in-canaries first,
-    max(0, q − ones(B₋)) right.  When both cuts fall in one block (t₊ = t₋), these two minima are
-    reached jointly: p + q ≤ |B| (k₊ + k₋ ≤ m), so the plus side takes min(p, zeros) zeros and the
-    minus side min(q, ones) ones without competing for the same canaries.  Without ties every
-    block is one canary and the count is the plain one.
 
-    Validity: for every realisation of (scores, S) this count is ≤ the count under *any* order
-    of the tied blocks that does not look at S, in particular a uniformly random permutation
-    drawn independently of S, which is a guessing rule fixed in advance (a randomised
-    post-processing of the output).  For that rule the one-run tests hold at their level
-    (Steinke, Nasr, Jagielski 2023, Thm 3.3; Mahloujifar et al. 2025, Thm 9 for the f-DP test);
-    a count that is pointwise smaller can only lower P[v ≥ c], so every bound keeps its level.
-    The price is power on heavily tied scores (e.g. binary outputs), never validity; a scorer
-    that adds tiny noise drawn independently of S breaks its ties at random and keeps it.
+def _check_tiebreak(tiebreak: np.ndarray, m: int) -> np.ndarray:
+    keys = np.asarray(tiebreak).reshape(-1)
+    require(keys.size == m and keys.dtype.kind in "iuf", "tiebreak", f"<{keys.size} values of dtype {keys.dtype}>",
+            f"must be one real key per canary ({m}), e.g. tiebreak_keys(seed, {m})")
+    return keys
+
+
+def _ones_below(scores: np.ndarray, secret: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """ones[i]: the included canaries among the i lowest by (score, key); one sort, O(m log m)."""
+    order = np.lexsort((keys, scores))
+    return np.concatenate(([0], np.cumsum(secret[order], dtype=np.int64)))
+
+
+def _right(ones: np.ndarray, k_plus: int, k_minus: int) -> int:
+    """Right guesses: "in" on the k₊ highest, "out" on the k₋ lowest (k₊ + k₋ ≤ m: disjoint)."""
+    m = ones.size - 1
+    return int(ones[m] - ones[m - k_plus]) + k_minus - int(ones[k_minus])
+
+
+def counts(scores: np.ndarray, secret: np.ndarray, k_plus: int, k_minus: int,
+           tiebreak: np.ndarray | None = None) -> int:
+    """The number of right guesses: ``in`` on the k₊ highest scores, ``out`` on the k₋ lowest.
+
+    ``tiebreak``: a key per canary (m distinct values, :func:`tiebreak_keys`).  The canaries are
+    ranked by (score, key): ties are broken by the key, never by the canary index.
+
+    Validity: the key is drawn from fresh entropy *after* the scores and the secret exist,
+    independently of both (:func:`~dpaudit.onerun.bound.one_run_bound` draws its seed and records
+    it), so the ranking is a randomised guessing rule fixed in advance: a post-processing of the
+    output with randomness independent of S.  The one-run tests hold at their level for such a
+    rule (Steinke, Nasr, Jagielski 2023, Thm 3.3; Mahloujifar et al. 2025, Thm 9 for the f-DP
+    test).  A key chosen after looking at S (or the best of several tried) is not, and voids the
+    bound.  On tied scores that carry nothing (all zero), the guesses fall on uniformly random
+    canaries, whatever the canary order of the secret.
+
+    ``tiebreak=None``: tied scores at a cut are counted worst-case.  Let t₊ be the k₊-th highest
+    score.  The canaries scored above t₊ are guessed "in"; the p = k₊ − #{s > t₊} remaining "in"
+    guesses fall in the block B₊ = {s = t₊}, and are counted as taking B₊'s out-canaries first:
+    max(0, p − zeros(B₊)) of them are right.  Symmetrically at t₋, the k₋-th lowest score: the q
+    "out" guesses in B₋ = {s = t₋} take its in-canaries first, max(0, q − ones(B₋)) right.  When
+    both cuts fall in one block (t₊ = t₋), these two minima are reached jointly: p + q ≤ |B|
+    (k₊ + k₋ ≤ m), so the plus side takes min(p, zeros) zeros and the minus side min(q, ones)
+    ones without competing for the same canaries.  This count is, for every (scores, S), ≤ the
+    count under any order of the tied blocks that does not look at S, in particular the random
+    key's, so it can only lower P[v ≥ c] and every bound keeps its level; the price is power on
+    heavily tied scores (binary outputs give no right guess at all).
 
     One sort, O(m log m), vectorised.
     """
     _check_k(k_plus, k_minus, scores.size)
+    if tiebreak is not None:
+        return _right(_ones_below(scores, secret, _check_tiebreak(tiebreak, scores.size)), k_plus, k_minus)
+    return _worst_case(scores, secret, k_plus, k_minus)
+
+
+def _worst_case(scores: np.ndarray, secret: np.ndarray, k_plus: int, k_minus: int) -> int:
+    """:func:`counts` without a key: tied blocks at the cuts counted worst-case."""
     m = scores.size
     order = np.argsort(scores, kind="stable")
     asc = scores[order]
@@ -121,8 +164,9 @@ class Fixed:
     def __post_init__(self) -> None:
         _check_k(self.k_plus, self.k_minus)
 
-    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective) -> list[Test]:
-        v = counts(scores, secret, self.k_plus, self.k_minus)
+    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective,
+              tiebreak: np.ndarray | None = None) -> list[Test]:
+        v = counts(scores, secret, self.k_plus, self.k_minus, tiebreak)
         return [Test(scores.size, self.k_plus, self.k_minus, v, alpha)]
 
     def to_dict(self) -> dict[str, object]:
@@ -146,9 +190,15 @@ class Grid:
         """k₊ = k₋ = k for each k."""
         return cls(tuple((int(k), int(k)) for k in ks))
 
-    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective) -> list[Test]:
+    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective,
+              tiebreak: np.ndarray | None = None) -> list[Test]:
         each = alpha / len(self.pairs)
-        return [Test(scores.size, kp, km, counts(scores, secret, kp, km), each) for kp, km in self.pairs]
+        for kp, km in self.pairs:
+            _check_k(kp, km, scores.size)
+        if tiebreak is None:
+            return [Test(scores.size, kp, km, counts(scores, secret, kp, km), each) for kp, km in self.pairs]
+        ones = _ones_below(scores, secret, _check_tiebreak(tiebreak, scores.size))  # one ranking for every pair
+        return [Test(scores.size, kp, km, _right(ones, kp, km), each) for kp, km in self.pairs]
 
     def to_dict(self) -> dict[str, object]:
         return {"rule": "grid", "pairs": [list(p) for p in self.pairs],
@@ -179,19 +229,23 @@ class Split:
         perm = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(7,))).permutation(m)
         return perm[:n_sel], perm[n_sel:]
 
-    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective) -> list[Test]:
+    def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective,
+              tiebreak: np.ndarray | None = None) -> list[Test]:
+        """The one test on the bound part; ``tiebreak`` (a key per canary) ranks each part by its
+        own canaries' keys."""
         sel, bnd = self.parts(scores.size)
+        keys = None if tiebreak is None else _check_tiebreak(tiebreak, scores.size)
         best, best_f = -np.inf, self.fractions[0]
         for f in self.fractions:
             k = max(1, round(f * sel.size))
             if 2 * k > sel.size:
                 continue
-            v = counts(scores[sel], secret[sel], k, k)
+            v = counts(scores[sel], secret[sel], k, k, None if keys is None else keys[sel])
             value = objective(sel.size, 2 * k, v, alpha)
             if value > best:
                 best, best_f = value, f
         k_b = max(1, min(bnd.size // 2, round(best_f * bnd.size)))
-        v = counts(scores[bnd], secret[bnd], k_b, k_b)
+        v = counts(scores[bnd], secret[bnd], k_b, k_b, None if keys is None else keys[bnd])
         return [Test(int(bnd.size), k_b, k_b, v, alpha)]
 
     def to_dict(self) -> dict[str, object]:

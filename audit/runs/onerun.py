@@ -28,7 +28,8 @@ The dataset a training run gets is the list of included canaries (the game keeps
 the scorer); the seed is the run's ``[run] seed`` (the mechanism's randomness: the secret comes from
 fresh entropy, never from it) and the confidence its ``[run] confidence``.  A one-run bound assumes
 the scorer does not read the secret.  ``--resume`` takes a game an earlier attempt finished from its
-``results.json`` (stored scores and secret, re-checked), never replays it under a new secret.
+``results.json`` (stored scores, secret and tie-break seed, re-checked), never replays it under a new
+secret or a new tie-break.
 """
 
 from __future__ import annotations
@@ -49,12 +50,12 @@ from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
-from dpaudit.onerun.bound import one_run_bound
+from dpaudit.onerun.bound import WORST_CASE, one_run_bound
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.game import check_game_size, secret_sha256, unpack_secret
 from dpaudit.onerun.progress import TrainingProgress, reporting
-from dpaudit.onerun.result import OneRunResult
+from dpaudit.onerun.result import OneRunResult, read_tiebreak
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.runs.datafiles import fail
 from dpaudit.runs.plugins import build_plugin, load_plugin
@@ -91,15 +92,18 @@ def saved_games(folder: Path, fingerprint: str) -> dict[str, dict[str, Any]]:
 def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confidence: float,
              registry: Mapping[str, Claim]) -> OneRunScenario:
     """The scenario of a game played before the resume: bounded again from its stored scores and
-    secret (whose hash ``entry`` holds) under the design's rule and claims."""
+    secret (whose hash ``entry`` holds) under the design's rule and claims, tied scores ranked by its
+    stored tie-break seed (never a new one: a resume must not redraw it; none stored: worst-case)."""
     m = int(entry["m"])
     secret = unpack_secret(entry["secret_bits"], m) if "secret_bits" in entry else np.asarray(entry["secret"])
     if secret_sha256(secret) != entry["secret_sha256"] or int(entry["seed"]) != seed:
         raise InputError(f"scenario {design.name!r}: the saved game's secret or seed is not this run's: refusing to "
                          "resume it; start a new run")
+    tiebreak = read_tiebreak(entry.get("tiebreak"))
     result = one_run_bound(np.asarray(entry["scores"], dtype=float), secret, rule=design.rule, deltas=design.deltas,
                            confidence=confidence, claims=design.claims, runs=int(getattr(design, "runs", 1)),
-                           seed=seed, relation=design.neighbours or design.relation)
+                           seed=seed, relation=design.neighbours or design.relation,
+                           tiebreak=WORST_CASE if tiebreak is None else tiebreak)
     result = dataclasses.replace(result, secret_source=entry.get("secret_source"))
     return OneRunScenario(design, result, float(entry["seconds"]), str(entry["mechanism"]), registry,
                           family_rejection(design, result))
@@ -350,8 +354,9 @@ class RunsDesign(CanaryDesign):
 
     runs: int = 1
 
-    def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None) -> OneRunResult:
+    def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None,
+              tiebreak: int | str | None = None) -> OneRunResult:
         return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=len(self.canaries),
                              runs=self.runs, base=self.base, rule=self.rule, deltas=self.deltas,
                              confidence=confidence, claims=self.claims, seed=seed, relation=self.relation,
-                             secret=secret)
+                             secret=secret, tiebreak=tiebreak)

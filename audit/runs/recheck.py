@@ -11,7 +11,8 @@ with ``epsilon_exact`` above the claim.  A one-run record (``kind`` = "one-run")
 its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve claim's verdict by the f-DP
 recursion, the largest rejected GDP μ (:func:`check_onerun_record`); its scenario's game is
 recounted from the stored scores and secret (the secret's SHA-256 compared, each test's v counted
-again under the rule: :func:`check_onerun_scenario`) and each record is held to its scenario's game
+again under the rule, tied scores ranked by the stored tie-break seed: :func:`check_onerun_scenario`)
+and each record is held to its scenario's game
 (:func:`check_onerun_links`).  A one-run game larger than :data:`MAX_GAME` canaries is refused
 before anything is counted: no run produces one, and its cost would be unbounded.
 """
@@ -29,7 +30,8 @@ from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
-from dpaudit.onerun.rules import Split, Test, counts
+from dpaudit.onerun.result import read_tiebreak
+from dpaudit.onerun.rules import Split, Test, counts, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
 
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
@@ -303,28 +305,49 @@ def _stored_scores(sc: dict[str, Any], m: int, fail: Fail) -> np.ndarray:
     return scores
 
 
+def _stored_keys(sc: dict[str, Any], m: int, fail: Fail) -> np.ndarray | None:
+    """The tie-break key of the stored seed (``tiebreak``), or None when the game has none."""
+    try:
+        seed = read_tiebreak(sc.get("tiebreak"))
+    except InputError as exc:
+        fail("tiebreak", sc.get("tiebreak"), str(exc).partition(" is invalid: ")[2] or str(exc))
+    return None if seed is None else tiebreak_keys(seed, m)
+
+
 def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> None:
     """Each test's v counted again from the stored scores and secret under the rule (Steinke et al.
-    2023, Algorithm 1: "in" on the k₊ highest scores, "out" on the k₋ lowest), and the secret's hash."""
+    2023, Algorithm 1: "in" on the k₊ highest scores, "out" on the k₋ lowest), and the secret's hash.
+
+    Tied scores are ranked by the key of the stored ``tiebreak`` seed, as the run ranked them.  A
+    game without one (null, or a file written before the key existed) is recounted with tied blocks
+    counted worst-case, and its stored v must equal that count: a file whose v was counted with
+    ties broken by canary index (before worst-case counting) is refused when ties at a cut made a
+    difference, because that order could turn ties into right guesses (a false finding); with no
+    tie at a cut every order gives the same v and the file is accepted."""
     m = sc["m"]
     if not (isinstance(sc.get("runs"), int) and sc["runs"] >= 1 and m % sc["runs"] == 0
             and sc.get("canaries_per_run", m // sc["runs"]) == m // sc["runs"]):
         fail("runs", sc.get("runs"), f"must be an integer >= 1 dividing m = {m}, with canaries_per_run = m / runs")
     secret, scores = _stored_secret(sc, m, fail), _stored_scores(sc, m, fail)
+    keys = _stored_keys(sc, m, fail)
     rule = sc["rule"]
     if rule["rule"] == "split":
         delta = float(sc["bounds"][0]["delta"])
         split = Split(select=float(rule["select"]), fractions=tuple(float(f) for f in rule["fractions"]),
                       seed=int(rule["seed"]))
         again = split.tests(scores, secret, tests[0].alpha,
-                            lambda mm, r, v, a: epsilon_lower(mm, r, v, delta=delta, alpha=a))
+                            lambda mm, r, v, a: epsilon_lower(mm, r, v, delta=delta, alpha=a), keys)
     else:
-        again = [Test(m, t.k_plus, t.k_minus, counts(scores, secret, t.k_plus, t.k_minus), t.alpha) for t in tests]
+        again = [Test(m, t.k_plus, t.k_minus, counts(scores, secret, t.k_plus, t.k_minus, keys), t.alpha)
+                 for t in tests]
+    how = ("tied scores ranked by its tiebreak seed" if keys is not None else
+           "no tiebreak seed stored: tied scores counted worst-case (a file whose v counted ties by canary "
+           "index is refused: re-run the audit)")
     for i, (t, a) in enumerate(zip(tests, again, strict=True)):
         if (t.m, t.k_plus, t.k_minus, t.v) != (a.m, a.k_plus, a.k_minus, a.v):
             field = "v" if (t.m, t.k_plus, t.k_minus) == (a.m, a.k_plus, a.k_minus) else "k_plus"
             fail(f"tests[{i}].{field}", getattr(t, field), f"the stored scores and secret give m = {a.m}, "
-                 f"k_plus = {a.k_plus}, k_minus = {a.k_minus}, v = {a.v} under the {rule['rule']} rule")
+                 f"k_plus = {a.k_plus}, k_minus = {a.k_minus}, v = {a.v} under the {rule['rule']} rule ({how})")
 
 
 _LINKED = ("m", "runs", "r", "v", "k_plus", "k_minus", "rule", "alpha", "secret_sha256", "tests")

@@ -84,7 +84,7 @@ def assert_private_one_run(train: Any, score: Any, *, epsilon: float, delta: flo
                            canaries: Sequence[Any] | None = None, m: int | None = None, runs: int = 1,
                            rule: Fixed | Grid | Split | None = None, confidence: float | None = None, seed: int = 0,
                            curve: CurveClaim | None = None, relation: str = Relation.ADD_REMOVE.value,
-                           base: Any = ()) -> OneRunResult:
+                           base: Any = (), tiebreak: int | None = None) -> OneRunResult:
     """Fail when one canary game certifies that ``train`` is not (ε, δ)-DP towards its canaries
     (or, with ``curve``, not f-DP for that trade-off curve).
 
@@ -94,6 +94,8 @@ def assert_private_one_run(train: Any, score: Any, *, epsilon: float, delta: flo
     guessing rule, fixed in advance (default :func:`planned_rule`); a :class:`Grid` pays a
     Bonferroni correction, a :class:`Split` holds out part of the canaries.  ``confidence``
     defaults to the budget in force (0.99, as :func:`~dpaudit.testing.assert_private`).
+    ``tiebreak``: the seed of the key that ranks tied scores, drawn from fresh entropy after the
+    game when None (default) and named in a failure's message; give it to replay a failure.
 
     A mechanism that is (ε, δ)-DP (and f-DP for ``curve``) towards each canary fails with
     probability at most 1 − ``confidence`` (Steinke et al., Thm 3.3; Mahloujifar et al., Thm 9;
@@ -129,7 +131,7 @@ def assert_private_one_run(train: Any, score: Any, *, epsilon: float, delta: flo
     if curve is not None:
         claims.append(curve if curve.claim_id else _with_id(curve))
     result = audit_one_run(train, score, canaries=canaries, m=per_run, runs=runs, rule=rule, deltas=(float(delta),),
-                           confidence=each, claims=claims, seed=seed, relation=relation, base=base)
+                           confidence=each, claims=claims, seed=seed, relation=relation, base=base, tiebreak=tiebreak)
     refuted = [c for c in result.claims if c.rejected]
     if refuted:
         raise PrivacyViolation(_message(result, refuted, float(epsilon), float(delta), float(confidence)))
@@ -165,5 +167,6 @@ def _message(result: OneRunResult, refuted: list[OneRunClaimCheck], epsilon: flo
                      f"{confidence:g}.")
     if any(isinstance(c.claim, CurveClaim) for c in result.claims):
         lines.append(f"GDP mu rejected up to {result.gdp_mu_lower:.4g}: {MU_LABEL}.")
-    lines.append(f"Seed {result.seed}, secret sha256 {result.secret_sha256[:16]}...")
+    lines.append(f"Seed {result.seed}, secret sha256 {result.secret_sha256[:16]}..., tie-break seed "
+                 f"{result.tiebreak if result.tiebreak is not None else 'none (ties counted worst-case)'}.")
     return "\n".join(lines)

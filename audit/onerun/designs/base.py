@@ -54,18 +54,20 @@ class CanaryDesign:
     def m(self) -> int:
         return len(self.canaries)
 
-    def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None) -> OneRunResult:
+    def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None,
+              tiebreak: int | str | None = None) -> OneRunResult:
         """One training run (its randomness from ``seed``; the secret from fresh entropy, or ``secret``
-        when given), bounded under the design's rule."""
+        when given), bounded under the design's rule (tied scores ranked by a key from fresh entropy,
+        or from ``tiebreak`` when given: :func:`~dpaudit.onerun.bound.one_run_bound`)."""
         if self.neighbours is not None:
             record = CanaryGame(m=self.m, seed=seed, relation=self.relation).play(
                 self.mechanism, self.scorer, list(self.canaries), self.base, secret=secret)
             return one_run_bound(record.scores, record.secret, rule=self.rule, deltas=self.deltas,
                                  confidence=confidence, claims=self.claims, runs=record.runs, seed=record.seed,
-                                 relation=self.neighbours)
+                                 relation=self.neighbours, tiebreak=tiebreak)
         return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), base=self.base,
                              rule=self.rule, deltas=self.deltas, confidence=confidence, claims=self.claims,
-                             seed=seed, relation=self.relation, secret=secret)
+                             seed=seed, relation=self.relation, secret=secret, tiebreak=tiebreak)
 
     def as_expected(self, result: OneRunResult) -> bool:
         """Every claim's verdict is the expected one."""
