@@ -67,10 +67,13 @@ canaries = 200
 rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
 
 [[scenario.claim]]
-epsilon = 1.0
+epsilon = 4.0
 delta = 1e-5
 id = "user/claim"
 '''
+# ε = 4: above the largest bound of 100 guesses on 200 canaries (3.49), so the honest verdict is "pass"
+# whatever the fresh secret and tie-break draw (at ε = 1 the RR training, ε ≈ 0.995, was refuted in
+# 4.3 % of games once ties are broken at random)
 
 
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
