@@ -6,8 +6,9 @@ Statistical facts used (fixed seeds, 95 % confidence): randomized response per c
 and tie-break seed 2: not rejected).  RR's scores are binary, so a game's verdict also depends on the
 random key that ranks its ties: for the single-run game, over tie-break seeds 0-299 one of its claims is
 rejected for 59; tie-break seed 0 rejects it, seed 1 rejects the three-run grid game's, seed 2 (pinned
-here) rejects none of this module's correct games; a training run that outputs the inclusion bits makes all 100 guesses of k₊ = k₋ = 50
-right among 200 canaries, whose Steinke bound (≈ 3) exceeds ε = 1 surely.
+here) rejects none of this module's correct games.  A training run that outputs the inclusion bits
+makes all 100 guesses of k₊ = k₋ = 50 right among 200 canaries, whose Steinke bound (≈ 3) exceeds
+ε = 1 surely.
 """
 
 from __future__ import annotations
