@@ -14,8 +14,8 @@ scenario (the engine's own selection on a pilot budget) the planner takes, per c
   which a well-fitted s is), else q(t) is counted too;
 * otherwise, the pilot's chosen event with its estimation counts.
 
-The expected bound of a candidate on n estimation outputs per side is the Clopper–Pearson
-bound of its expected counts (pn, qn) (:func:`dpaudit.engine.estimate.bound_from_counts`); the run's
+The expected bound of a candidate on n estimation outputs per side is the estimator's bound (the better of
+its two tests) of its expected counts (pn, qn) (:func:`dpaudit.engine.estimate.bound_from_counts`); the run's
 is the best candidate's.  The budget N per side adds the selection split (capped) and the
 tail pilot (:mod:`dpaudit.engine.streaming`) to the estimation split n.  For a single look, N is the
 smallest budget that certifies at the run's confidence.  Under the sequential rule
@@ -42,7 +42,7 @@ import numpy as np
 from dpaudit.core import InputError, require
 from dpaudit.engine import runner, streaming
 from dpaudit.engine.api import RunContext, audit_mechanism
-from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.bounds import both_tests
 from dpaudit.engine.execution import Execution, cpu_count
 from dpaudit.engine.results import ClaimCheck
 from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
@@ -110,12 +110,11 @@ class Candidates:
         return picks
 
     def bounds(self, n: int, delta: float, confidence: float) -> np.ndarray:
-        """Each candidate's Clopper–Pearson bound (:func:`dpaudit.engine.estimate.bound_from_counts`'s, vectorised)
-        from its expected counts (pn, qn) on n outputs per side (−inf where p ≤ δ)."""
+        """Each candidate's bound (:func:`dpaudit.engine.estimate.bound_from_counts`'s, by the better test,
+        vectorised) from its expected counts (pn, qn) on n outputs per side (−inf where p ≤ δ)."""
         alpha = (1 - confidence) / 2
-        lo, _ = clopper_pearson(self.p * max(n, 1), max(n, 1), alpha)
-        _, hi = clopper_pearson(self.q * max(n, 1), max(n, 1), alpha)
-        return np.where(self.p > delta, epsilon_from_bounds(lo, hi, delta), -np.inf)
+        m = max(n, 1)
+        return np.where(self.p > delta, both_tests(self.p * m, m, self.q * m, m, delta, alpha), -np.inf)
 
     def best(self, n: int, delta: float, confidence: float) -> int:
         """The candidate a run with n estimation outputs per side would choose: the best expected bound."""

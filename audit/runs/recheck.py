@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from dpaudit.core import InputError
-from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.bounds import TESTS
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.rules import Test
@@ -34,9 +34,9 @@ def recomputed_lower(event: dict[str, Any]) -> float:
     counts, fav = event["counts"], event["event"].get("favours")
     (k1, n1), (k2, n2) = (counts["D"], counts["D'"]) if fav == "D" else (counts["D'"], counts["D"])
     alpha = (1.0 - float(event["confidence"])) / 2.0
-    lo, _ = clopper_pearson(k1, n1, alpha)
-    _, hi = clopper_pearson(k2, n2, alpha)
-    return max(0.0, float(epsilon_from_bounds(lo, hi, float(event["delta"]))))
+    # the test saved with the bound (dpaudit.engine.bounds.TESTS); records before the joint test have none
+    test = TESTS[event.get("test", "clopper-pearson")]
+    return max(0.0, float(test(k1, n1, k2, n2, float(event["delta"]), alpha)))
 
 
 def _number(value: Any) -> float | None:
