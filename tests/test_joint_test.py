@@ -194,3 +194,19 @@ def test_validity_a_rare_event_through_the_public_api():
 def test_validity_twin_a_rare_leak_above_its_claim_is_caught_through_the_public_api():
     """True ε = 1.6 held against 1: caught (ε_lower > 1) in at least 18 of 20 audits."""
     assert sum(_rare(s, 1.6) > 1.0 for s in range(20)) >= 18
+
+
+@pytest.mark.parametrize("samples,new,old", [(1_000_000, 0.809, 0.753), (10_000_000, 0.919, 0.884)])
+def test_the_bench_prints_the_old_clopper_pearson_ceiling_beside_the_new_one(samples, new, old):
+    """Analytic Gaussian, ε(10⁻⁵) = 1: the pair's ceiling is issue #16's figure, the joint test's above it."""
+    from dpaudit.catalog import classic
+    from dpaudit.runs import bench
+    case = next(c for c in classic.bench() if c.name.startswith("gaussian"))
+    n = bench.estimation_samples(samples)
+    assert bench.pair_ceiling(case.ceiling, n) == pytest.approx(old, abs=5e-4)
+    assert case.ceiling(n, 0.95).epsilon == pytest.approx(new, abs=5e-4)
+    row = {"family": "gaussian", "view": "auto", "samples_per_side": samples, "ceiling": new, "ceiling_pair": old,
+           "median": 0.97, "min": 0.9, "seeds": 1, "same_sample_median": None, "same_sample_min": None,
+           "median_over_pair": 1.04}
+    text = bench.table({"throughput": [], "views": [row], "tightness": []})
+    assert "CP ceil" in text and f"{old:8.4f}" in text and "1.0400" in text

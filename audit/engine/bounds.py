@@ -20,7 +20,9 @@ event fixed in advance, at its expected counts on the estimation split.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -188,7 +190,23 @@ class Ceiling:
     contains: Callable[[np.ndarray], np.ndarray]
 
 
-def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float, pair: bool = False
+# best_event's test where its caller does not say (a catalog's ceiling function): pair_only() sets it
+_PAIR_ONLY: ContextVar[bool] = ContextVar("pair_only", default=False)
+
+
+@contextmanager
+def pair_only() -> Iterator[None]:
+    """Within this block :func:`best_event` (and so every ceiling built on it) uses the
+    Clopper–Pearson pair alone, the estimator's test before the joint one: the old ceiling, which
+    the bench prints beside the new one."""
+    token = _PAIR_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _PAIR_ONLY.reset(token)
+
+
+def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float, pair: bool | None = None
                ) -> tuple[float, int, int]:
     """The statistical ceiling of an audit whose estimation split has ``n`` samples per side:
     (ε, index of the best candidate, side it favours).
@@ -199,7 +217,8 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
     estimator's two tests (:func:`both_tests`: the event's test is fixed in advance with it) at
     confidence ``confidence``, or with ``pair`` the Clopper–Pearson pair log((lo − δ)/hi) alone, each
     bound at α = (1 − confidence)/2, the estimator's only test before the joint one (real-valued
-    counts: the Beta quantiles take them; the joint test rounds them).  The joint test is
+    counts: the Beta quantiles take them; the joint test rounds them); ``pair`` None: as
+    :func:`pair_only` says.  The joint test is
     evaluated on the :data:`CEILING_SHORTLIST` best events of each direction by the pair's bound
     (2¹⁶ sets of a finite output space would otherwise each solve a root).
     No event chosen from data can beat the best event known in advance, so ours ÷ ceiling is
@@ -210,7 +229,7 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
     alpha = (1.0 - confidence) / 2.0
     k_d, k_dp = np.clip(np.asarray(p_d, dtype=float), 0, 1) * n, np.clip(np.asarray(p_dp, dtype=float), 0, 1) * n
     for_d, for_dp = pair_epsilon(k_d, n, k_dp, n, delta, alpha), pair_epsilon(k_dp, n, k_d, n, delta, alpha)
-    if not pair:
+    if not (_PAIR_ONLY.get() if pair is None else pair):
         for_d, for_dp = (np.maximum(rough, _joint_on_shortlist(rough, a, b, n, delta, alpha))
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))
     i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
@@ -231,7 +250,8 @@ def _joint_on_shortlist(rough: np.ndarray, k_fav: np.ndarray, k_oth: np.ndarray,
     return out
 
 
-def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float, pair: bool = False) -> float:
+def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float,
+            pair: bool | None = None) -> float:
     """The ε of :func:`best_event`."""
     return best_event(p_d, p_dp, n, delta, confidence, pair)[0]
 
