@@ -2,14 +2,15 @@
 
 A record of ``results.json`` carries the event that decided its bound with the counts under
 D and D′, the δ and the confidence of the bound.  Its ε lower bound is a function of those alone
-(Clopper–Pearson: ``ε_lower = max(0, log((p_lo − δ) / q_hi))``, with ``p_lo`` the one-sided lower
-bound of the favoured side's rate and ``q_hi`` the upper bound of the other's, each at level
-α/2 with α = 1 − confidence; Clopper & Pearson 1934), and its verdicts are functions of the
-bounds and the claim.  Each is recomputed here and a record that disagrees is refused, naming the
-record and the field: an ``epsilon_lower`` its counts contradict, an ``exact_verdict`` of "pass"
-with ``epsilon_exact`` above the claim.  A one-run record (``kind`` = "one-run") is recomputed from
-its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve claim's verdict by the f-DP
-recursion, the largest rejected GDP μ (:func:`check_onerun_record`).
+and of its ``test`` (:data:`dpaudit.engine.bounds.TESTS`): the joint exact test of the ratio, or
+the Clopper–Pearson pair ``ε_lower = max(0, log((p_lo − δ) / q_hi))``, with ``p_lo`` the one-sided
+lower bound of the favoured side's rate and ``q_hi`` the upper bound of the other's, each at level
+α/2 with α = 1 − confidence (Clopper & Pearson 1934), which a record without the key used; and its
+verdicts are functions of the bounds and the claim.  Each is recomputed here and a record that
+disagrees is refused, naming the record and the field: an ``epsilon_lower`` its counts contradict,
+an ``exact_verdict`` of "pass" with ``epsilon_exact`` above the claim.  A one-run record (``kind`` =
+"one-run") is recomputed from its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve
+claim's verdict by the f-DP recursion, the largest rejected GDP μ (:func:`check_onerun_record`).
 """
 
 from __future__ import annotations
