@@ -40,7 +40,7 @@ def test_the_odds_ratio_bound_is_scipys_exact_conditional_interval():
         ref = odds_ratio([[a, n - a], [b, m - b]], kind="conditional").confidence_interval(
             confidence_level=0.955, alternative="greater").low
         assert ours[i] == pytest.approx(ref, rel=1e-9, abs=1e-300)
-        assert float(odds_ratio_lower(a, n, b, m, 0.045)) == ours[i]  # one at a time: the same number
+        assert float(odds_ratio_lower(a, n, b, m, 0.045)) == ours[i]  # one at a time (or cached): the same number
 
 
 def test_the_summed_window_gives_the_whole_supports_bound(monkeypatch):
@@ -48,6 +48,7 @@ def test_the_summed_window_gives_the_whole_supports_bound(monkeypatch):
     k2 = np.array([1810.0, 1.81e5, 0, 2, 200])
     windowed = odds_ratio_lower(k1, n1, k2, n1, 0.045)
     monkeypatch.setattr(ratio_test, "WINDOW_SD", 1e9)
+    monkeypatch.setattr(ratio_test, "_CACHE", {})  # solved again, not read back
     np.testing.assert_allclose(windowed, odds_ratio_lower(k1, n1, k2, n1, 0.045), rtol=1e-10)
 
 
@@ -210,3 +211,19 @@ def test_the_bench_prints_the_old_clopper_pearson_ceiling_beside_the_new_one(sam
            "median_over_pair": 1.04}
     text = bench.table({"throughput": [], "views": [row], "tightness": []})
     assert "CP ceil" in text and f"{old:8.4f}" in text and "1.0400" in text
+
+
+def test_scores_use_the_exact_test_on_small_windows_and_a_close_approximation_on_large_ones():
+    """Counts of 10⁵–10⁸ outputs: where a window exceeds SCREEN_TERMS (every cell > 9,000) Woolf's
+    closed form is within 10⁻⁴ of the exact bound; elsewhere the score is the exact bound."""
+    from dpaudit.engine.bounds import SCREEN_TERMS, joint_score
+    rng = np.random.default_rng(0)
+    n = 10 ** rng.uniform(5, 8, 300)
+    p = 10 ** rng.uniform(-2.5, -0.05, 300)
+    k1, k2 = np.rint(n * p), np.rint(n * p * np.exp(-rng.uniform(0, 3, 300)))
+    big = ratio_test.window_terms(k1, n, k2, n) > SCREEN_TERMS
+    assert 50 < big.sum() < 250
+    exact = epsilon_lower(k1, n, k2, n, 0.0, ALPHA)
+    score = joint_score(k1, n, k2, n, 0.0, ALPHA / 2)
+    np.testing.assert_array_equal(score[~big], exact[~big])
+    np.testing.assert_allclose(score[big], exact[big], atol=1e-4)

@@ -48,6 +48,8 @@ ODDS_SHARE = 0.9      # of α spent on the conditional test of ψ; the rest boun
 WINDOW_SD = 10.0      # half-width of the summed window, in standard deviations of k₁ given m ...
 WINDOW_EXTRA = 30     # ... plus this many terms (skewed laws at small counts)
 BATCH_TERMS = 2_000_000  # terms summed at once (memory: a few arrays of this many floats)
+CACHE_SIZE = 100_000   # solved events kept (a selection scores, then bounds, the same projected counts)
+_CACHE: dict[tuple[float, ...], float] = {}
 _TOL = 1e-12          # on log ψ
 _MAX_STEPS = 200
 _JUMP = 4.0          # largest step in log ψ (a factor e⁴): a flat tail far from the root asks for huge ones
@@ -96,15 +98,23 @@ def odds_ratio_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndar
     if active.size == 0:
         return out
     f = [v.ravel()[active] for v in (k1, n1, k2, n2)]
+    known = np.array([_CACHE.get((*key, alpha), np.nan) for key in zip(*f, strict=True)])
+    flat = out.reshape(-1)
+    flat[active] = known
+    if not np.isnan(known).any():
+        return flat.reshape(k1.shape)
+    active, f = active[np.isnan(known)], [v[np.isnan(known)] for v in f]
     a, b = _windows(f[0], f[1], f[2], f[3])
     start = _start(f[0], f[1], f[2], f[3], alpha)
     # batches of at most BATCH_TERMS summed terms (a few large windows, or many small ones)
     batch = np.concatenate([[0], np.cumsum(b - a + 1) // BATCH_TERMS])
-    flat = out.reshape(-1)
     for group in np.unique(batch[1:]):
         idx = np.flatnonzero(batch[1:] == group)
         segments = [_log_weights(int(a[i]), int(b[i]), f[1][i], f[3][i], f[0][i] + f[2][i]) for i in idx]
         flat[active[idx]] = np.exp(_solve(segments, (f[0][idx] - a[idx]).astype(np.int64), start[idx], np.log(alpha)))
+    if len(_CACHE) > CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE.update({(*key, alpha): v for *key, v in zip(*f, flat[active], strict=True)})
     return flat.reshape(k1.shape)
 
 
@@ -113,6 +123,21 @@ def _start(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha
     cells = (k1 + 0.5, n1 - k1 + 0.5, k2 + 0.5, n2 - k2 + 0.5)
     log_psi = np.log(cells[0]) - np.log(cells[1]) - np.log(cells[2]) + np.log(cells[3])
     return log_psi + special.ndtri(alpha) * np.sqrt(sum(1 / c for c in cells))
+
+
+def window_terms(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray) -> np.ndarray:
+    """How many terms the exact bound of each event sums (its cost)."""
+    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
+    a, b = _windows(k1, n1, k2, n2)
+    return np.maximum(b - a + 1, 0)
+
+
+def approximate_epsilon(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, delta: float,
+                        alpha: float) -> np.ndarray:
+    """:func:`epsilon_lower` with Woolf's large-sample ψ_lo (:func:`_start`) in place of the exact one:
+    a closed form for screening at large counts, never a bound."""
+    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
+    return _corrected(np.exp(_start(k1, n1, k2, n2, ODDS_SHARE * alpha)), k1, n1, delta, alpha)
 
 
 def _solve(segments: list[np.ndarray], cut: np.ndarray, start: np.ndarray, log_alpha: float) -> np.ndarray:
@@ -192,7 +217,11 @@ def epsilon_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray
     """ε_lower(δ) = log r_lo + log(1 − δ/p_lo) at total level ``alpha`` (module docstring), −inf where
     nothing is certified (p_lo ≤ δ, or r_lo = 0); not clipped at 0."""
     k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
-    psi = odds_ratio_lower(k1, n1, k2, n2, ODDS_SHARE * alpha)
+    return _corrected(odds_ratio_lower(k1, n1, k2, n2, ODDS_SHARE * alpha), k1, n1, delta, alpha)
+
+
+def _corrected(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, delta: float, alpha: float) -> np.ndarray:
+    """log of the bound of (p − δ)/q from ψ_lo and the Clopper–Pearson bounds of p (module docstring)."""
     alpha_p = (1.0 - ODDS_SHARE) * alpha
     p_hi = clopper_pearson_upper(k1, n1, alpha_p if delta == 0 else alpha_p / 2)
     ratio = psi - p_hi * np.maximum(0.0, psi - 1.0)
