@@ -214,14 +214,14 @@ def test_the_bench_prints_the_old_clopper_pearson_ceiling_beside_the_new_one(sam
 
 
 def test_scores_use_the_exact_test_on_small_windows_and_a_close_approximation_on_large_ones():
-    """Counts of 10⁵–10⁸ outputs: where a window exceeds SCREEN_TERMS (every cell > 9,000) Woolf's
+    """Counts of 10⁵–10⁸ outputs: where a window exceeds SCREEN_TERMS (every cell > 10,000) Woolf's
     closed form is within 10⁻⁴ of the exact bound; elsewhere the score is the exact bound."""
     from dpaudit.engine.bounds import SCREEN_TERMS, joint_score
     rng = np.random.default_rng(0)
     n = 10 ** rng.uniform(5, 8, 300)
     p = 10 ** rng.uniform(-2.5, -0.05, 300)
     k1, k2 = np.rint(n * p), np.rint(n * p * np.exp(-rng.uniform(0, 3, 300)))
-    big = ratio_test.window_terms(k1, n, k2, n) > SCREEN_TERMS
+    big = ratio_test.window_terms(k1, n, k2, n, ODDS_SHARE * ALPHA) > SCREEN_TERMS
     assert 50 < big.sum() < 250
     exact = epsilon_lower(k1, n, k2, n, 0.0, ALPHA)
     score = joint_score(k1, n, k2, n, 0.0, ALPHA / 2)

@@ -113,13 +113,13 @@ def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.
 
     The exact test sums about 20 conditional standard deviations of k₁ per event (10⁴–10⁵ terms at
     the counts of 10⁷–10⁹ outputs that the planner and the tail pilot project, for hundreds of
-    thresholds).  A window over :data:`SCREEN_TERMS` terms means a variance over 9,000, so every cell
-    of the 2×2 table holds more than 9,000 counts, and there the closed form of
+    thresholds).  A window over :data:`SCREEN_TERMS` terms means a variance over 10,000 at confidence
+    0.95 (7,000 at 0.999), so every cell of the 2×2 table holds more than that many counts, and there the closed form of
     :func:`ratio_test.approximate_epsilon` (Woolf's normal bound of log ψ) is within a fraction of a
     per cent of the exact one."""
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth))
     out = np.asarray(ratio_test.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
-    small = ratio_test.window_terms(k1, n1, k2, n2) <= SCREEN_TERMS
+    small = ratio_test.window_terms(k1, n1, k2, n2, ratio_test.ODDS_SHARE * 2.0 * alpha) <= SCREEN_TERMS
     out[small] = joint_epsilon(k1[small], n1[small], k2[small], n2[small], delta, alpha)
     return out
 

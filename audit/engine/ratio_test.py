@@ -10,11 +10,12 @@ whose upper tail P_ψ(k₁ ≥ x | m) increases with ψ.  The exact one-sided lo
 P_ψ(k₁ ≥ k₁_obs | m) = α_ψ (0 when k₁_obs is the least value of the support): conditionally on
 m, and therefore unconditionally, P[ψ_lo > ψ] ≤ α_ψ.  This is the interval
 ``scipy.stats.contingency.odds_ratio(..., kind="conditional")`` computes (tests check the two agree);
-scipy sums the whole support, which takes seconds at counts of 10⁴, so the tail here is summed over
-a window of ±10 standard deviations around k₁ (plus 30 terms), outside of which the log-concave
-weights are below e⁻³⁰ of the peak (the law at ψ_lo is centred within 2 s.d. below k₁), and the
-root is found by safeguarded Newton steps in log ψ,
-for many events at once.
+scipy sums the whole support, which takes seconds at counts of 10⁴.  Here both sums run over a
+window of k₁ ± (z_α + 8) large-sample standard deviations (plus 30 terms, for the skewed laws of
+small counts): at ψ_lo the law is centred about z_α = Φ⁻¹(1 − α_ψ) s.d. below k₁, so the window
+reaches 8 s.d. beyond the centre on either side, where the log-concave weights are below e⁻³² of
+the peak.  (Mass cut below the window only enlarges the tail's share, which lowers ψ_lo.)  The root
+is found by safeguarded Newton steps in log ψ, for many events at once.
 
 From odds to probabilities: with r = p/q, ψ = r(1 − q)/(1 − p) and q = p/r give ψ = (r − p)/(1 − p),
 
@@ -45,7 +46,7 @@ import numpy as np
 from scipy import special
 
 ODDS_SHARE = 0.9      # of α spent on the conditional test of ψ; the rest bounds p (the correction)
-WINDOW_SD = 10.0      # half-width of the summed window, in standard deviations of k₁ given m ...
+WINDOW_SD = 8.0       # half-width of the summed window beyond z_α, in standard deviations of k₁ given m ...
 WINDOW_EXTRA = 30     # ... plus this many terms (skewed laws at small counts)
 BATCH_TERMS = 2_000_000  # terms summed at once (memory: a few arrays of this many floats)
 CACHE_SIZE = 100_000   # solved events kept (a selection scores, then bounds, the same projected counts)
@@ -60,12 +61,13 @@ def _support(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray) -> 
     return np.maximum(0, m - n2), np.minimum(n1, m)
 
 
-def _windows(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """[a, b] per event: the part of the support within ±WINDOW_SD conditional standard deviations
-    (the large-sample variance 1/(1/k₁ + 1/(n₁−k₁) + 1/k₂ + 1/(n₂−k₂)), halves added) of k₁."""
+def _windows(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """[a, b] per event: the part of the support within ±(z_α + WINDOW_SD) conditional standard
+    deviations (the large-sample variance 1/(1/k₁ + 1/(n₁−k₁) + 1/k₂ + 1/(n₂−k₂)), halves added) of k₁."""
     lo, hi = _support(k1, n1, k2, n2)
     var = 1.0 / (1 / (k1 + 0.5) + 1 / (n1 - k1 + 0.5) + 1 / (k2 + 0.5) + 1 / (n2 - k2 + 0.5))
-    half = np.ceil(WINDOW_SD * np.sqrt(var)) + WINDOW_EXTRA
+    half = np.ceil((max(0.0, -special.ndtri(alpha)) + WINDOW_SD) * np.sqrt(var)) + WINDOW_EXTRA
     return np.maximum(lo, k1 - half).astype(np.int64), np.minimum(hi, k1 + half).astype(np.int64)
 
 
@@ -104,7 +106,7 @@ def odds_ratio_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndar
     if not np.isnan(known).any():
         return flat.reshape(k1.shape)
     active, f = active[np.isnan(known)], [v[np.isnan(known)] for v in f]
-    a, b = _windows(f[0], f[1], f[2], f[3])
+    a, b = _windows(f[0], f[1], f[2], f[3], alpha)
     start = _start(f[0], f[1], f[2], f[3], alpha)
     # batches of at most BATCH_TERMS summed terms (a few large windows, or many small ones)
     batch = np.concatenate([[0], np.cumsum(b - a + 1) // BATCH_TERMS])
@@ -125,10 +127,10 @@ def _start(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha
     return log_psi + special.ndtri(alpha) * np.sqrt(sum(1 / c for c in cells))
 
 
-def window_terms(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray) -> np.ndarray:
-    """How many terms the exact bound of each event sums (its cost)."""
+def window_terms(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha: float) -> np.ndarray:
+    """How many terms the exact bound of each event at level ``alpha`` sums (its cost)."""
     k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
-    a, b = _windows(k1, n1, k2, n2)
+    a, b = _windows(k1, n1, k2, n2, alpha)
     return np.maximum(b - a + 1, 0)
 
 
