@@ -74,7 +74,7 @@ def test_the_bar_counts_to_the_expected_stop_and_back_to_the_budget():
     progress.close()
 
 
-EVENT = SimpleNamespace(favours="D")
+EVENT = SimpleNamespace(favours="D", test="joint")
 LOOKS = [(1000, 0.125), (2000, 0.125), (4000, 0.25), (8000, 0.5)]
 
 

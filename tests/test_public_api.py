@@ -173,24 +173,27 @@ def test_summary_of_a_black_box_without_claims():
 
 @dataclasses.dataclass(frozen=True)
 class ManyOutputs:
-    """40 outputs; on data 1 the upper half folds onto the lower half half of the time."""
+    """40 outputs; on data 1 the upper half folds onto the lower half (the upper half is never seen
+    under D′: its union is the best event by its counts, where sets of outputs of one likelihood ratio
+    otherwise tie and a subset may win by the noise of the selection split)."""
 
     name: str = "many-outputs"
 
     def sample(self, data, size, rng):
         k = rng.integers(0, 40, size=size)
-        return np.where((rng.random(size) < 0.5) & (data == 1), k % 20, k)
+        return np.where(data == 1, k % 20, k)
 
 
 @dataclasses.dataclass(frozen=True)
 class Interleaved:
-    """40 outputs; on data 1 each odd output folds onto the even one below it half of the time."""
+    """40 outputs; on data 1 each odd output folds onto the even one below it (never seen under D′,
+    as :class:`ManyOutputs`)."""
 
     name: str = "interleaved"
 
     def sample(self, data, size, rng):
         k = rng.integers(0, 40, size=size)
-        return np.where((rng.random(size) < 0.5) & (data == 1), k - k % 2, k)
+        return np.where(data == 1, k - k % 2, k)
 
 
 def test_a_witness_set_of_consecutive_outputs_reads_as_an_interval():

@@ -225,19 +225,20 @@ def test_the_errata_suite_has_a_witness_for_every_refuted_printed_claim():
 
 
 def test_plan_row2_matches_the_closed_form():
-    """k = 0 under D′: ε_lower = log((p_lo − δ)/(1 − (α/2)^{1/n})) with p = 1/2; the planner's one-look
-    budget is where this reaches 20.30 (plus the capped selection split)."""
+    """k = 0 under D′: the joint test's ε_lower ≈ log((p − δ)·n/log(1/(0.9 α))) with p = 1/2
+    (dpaudit.engine.plan._why; the Clopper–Pearson pair's log((p_lo − δ)/(1 − (α/2)^{1/n})) needed
+    4.86·10⁹); the planner's one-look budget is where this reaches 20.30 (plus the capped selection split)."""
     sc = next(s for s in catalog.suite("errata", ["kl"]) if s.name == "kl-mab-a24-row2")
     result = plan(sc, pilot=2_000_000, execution=Execution(), sequential=True)
     req = {r.claim_id: r for r in result.requirements}["kl-mab/thm1-approx"]
     p = sc.mechanism.output_distribution(sc.pair.d)[0]
-    n = math.log(0.025) / math.log1p(-(p - req.delta) * math.exp(-20.3))
+    n = -math.log(0.9 * 0.05) * math.exp(20.3) / (p - req.delta)
     assert req.single == pytest.approx(n + streaming.SELECTION_CAP, rel=0.01)
     assert req.stop is not None and req.stop[0] == 4 and req.sequential > req.single
     assert result.samples_per_side == req.stop[1]
     assert render(result).startswith(f"samples_per_side={req.stop[1]}\n")
     assert req.event is not None and req.event[0] == pytest.approx(p) and req.event[1] * req.single < 1e-100
-    assert f"n ~ log(2/alpha)*e^eps/(p - delta) = {n:.3g}" in render(result)  # why it is not log(40)·e^20.3
+    assert f"n ~ log(1/(0.9 alpha))*e^eps/(p - delta) = {n:.3g}" in render(result)  # why it is not log(40)·e^20.3
     easy = plan(sc, pilot=2_000_000, execution=Execution(), epsilon=15.0, delta=req.delta)
     assert easy.samples_per_side < req.single / 50  # the twin: a lower target needs far fewer
 

@@ -1,14 +1,21 @@
 """ε lower bounds from samples: one event, chosen on the selection split and bounded on the estimation split.
 
 For an event S with counts k1/n1 under the favoured side and k2/n2 under the other, at
-confidence 1 − α,
+confidence 1 − α, ε_lower(δ) is the joint exact test of the ratio P₁[S]/P₂[S]
+(:mod:`dpaudit.engine.ratio_test`): given k1 + k2, k1 follows Fisher's noncentral hypergeometric
+law in the odds ratio ψ, whose exact conditional lower bound ψ_lo (level 0.9 α) becomes a bound of
+the ratio with a Clopper–Pearson bound of P₁[S] (level 0.1 α),
 
-    ε_lower(δ) = log((p1_lo − δ) / p2_hi),
+    ε_lower(δ) = log(ψ_lo − p1_hi·max(0, ψ_lo − 1)) + log(1 − δ/p1_lo),
 
-with one-sided Clopper–Pearson bounds p1_lo, p2_hi each at level α/2 (so both hold
-together with probability ≥ 1 − α by the union bound), reported as 0 when negative.  There
-is no ceiling: an event seen under one side and never under the other gives the largest
-bound the sample size can show, log(p1_lo/p2_hi) with p2_hi ≈ −log(α/2)/n2.
+the second term only when δ > 0 (p1_lo and p1_hi then at 0.05 α each), reported as 0 when
+negative.  It is tighter than the pair log((p1_lo − δ)/p2_hi) of two one-sided Clopper–Pearson
+bounds at α/2 each (valid, but above the truth in well under α of draws) on rare events, where the
+odds ratio is the ratio; on common events (p ≳ 0.3) the odds are noisier than the probabilities and
+the pair is tighter.  So each event carries the test that scores higher on the selection split
+(:func:`dpaudit.engine.bounds.better_test`), fixed before its estimation counts are seen.  There is no
+ceiling: an event seen under one side and never under the other gives the largest bound the sample
+sizes can show.
 
 Validity rests on choosing S without looking at the counts of its interval: the samples
 are split, S (and the side it favours) is chosen on the *selection* split among the
@@ -25,10 +32,15 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.bounds import TESTS, clopper_pearson
 from dpaudit.engine.selection import count_members, select_events
 from dpaudit.engine.tradeoff import GDPEstimate, TradeoffPoint, gdp_estimate, tradeoff_points
 from dpaudit.engine.views import VIEWS, Event
+
+# How a bound's epsilon_lower was computed from its counts (dpaudit.engine.bounds.TESTS), saved with
+# it as "test"; a record without the key predates the joint test: the Clopper–Pearson pair.
+DESCRIBED = {"joint": "the exact conditional test of the odds ratio, corrected to the ratio of probabilities",
+             "clopper-pearson": "the Clopper-Pearson pair"}
 
 
 @dataclass(frozen=True)
@@ -39,9 +51,10 @@ class Bound:
     epsilon_lower: float
     event: Event
     counts: tuple[int, int, int, int]  # k under D, n under D, k under D', n under D'
-    p_lower: float  # Clopper–Pearson lower bound of P[S] under the favoured side
-    q_upper: float  # Clopper–Pearson upper bound of P[S] under the other side
+    p_lower: float  # Clopper–Pearson lower bound of P[S] under the favoured side (level α/2)
+    q_upper: float  # Clopper–Pearson upper bound of P[S] under the other side (level α/2)
     confidence: float
+    test: str = "joint"  # how epsilon_lower was computed from the counts (DESCRIBED)
 
     def witness(self) -> str:
         """The event and its counts in words, including evidence of infinite ε."""
@@ -49,7 +62,7 @@ class Bound:
         (kf, nf), (ko, no) = k[self.event.favours], k[self.event.other]
         text = (f"S = {self.event.describe()}: {kf}/{nf} under {self.event.favours}, {ko}/{no} under "
                 f"{self.event.other}; P[S] >= {self.p_lower:.3g} and <= {self.q_upper:.3g} respectively "
-                f"(Clopper-Pearson, confidence {self.confidence:g})")
+                f"(Clopper-Pearson, confidence {self.confidence:g}); epsilon_lower from {DESCRIBED[self.test]}")
         if ko == 0 and kf > 0:
             text += (f". S was never observed under {self.event.other} in {no} samples: the true epsilon may be "
                      f"infinite, and {self.epsilon_lower:.4g} is the most {no} samples can certify")
@@ -60,7 +73,7 @@ class Bound:
         return {"delta": self.delta, "epsilon_lower": self.epsilon_lower,
                 "event": self.event.to_dict(), "witness": self.witness(),
                 "counts": {"D": [k1, n1], "D'": [k2, n2]},
-                "p_lower": self.p_lower, "q_upper": self.q_upper, "confidence": self.confidence}
+                "p_lower": self.p_lower, "q_upper": self.q_upper, "confidence": self.confidence, "test": self.test}
 
 
 @dataclass(frozen=True)
@@ -138,15 +151,17 @@ def check_outputs(outputs: Any, size: int | None = None, where: str = "sample") 
 
 def bound_from_counts(event: Event, delta: float, k_d: float, n_d: int, k_dp: float, n_dp: int,
                       confidence: float) -> Bound:
-    """The Clopper–Pearson ε lower bound for ``event`` from estimation counts."""
+    """The ε lower bound for ``event`` from estimation counts by the event's test (chosen with it on the
+    selection split: the joint test of the ratio, :func:`dpaudit.engine.bounds.joint_epsilon`, or the
+    Clopper–Pearson pair), with the Clopper–Pearson bounds of each side for the witness."""
     alpha = (1.0 - confidence) / 2.0
     (k1, n1), (k2, n2) = ((k_d, n_d), (k_dp, n_dp)) if event.favours == "D" else ((k_dp, n_dp), (k_d, n_d))
     lo, _ = clopper_pearson(k1, n1, alpha)
     _, hi = clopper_pearson(k2, n2, alpha)
-    eps = float(epsilon_from_bounds(lo, hi, delta))
+    eps = float(TESTS[event.test](k1, n1, k2, n2, delta, alpha))
     return Bound(delta=float(delta), epsilon_lower=max(0.0, eps), event=event,
                  counts=(int(k_d), int(n_d), int(k_dp), int(n_dp)),
-                 p_lower=float(lo), q_upper=float(hi), confidence=confidence)
+                 p_lower=float(lo), q_upper=float(hi), confidence=confidence, test=event.test)
 
 
 def check_deltas(deltas: Sequence[float]) -> tuple[float, ...]:
@@ -185,8 +200,8 @@ def audit_samples(x: Any, y: Any, *, deltas: Sequence[float] = (0.0,), confidenc
     """ε lower bounds from samples ``x`` ~ M(D) and ``y`` ~ M(D′) already drawn.
 
     A random ``selection_fraction`` of each sample (drawn with ``seed``) chooses the event per δ
-    among the ``events`` views (:mod:`dpaudit.engine.views`); the rest gives its Clopper–Pearson
-    interval.  Each bound holds with probability ≥ ``confidence`` whatever order the samples
+    among the ``events`` views (:mod:`dpaudit.engine.views`); the rest gives its bound (the joint
+    test of the ratio, module docstring).  Each bound holds with probability ≥ ``confidence`` whatever order the samples
     come in: the split is random, so sorted samples or samples rebuilt from a count table
     (``np.repeat``) are split as i.i.d. draws would be.  ``seed`` also fixes the subsample a
     classifier view is fitted on.  ``confidence`` defaults to 0.95, as every audit's (0.99 in
@@ -246,7 +261,7 @@ def unmeasured(levels: Sequence[tuple[float, float]], samples: int, note: str) -
     user's Ctrl-C during the selection, the tail pilot, or the first chunk pair): no bound.
 
     Each level (δ, confidence) gets ε_lower = 0 from no counts: the empty event S = ∅, 0 of 0
-    under each side, whose Clopper–Pearson interval is all of [0, 1] and so certifies nothing.
+    under each side, which certifies nothing.
     ``samples`` are the selection outputs drawn per side (the fewer side's); ``note`` says where the
     audit stopped.  :attr:`Estimate.measured` is False: a claim must not be read against it."""
     nothing = Event("D", "rows", members=np.zeros(0, dtype=np.int64))

@@ -47,6 +47,9 @@ from dpaudit.engine.verdicts import (  # noqa: F401  (re-exported: their old hom
     run_as_expected,
 )
 
+# the summary's name for how a bound was computed (Bound.test)
+BY_TEST = {"joint": "joint exact test of the ratio", "clopper-pearson": "Clopper-Pearson"}
+
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
 PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
 _REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
@@ -280,7 +283,7 @@ class AuditResult:
         where = f"{self.pair or 'the pair'} ({self.relation} neighbours)"
         scenario = f" [scenario {self.scenario}]" if self.scenario else ""
         bound = (f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
-                 f"delta = {b.delta:g} (Clopper-Pearson lower bound from {self.samples:,} samples per side, "
+                 f"delta = {b.delta:g} ({BY_TEST[b.test]} lower bound from {self.samples:,} samples per side, "
                  f"seed {self.seed}).")
         parts = [f"Auditing {self.mechanism} on {where}{scenario}: {self.finding}.", bound]
         if not self.seeded:

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from dpaudit.core import require
-from dpaudit.engine.bounds import best_candidate
+from dpaudit.engine.bounds import best_candidate, better_test, projected_counts
 from dpaudit.engine.execution import single_threaded_blas
 from dpaudit.engine.statistics import RowCodec, fit_statistics
 from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
@@ -115,6 +116,18 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
     return out, (len(x2), len(y2))
 
 
+def _scored(fam: Family, n_sel: tuple[int, int], n_fit: tuple[int, int], alpha_sel: float
+            ) -> tuple[np.ndarray, np.ndarray, tuple[int, int], float]:
+    """The counts a family's candidates are scored on (favoured, other), their sample sizes and the
+    selection bounds' level (the family's own, else ``alpha_sel``)."""
+    fav = fam.fav
+    k_fav, k_oth, n = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav])
+    if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
+        k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
+        n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
+    return k_fav, k_oth, n, alpha_sel if fam.level is None else fam.level
+
+
 def _best(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
           alpha: float, n_fit: tuple[int, int] | None = None, alpha_sel: float | None = None
           ) -> tuple[float, Family, int]:
@@ -123,14 +136,9 @@ def _best(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, 
     n_fit = n_fit or n_sel
     best: tuple[float, Family, int] | None = None
     for fam in families:
-        fav = fam.fav
-        k_fav, k_oth, n = fam.k_fav, fam.k_oth, (n_sel[fav], n_sel[1 - fav])
-        if fam.fit_fav is not None and fam.fit_oth is not None:  # both halves: see Family.fit_fav
-            k_fav, k_oth = k_fav + fam.fit_fav, k_oth + fam.fit_oth
-            n = (n[0] + n_fit[fav], n[1] + n_fit[1 - fav])
-        level = (alpha if alpha_sel is None else alpha_sel) if fam.level is None else fam.level
-        score, j = best_candidate(k_fav, k_oth, n, (n_est[fav], n_est[1 - fav]), delta, alpha, alpha_sel=level,
-                                  refine_level=fam.refine_level)
+        k_fav, k_oth, n, level = _scored(fam, n_sel, n_fit, alpha if alpha_sel is None else alpha_sel)
+        score, j = best_candidate(k_fav, k_oth, n, (n_est[fam.fav], n_est[1 - fam.fav]), delta, alpha,
+                                  alpha_sel=level, refine_level=fam.refine_level)
         if best is None or score > best[0]:
             best = (score, fam, j)
     # Structural: select_events requires at least one family before choosing.
@@ -149,9 +157,13 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
     for few, well-observed categories, so that the single best outcome is no longer beaten by
     a union the pessimism of α favours for its size).  A family whose fitting-half counts carry
     no selection bias (:attr:`Family.fit_fav`: thresholds at ranks of the pooled fitting
-    values) is scored on both halves together — twice the samples."""
+    values) is scored on both halves together — twice the samples.  The event's test
+    (:data:`dpaudit.engine.bounds.TESTS`) is the better one on its projected counts, chosen here with it."""
     _, fam, j = _best(families, n_sel, n_est, delta, alpha, n_fit)
-    return fam.make(j), fam, j
+    k_fav, k_oth, n, level = _scored(fam, n_sel, n_fit or n_sel, alpha)
+    e = (n_est[fam.fav], n_est[1 - fam.fav])
+    k1, k2 = projected_counts(k_fav[j:j + 1], k_oth[j:j + 1], n, e, level)
+    return replace(fam.make(j), test=better_test(k1[0], e[0], k2[0], e[1], delta, alpha)), fam, j
 
 
 def predicted_bound(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.bounds import joint_score
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Statistic
 from dpaudit.engine.views import SIDES, Event
@@ -176,13 +176,12 @@ def pilot_scores(k_fav: np.ndarray, k_oth: np.ndarray, n_pilot: int, n_est: int,
     """The ε a candidate is expected to certify on ``n_est`` estimation outputs per side, from its
     pilot counts: each probability moved one standard error the pessimistic way (so a 3-vs-0
     tail does not look like a sure win, without the full Clopper–Pearson pessimism that pulls
-    thresholds toward the centre), then Clopper–Pearson at ``alpha`` per side on ``n_est``."""
+    thresholds toward the centre), then the estimator's joint test (``alpha`` per side of the pair it
+    replaces; :func:`dpaudit.engine.bounds.joint_score`, a close approximation at large counts) on ``n_est``."""
     k_fav, k_oth = np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float)
     p = np.maximum(k_fav - np.sqrt(k_fav), 0.0) / n_pilot
     q = np.minimum(k_oth + np.sqrt(k_oth) + 1.0, n_pilot) / n_pilot
-    lo, _ = clopper_pearson(p * n_est, n_est, alpha)
-    _, hi = clopper_pearson(q * n_est, n_est, alpha)
-    return epsilon_from_bounds(lo, hi, delta)
+    return joint_score(p * n_est, n_est, q * n_est, n_est, delta, alpha)
 
 
 def refine_thresholds(events: Sequence[Event], x: np.ndarray, y: np.ndarray, *, n_pilot: int, n_est: int,

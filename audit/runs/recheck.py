@@ -2,17 +2,18 @@
 
 A record of ``results.json`` carries the event that decided its bound with the counts under
 D and D′, the δ and the confidence of the bound.  Its ε lower bound is a function of those alone
-(Clopper–Pearson: ``ε_lower = max(0, log((p_lo − δ) / q_hi))``, with ``p_lo`` the one-sided lower
-bound of the favoured side's rate and ``q_hi`` the upper bound of the other's, each at level
-α/2 with α = 1 − confidence; Clopper & Pearson 1934), and its verdicts are functions of the
-bounds and the claim.  Each is recomputed here and a record that disagrees is refused, naming the
-record and the field: an ``epsilon_lower`` its counts contradict, an ``exact_verdict`` of "pass"
-with ``epsilon_exact`` above the claim.  A one-run record (``kind`` = "one-run") is recomputed from
-its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve claim's verdict by the f-DP
-recursion, the largest rejected GDP μ (:func:`check_onerun_record`); its scenario's game is
-recounted from the stored scores and secret (the secret's SHA-256 compared, each test's v counted
-again under the rule, tied scores ranked by the stored tie-break seed: :func:`check_onerun_scenario`)
-and each record is held to its scenario's game
+and of its ``test`` (:data:`dpaudit.engine.bounds.TESTS`): the joint exact test of the ratio, or
+the Clopper–Pearson pair ``ε_lower = max(0, log((p_lo − δ) / q_hi))``, with ``p_lo`` the one-sided
+lower bound of the favoured side's rate and ``q_hi`` the upper bound of the other's, each at level
+α/2 with α = 1 − confidence (Clopper & Pearson 1934), which a record without the key used; and its
+verdicts are functions of the bounds and the claim.  Each is recomputed here and a record that
+disagrees is refused, naming the record and the field: an ``epsilon_lower`` its counts contradict,
+an ``exact_verdict`` of "pass" with ``epsilon_exact`` above the claim.  A one-run record (``kind`` =
+"one-run") is recomputed from its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve
+claim's verdict by the f-DP recursion, the largest rejected GDP μ (:func:`check_onerun_record`); its
+scenario's game is recounted from the stored scores and secret (the secret's SHA-256 compared, each
+test's v counted again under the rule, tied scores ranked by the stored tie-break seed:
+:func:`check_onerun_scenario`) and each record is held to its scenario's game
 (:func:`check_onerun_links`).  A one-run game larger than :data:`MAX_GAME` canaries is refused
 before anything is counted: no run produces one, and its cost would be unbounded.
 """
@@ -26,7 +27,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.bounds import TESTS
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
@@ -43,9 +44,9 @@ def recomputed_lower(event: dict[str, Any]) -> float:
     counts, fav = event["counts"], event["event"].get("favours")
     (k1, n1), (k2, n2) = (counts["D"], counts["D'"]) if fav == "D" else (counts["D'"], counts["D"])
     alpha = (1.0 - float(event["confidence"])) / 2.0
-    lo, _ = clopper_pearson(k1, n1, alpha)
-    _, hi = clopper_pearson(k2, n2, alpha)
-    return max(0.0, float(epsilon_from_bounds(lo, hi, float(event["delta"]))))
+    # the test saved with the bound (dpaudit.engine.bounds.TESTS); records before the joint test have none
+    test = TESTS[event.get("test", "clopper-pearson")]
+    return max(0.0, float(test(k1, n1, k2, n2, float(event["delta"]), alpha)))
 
 
 def _number(value: Any) -> float | None:

@@ -152,6 +152,8 @@ class Event:
     bins: Bins | None = None            # histogram view
     threshold: float = 0.0
     upper: bool = True
+    # the test its counts are bounded with (dpaudit.engine.bounds.TESTS), chosen with S on the selection split
+    test: str = "joint"
 
     def contains(self, outputs: np.ndarray) -> np.ndarray:
         """Membership of each output (rows for vector outputs) in S."""

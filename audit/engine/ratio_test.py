@@ -1,0 +1,235 @@
+"""A joint exact lower confidence bound of P₁[S] / P₂[S] from two binomial counts.
+
+Let k₁ ~ Bin(n₁, p) and k₂ ~ Bin(n₂, q) be independent (an event S counted under the favoured
+side and under the other).  Given m = k₁ + k₂, k₁ follows Fisher's noncentral hypergeometric
+law in the odds ratio ψ = p(1 − q) / (q(1 − p)) (Fisher 1935; Cornfield 1956):
+
+    P_ψ(k₁ = x | m) ∝ C(n₁, x) · C(n₂, m − x) · ψˣ,   max(0, m − n₂) ≤ x ≤ min(n₁, m),
+
+whose upper tail P_ψ(k₁ ≥ x | m) increases with ψ.  The exact one-sided lower bound ψ_lo solves
+P_ψ(k₁ ≥ k₁_obs | m) = α_ψ (0 when k₁_obs is the least value of the support): conditionally on
+m, and therefore unconditionally, P[ψ_lo > ψ] ≤ α_ψ.  This is the interval
+``scipy.stats.contingency.odds_ratio(..., kind="conditional")`` computes (tests check the two agree);
+scipy sums the whole support, which takes seconds at counts of 10⁴.  Here both sums run over a
+window of k₁ ± (z_α + 8) large-sample standard deviations (plus 30 terms, for the skewed laws of
+small counts): at ψ_lo the law is centred about z_α = Φ⁻¹(1 − α_ψ) s.d. below k₁, so the window
+reaches 8 s.d. beyond the centre on either side, where the log-concave weights are below e⁻³² of
+the peak.  (Mass cut below the window only enlarges the tail's share, which lowers ψ_lo.)  The root
+is found by safeguarded Newton steps in log ψ, for many events at once.
+
+From odds to probabilities: with r = p/q, ψ = r(1 − q)/(1 − p) and q = p/r give ψ = (r − p)/(1 − p),
+
+    r = ψ(1 − p) + p.
+
+It increases in ψ, so r ≥ ψ_lo(1 − p) + p = ψ_lo − p(ψ_lo − 1); when ψ_lo ≥ 1 this decreases in p,
+so with a Clopper–Pearson upper bound p_hi of p (level α_p) both events together give
+
+    r ≥ r_lo = ψ_lo − p_hi · max(0, ψ_lo − 1)     (= ψ_lo(1 − p_hi) + p_hi when ψ_lo ≥ 1;
+                                                     ψ_lo when ψ_lo < 1, the minimum over p ≥ 0)
+
+with probability ≥ 1 − α_ψ − α_p (union bound), α_ψ = 0.9 α and α_p = 0.1 α.
+
+With δ > 0 the bound wanted is of (p − δ)/q = r(1 − δ/p).  With p_lo, p_hi the two one-sided
+Clopper–Pearson bounds of p at α_p/2 each, (p − δ)/q ≥ r_lo (1 − δ/p_lo) whenever p_lo > δ (both
+factors are lower bounds of non-negative quantities), again with probability ≥ 1 − α.  So
+
+    ε_lower(δ) = log r_lo + log(1 − δ/p_lo)   (the second term absent at δ = 0; −inf when p_lo ≤ δ).
+
+The bound is valid for every (p, q, n₁, n₂): unlike a Poisson ratio test (k₁ | m as a binomial), it
+uses the exact conditional law of two binomials.  Real-valued counts (expected counts projected to
+another sample size, used only to score or plan) are rounded to the nearest integer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+ODDS_SHARE = 0.9      # of α spent on the conditional test of ψ; the rest bounds p (the correction)
+WINDOW_SD = 8.0       # half-width of the summed window beyond z_α, in standard deviations of k₁ given m ...
+WINDOW_EXTRA = 30     # ... plus this many terms (skewed laws at small counts)
+BATCH_TERMS = 2_000_000  # terms summed at once (memory: a few arrays of this many floats)
+CACHE_SIZE = 100_000   # solved events kept (a selection scores, then bounds, the same projected counts)
+_CACHE: dict[tuple[float, ...], float] = {}
+_TOL = 1e-12          # on log ψ
+_MAX_STEPS = 200
+_JUMP = 4.0          # largest step in log ψ (a factor e⁴): a flat tail far from the root asks for huge ones
+
+
+def _support(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    m = k1 + k2
+    return np.maximum(0, m - n2), np.minimum(n1, m)
+
+
+def _windows(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """[a, b] per event: the part of the support within ±(z_α + WINDOW_SD) conditional standard
+    deviations (the large-sample variance 1/(1/k₁ + 1/(n₁−k₁) + 1/k₂ + 1/(n₂−k₂)), halves added) of k₁."""
+    lo, hi = _support(k1, n1, k2, n2)
+    var = 1.0 / (1 / (k1 + 0.5) + 1 / (n1 - k1 + 0.5) + 1 / (k2 + 0.5) + 1 / (n2 - k2 + 0.5))
+    half = np.ceil((max(0.0, -special.ndtri(alpha)) + WINDOW_SD) * np.sqrt(var)) + WINDOW_EXTRA
+    return np.maximum(lo, k1 - half).astype(np.int64), np.minimum(hi, k1 + half).astype(np.int64)
+
+
+def _log_weights(a: int, b: int, n1: float, n2: float, m: float) -> np.ndarray:
+    """log C(n₁, x) + log C(n₂, m − x) for x = a..b, up to a constant: cumulated log ratios of
+    consecutive terms (exact to rounding at any n, unlike differences of log-gamma values ~ n log n)."""
+    x = np.arange(a, b, dtype=float)
+    step = np.log((n1 - x) * (m - x)) - np.log((x + 1) * (n2 - m + x + 1))
+    return np.concatenate([[0.0], np.cumsum(step)])
+
+
+Counts = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _counts(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray | float, n2: np.ndarray | float
+            ) -> Counts:
+    """The four counts broadcast to one shape, rounded to integers (as floats), k clipped to [0, n]."""
+    b = [np.rint(np.asarray(v, dtype=float)) for v in np.broadcast_arrays(k1, n1, k2, n2)]
+    return np.clip(b[0], 0, b[1]), b[1], np.clip(b[2], 0, b[3]), b[3]
+
+
+def odds_ratio_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray | float,
+                     n2: np.ndarray | float, alpha: float) -> np.ndarray:
+    """The exact conditional one-sided lower bound ψ_lo at level ``alpha`` of the odds ratio
+    p(1 − q)/(q(1 − p)) from k₁/n₁ and k₂/n₂ (broadcast; counts rounded to integers)."""
+    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
+    out = np.zeros(k1.shape)
+    lo, _ = _support(k1, n1, k2, n2)
+    active = np.flatnonzero((k1 > lo).ravel())
+    if active.size == 0:
+        return out
+    f = [v.ravel()[active] for v in (k1, n1, k2, n2)]
+    known = np.array([_CACHE.get((*key, alpha), np.nan) for key in zip(*f, strict=True)])
+    flat = out.reshape(-1)
+    flat[active] = known
+    if not np.isnan(known).any():
+        return flat.reshape(k1.shape)
+    active, f = active[np.isnan(known)], [v[np.isnan(known)] for v in f]
+    a, b = _windows(f[0], f[1], f[2], f[3], alpha)
+    start = _start(f[0], f[1], f[2], f[3], alpha)
+    # batches of at most BATCH_TERMS summed terms (a few large windows, or many small ones)
+    batch = np.concatenate([[0], np.cumsum(b - a + 1) // BATCH_TERMS])
+    for group in np.unique(batch[1:]):
+        idx = np.flatnonzero(batch[1:] == group)
+        segments = [_log_weights(int(a[i]), int(b[i]), f[1][i], f[3][i], f[0][i] + f[2][i]) for i in idx]
+        flat[active[idx]] = np.exp(_solve(segments, (f[0][idx] - a[idx]).astype(np.int64), start[idx], np.log(alpha)))
+    if len(_CACHE) > CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE.update({(*key, alpha): v for *key, v in zip(*f, flat[active], strict=True)})
+    return flat.reshape(k1.shape)
+
+
+def _start(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha: float) -> np.ndarray:
+    """Woolf's large-sample lower bound of log ψ (halves added to every cell): Newton's first guess."""
+    cells = (k1 + 0.5, n1 - k1 + 0.5, k2 + 0.5, n2 - k2 + 0.5)
+    log_psi = np.log(cells[0]) - np.log(cells[1]) - np.log(cells[2]) + np.log(cells[3])
+    return log_psi + special.ndtri(alpha) * np.sqrt(sum(1 / c for c in cells))
+
+
+def window_terms(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, alpha: float) -> np.ndarray:
+    """How many terms the exact bound of each event at level ``alpha`` sums (its cost)."""
+    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
+    a, b = _windows(k1, n1, k2, n2, alpha)
+    return np.maximum(b - a + 1, 0)
+
+
+def approximate_epsilon(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, delta: float,
+                        alpha: float) -> np.ndarray:
+    """:func:`epsilon_lower` with Woolf's large-sample ψ_lo (:func:`_start`) in place of the exact one:
+    a closed form for screening at large counts, never a bound."""
+    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
+    return _corrected(np.exp(_start(k1, n1, k2, n2, ODDS_SHARE * alpha)), k1, n1, delta, alpha)
+
+
+def _solve(segments: list[np.ndarray], cut: np.ndarray, start: np.ndarray, log_alpha: float) -> np.ndarray:
+    """Per segment h (log weights of x = a.., a + len − 1) and tail start ``cut`` (k₁ − a), the t = log ψ
+    (from ``start``) with log Σ_{x ≥ cut} e^{h + xt} − log Σ_x e^{h + xt} = log α, by Newton steps kept
+    inside a bracket.
+
+    Both sums are over the same window, so the tail is an exponential family's in t, increasing: the
+    bracket only shrinks, and a step leaving it is replaced by bisection (steps are at most ±4).  Only
+    the segments not yet converged are summed at each step."""
+    t = start.astype(float)
+    lo, hi = np.full(len(t), -np.inf), np.full(len(t), np.inf)
+    todo = np.arange(len(t))
+    flat = _flatten(segments, cut, todo)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        for _ in range(_MAX_STEPS):
+            g, slope = _gap(*flat, t[todo], log_alpha)
+            lo[todo], hi[todo] = np.where(g < 0, t[todo], lo[todo]), np.where(g >= 0, t[todo], hi[todo])
+            step = -g / slope  # the Newton step: also the error of t[todo] to first order
+            new = t[todo] + np.clip(step, -_JUMP, _JUMP)
+            jump = np.where(np.isfinite(lo[todo]), t[todo] + _JUMP, t[todo] - _JUMP)
+            middle = np.where(np.isfinite(lo[todo]) & np.isfinite(hi[todo]), 0.5 * (lo[todo] + hi[todo]), jump)
+            new = np.where((new > lo[todo]) & (new < hi[todo]), new, middle)
+            tol = _TOL * np.maximum(1.0, np.abs(t[todo]))
+            done = (np.abs(new - t[todo]) < tol) | (np.abs(step) < tol) | (hi[todo] - lo[todo] < tol) | (g == 0)
+            t[todo[~done]] = new[~done]
+            if done.all():
+                break
+            if done.any():
+                todo = todo[~done]
+                flat = _flatten(segments, cut, todo)
+    return t
+
+
+def _flatten(segments: list[np.ndarray], cut: np.ndarray, which: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``which`` segments as flat arrays: h, x (offset in its window), segment index (0..), segment
+    starts, and whether x is in the tail."""
+    parts = [segments[i] for i in which]
+    sizes = [len(s) for s in parts]
+    x = np.concatenate([np.arange(n, dtype=float) for n in sizes])
+    seg = np.repeat(np.arange(len(parts)), sizes)
+    return np.concatenate(parts), x, seg, np.cumsum([0, *sizes[:-1]]), x >= cut[which][seg]
+
+
+def _gap(h: np.ndarray, x: np.ndarray, seg: np.ndarray, starts: np.ndarray, tail: np.ndarray, t: np.ndarray,
+         log_alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment, log P_t(tail) − log α and its derivative in t, E[x | tail] − E[x]."""
+    logw = h + x * t[seg]
+    # each sum scaled by its own largest term: the tail may be e^-800 of the whole far from the root
+    peak, peak_tail = np.maximum.reduceat(logw, starts), np.maximum.reduceat(np.where(tail, logw, -np.inf), starts)
+    w, w_tail = np.exp(logw - peak[seg]), np.where(tail, np.exp(logw - peak_tail[seg]), 0.0)
+    total, upper = np.add.reduceat(w, starts), np.add.reduceat(w_tail, starts)
+    mean, mean_tail = np.add.reduceat(w * x, starts) / total, np.add.reduceat(w_tail * x, starts) / upper
+    g = peak_tail + np.log(upper) - peak - np.log(total) - log_alpha
+    return g, np.maximum(mean_tail - mean, 1e-300)
+
+
+def clopper_pearson_upper(k: np.ndarray, n: np.ndarray, alpha: float) -> np.ndarray:
+    """Beta⁻¹(1 − α; k + 1, n − k), 1 when k = n."""
+    below = k < n
+    out = np.ones(np.shape(k))
+    out[below] = special.betainccinv(k[below] + 1, n[below] - k[below], alpha)
+    return out
+
+
+def clopper_pearson_lower(k: np.ndarray, n: np.ndarray, alpha: float) -> np.ndarray:
+    """Beta⁻¹(α; k, n − k + 1), 0 when k = 0."""
+    pos = k > 0
+    out = np.zeros(np.shape(k))
+    out[pos] = special.betaincinv(k[pos], n[pos] - k[pos] + 1, alpha)
+    return out
+
+
+def epsilon_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray | float,
+                  n2: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
+    """ε_lower(δ) = log r_lo + log(1 − δ/p_lo) at total level ``alpha`` (module docstring), −inf where
+    nothing is certified (p_lo ≤ δ, or r_lo = 0); not clipped at 0."""
+    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
+    return _corrected(odds_ratio_lower(k1, n1, k2, n2, ODDS_SHARE * alpha), k1, n1, delta, alpha)
+
+
+def _corrected(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, delta: float, alpha: float) -> np.ndarray:
+    """log of the bound of (p − δ)/q from ψ_lo and the Clopper–Pearson bounds of p (module docstring)."""
+    alpha_p = (1.0 - ODDS_SHARE) * alpha
+    p_hi = clopper_pearson_upper(k1, n1, alpha_p if delta == 0 else alpha_p / 2)
+    ratio = psi - p_hi * np.maximum(0.0, psi - 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = np.where(ratio > 0, np.log(np.maximum(ratio, 1e-300)), -np.inf)
+        if delta > 0:
+            p_lo = clopper_pearson_lower(k1, n1, alpha_p / 2)
+            eps = np.where(p_lo > delta, eps + np.log1p(-delta / np.maximum(p_lo, 1e-300)), -np.inf)
+    return eps
