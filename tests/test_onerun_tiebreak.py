@@ -307,6 +307,23 @@ def test_a_run_records_the_seed_summary_checks_it_and_resume_keeps_it(tmp_path: 
     assert (after["tiebreak"], after["tests"]) == (before["tiebreak"], before["tests"])  # never a new draw
 
 
+def test_a_resumed_game_is_bounded_with_its_stored_seed_or_worst_case_without_one():
+    """A resume never draws a new key: the stored seed ranks the ties again; an entry without one
+    (an older file) is counted worst-case, as the re-check counts it."""
+    from dpaudit.onerun.designs.base import CanaryDesign
+    from dpaudit.runs.onerun import onerun_scenario
+
+    scores, secret = _rr_game(0)
+    design = CanaryDesign(name="rr", mechanism=lambda d, rng: None, canaries=list(range(M)), scorer=lambda o, c: o,
+                          claims=(), rule=Fixed(50, 50))
+    stored = {**_entry(one_run_bound(scores, secret, rule=Fixed(50, 50), seed=0, tiebreak=3)), "seconds": 1.0}
+    again = onerun_scenario(design, seed=0, confidence=0.95, registry={}, saved=stored).result
+    assert (again.tiebreak, again.v) == (3, 86)
+    older = {k: val for k, val in stored.items() if k != "tiebreak"}
+    again = onerun_scenario(design, seed=0, confidence=0.95, registry={}, saved=older).result
+    assert (again.tiebreak, again.v) == (None, 0)
+
+
 # --- scores a float conversion would change -------------------------------------------------------------
 
 @pytest.mark.parametrize("bad", [np.ones(10) + 1j, [str(x) for x in range(10)], np.array([1.0] * 10, dtype=object)],
