@@ -324,7 +324,9 @@ def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> None:
     counted worst-case, and its stored v must equal that count: a file whose v was counted with
     ties broken by canary index (before worst-case counting) is refused when ties at a cut made a
     difference, because that order could turn ties into right guesses (a false finding); with no
-    tie at a cut every order gives the same v and the file is accepted."""
+    tie at a cut every order gives the same v and the file is accepted.  The seed, like the scores,
+    is the file's word: the recount shows that the counts follow from it, not that it was drawn
+    before anyone looked (a seed searched for a larger v passes, as rewritten scores would)."""
     m = sc["m"]
     if not (isinstance(sc.get("runs"), int) and sc["runs"] >= 1 and m % sc["runs"] == 0
             and sc.get("canaries_per_run", m // sc["runs"]) == m // sc["runs"]):
