@@ -108,8 +108,8 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
     if r["finding"] == REFUTED_WHITE_BOX or r.get("epsilon_exact") not in (None, "-"):
         exact = next((x for x in rows if x.get("epsilon_exact") is not None), r)
         if exact.get("epsilon_exact") is not None:
-            kv.append(["exact loss (white box)",
-                       typeset(f"ε_exact = {fmt(exact['epsilon_exact'])} at δ = {fmt(exact['delta'])}") + ", computed from "
+            value = typeset(f"ε_exact = {fmt(exact['epsilon_exact'])} at δ = {fmt(exact['delta'])}")
+            kv.append(["exact loss (white box)", value + ", computed from "
                        "the exact output distributions of our model of the mechanism"
                        + (" (the samples do not reach it at this budget)." if not refuting else ".")])
     if not user:

@@ -53,5 +53,6 @@ def typeset(markup: str) -> str:
             continue
         inner, i = found
         tag = _TAGS[mark]
-        out.append(f"<{tag} size='{MIN_POINTS:g}' rise='{_RISE[tag]:g}'>{typeset(re.sub(r'-(?=[0-9])', '−', inner))}</{tag}>")
+        inner = typeset(re.sub(r"-(?=[0-9])", "−", inner))
+        out.append(f"<{tag} size='{MIN_POINTS:g}' rise='{_RISE[tag]:g}'>{inner}</{tag}>")
     return "".join(out)

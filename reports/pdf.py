@@ -116,13 +116,13 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
     if sources:
         story.append(para("<b>Sources.</b> " + "; ".join(f"[{text(k)}] {text(v)}" for k, v in sorted(sources.items())),
                           "small"))
+    one_run = (" A one-run check is marked '(one run)': its eps_lower is the canary game's bound, and a curve claim "
+               "shows its curve and no eps_lower (its verdict is the curve test's)."
+               if any(onerun_page.is_onerun(r) for r in records) else "")
     story.append(para("Every claim check, refutations first. eps_lower is the audit's lower bound at the stated "
                       "confidence, eps_exact the exact loss of the pair where the outputs are finite, '-' where "
                       "there is none; both at the claim's own delta (the row's), which may differ from the delta "
-                      "of the scenario tables further on (each of them says its delta in its header)." + (" A one-run check is marked '(one run)': its eps_lower is the canary "
-                                          "game's bound, and a curve claim shows its curve and no eps_lower (its "
-                                          "verdict is the curve test's)." if any(onerun_page.is_onerun(r)
-                                                                                 for r in records) else ""),
+                      "of the scenario tables further on (each of them says its delta in its header)." + one_run,
                       "small"))
     # Each row's numbers are at its claim's own delta (the scenario tables give theirs at one delta each).
     head = ["claim id", "scenario", "status", "delta", "eps_claim", f"eps_lower {PER_ROW_DELTA}",

@@ -153,10 +153,12 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
             if ys:
                 ax.hlines(ys, starts, top, colors=colour, lw=5, alpha=0.22)
                 ax.plot(starts, ys, marker=">", color=colour, ms=6, ls="none")
-        exact = [(at(c["epsilon_exact"]), y) for y, (_, c) in enumerate(rows) if _finite(c["epsilon_exact"]) is not None]
+        exact = [(at(c["epsilon_exact"]), y) for y, (_, c) in enumerate(rows)
+                 if _finite(c["epsilon_exact"]) is not None]
         if exact:
             ax.plot(*zip(*exact, strict=True), marker="o", color=BLUE, ms=5, ls="none")
-        claims = [(at(c["epsilon_claim"]), y) for y, (_, c) in enumerate(rows) if _finite(c["epsilon_claim"]) is not None]
+        claims = [(at(c["epsilon_claim"]), y) for y, (_, c) in enumerate(rows)
+                  if _finite(c["epsilon_claim"]) is not None]
         if claims:
             ax.vlines([x for x, _ in claims], [y - 0.32 for _, y in claims], [y + 0.32 for _, y in claims],
                       colors="black", lw=1.8)
