@@ -19,9 +19,11 @@ from matplotlib.text import Text
 from dpaudit import reports
 from dpaudit.cli.common import _report_families
 from dpaudit.reports import onerun_plots, plots
-from dpaudit.reports.layout import BREAK_AFTER, MIN_POINTS, WIDTH
+from dpaudit.reports.layout import WIDTH
 from tests.test_report_onerun import honest, load, merged
 
+BREAK_AFTER = "/-_"  # a line inside a cell may end after these (or at a space), never mid-word
+MIN_POINTS = 7.0  # the smallest text the report may print (issue 35)
 PICKED = ("kl-rlhf-label", "kl-rlhf-addremove", "kl-rlhf-approx-addremove-10000", "align-alg2-swap",
           "kl-linear-a33-10000", "kl-mab-a24-row3", "po-dp-pg")
 
