@@ -115,39 +115,45 @@ _TAG = re.compile(r"(<[^>]*>)")
 _PIECE = re.compile(rf"[^{re.escape(BREAK_AFTER)}]*[{re.escape(BREAK_AFTER)}]+|[^{re.escape(BREAK_AFTER)}]+")
 
 
-def _width(word: str, size: float) -> float:
-    """The printed width of a markup word (its entities unescaped), in the bold face: never less
-    than the width it takes in either face."""
+def _width(word: str, size: float, face: str) -> float:
+    """The printed width of a markup word (its entities unescaped) in ``face``."""
     _fonts()
-    return pdfmetrics.stringWidth(unescape(word), "DV-Bold", size)
+    return pdfmetrics.stringWidth(unescape(word), face, size)
 
 
-def _broken(word: str, room: float, size: float) -> str:
+def _broken(word: str, room: float, size: float, face: str) -> str:
     """``word`` with a line break (``<br/>``) after a ``/``, ``-`` or ``_`` wherever the run so far
     would no longer fit ``room`` points; a word that fits is returned as it is.  A piece between two
     such characters wider than ``room`` is left whole (the column is then too narrow: its caller
     sizes columns so that the ids and numbers it holds fit)."""
-    if _width(word, size) <= room:
+    if _width(word, size, face) <= room:
         return word
     lines = [""]
     for piece in _PIECE.findall(word):
-        if lines[-1] and _width(lines[-1] + piece, size) > room:
+        if lines[-1] and _width(lines[-1] + piece, size, face) > room:
             lines.append(piece)
         else:
             lines[-1] += piece
     return "<br/>".join(lines)
 
 
-def breakable(markup: str, room: float, size: float = MIN_POINTS) -> str:
+def breakable(markup: str, room: float, size: float = MIN_POINTS, bold: bool = False) -> str:
     """``markup`` whose words wider than ``room`` points are broken only after ``/``, ``-`` or
     ``_`` (:func:`_broken`): reportlab would otherwise cut a long word at whatever character
-    reaches the column's edge (``kl-rlhf/thm3-label-correcte`` / ``d``).  Tags are kept as they are."""
+    reaches the column's edge (``kl-rlhf/thm3-label-correcte`` / ``d``).  Tags are kept as they
+    are; a word is measured in the face it is set in (``bold``: the whole paragraph's, else
+    inside ``<b>``)."""
     out = []
+    depth = 0
     for part in _TAG.split(markup):
-        if part.startswith("<") or not part.strip():
+        if part.startswith("<"):
+            depth += {"<b>": 1, "</b>": -1}.get(part.lower(), 0)
             out.append(part)
+        elif part.strip():
+            face = "DV-Bold" if bold or depth > 0 else "DV"
+            out.append("".join(_broken(w, room, size, face) if w.strip() else w for w in re.split(r"(\s+)", part)))
         else:
-            out.append("".join(_broken(w, room, size) if w.strip() else w for w in re.split(r"(\s+)", part)))
+            out.append(part)
     return "".join(out)
 
 
@@ -159,7 +165,8 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[f
     right = ParagraphStyle("cell-right", parent=st["cell"], alignment=2)
     total = sum(widths)
     points = [WIDTH * w / total for w in widths]
-    cells = [[Paragraph(breakable(text(h), w - 2 * PAD), st["head"]) for h, w in zip(head, points, strict=True)]]
+    cells = [[Paragraph(breakable(text(h), w - 2 * PAD, bold=True), st["head"])
+              for h, w in zip(head, points, strict=True)]]
     for row in rows:
         cells.append([Paragraph(breakable(c, w - 2 * PAD), right if i in align_right else st["cell"])
                       for i, (c, w) in enumerate(zip(row, points, strict=True))])
@@ -184,7 +191,7 @@ def kv_table(rows: Sequence[Sequence[str]], key_width: float = 0.2, style: str =
     st = styles()
     value = st[style]
     room = WIDTH * (1 - key_width) - 2 * PAD
-    cells = [[Paragraph(breakable(text(k), WIDTH * key_width - 2 * PAD), st["head"]),
+    cells = [[Paragraph(breakable(text(k), WIDTH * key_width - 2 * PAD, bold=True), st["head"]),
               Paragraph(breakable(v, room, value.fontSize), value)] for k, v in rows]
     t = Table(cells, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
     t.setStyle(TableStyle([

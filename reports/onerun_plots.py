@@ -84,7 +84,7 @@ def _draw_guesses(ax: Any, rs: np.ndarray, eps: np.ndarray, delta: float, chosen
     ax.set_ylabel(f"eps lower bound at delta = {delta:g}")
     if chosen_r is not None:
         ax.axvline(chosen_r, color="black", ls="--", lw=1, label=f"the audit's rule: r = {chosen_r}")
-    ax.set_title("exploratory: each point alone, not a bound as a curve", fontsize=7.5)
+    ax.set_title("exploratory: each point alone, not a bound as a curve", fontsize=7, loc="right")
 
 
 def scores_figure(result: Any, ax: Any = None) -> Any:
@@ -156,6 +156,6 @@ def page_figure(scenario: Mapping[str, Any]) -> tuple[bytes, float, float]:
         right.xaxis.set_major_formatter(FuncFormatter(plots.tick))
         top = float(eps.max()) if eps.size and math.isfinite(float(eps.max())) else 0.0
         right.set_ylim(0, max(top * 1.1, 0.1))
-        for ax in (left, right):
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=2, frameon=False)
+        for ax, columns in ((left, 2), (right, 1)):  # the right panel's two entries are long: one a line
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=columns, frameon=False)
         return plots._png(fig, width, height)

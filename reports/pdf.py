@@ -127,10 +127,10 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
     # Each row's numbers are at its claim's own delta (the scenario tables give theirs at one delta each).
     head = ["claim id", "scenario", "status", "delta", "eps_claim", f"eps_lower {PER_ROW_DELTA}",
             f"eps_exact {PER_ROW_DELTA}", "verdict"]
-    widths = [92, 80, 46, 48, 48, 48, 48, 48]  # points: a number column fits "-2.345e-05" in bold
+    widths = [92, 78, 46, 44, 45, 45, 45, 45]  # points: a number column fits "-2.345e-05"
     if not user:
         head.append("outcome")
-        widths.append(46)
+        widths.append(64)  # "known erratum —" on one line
     rows = []
     for r in records:
         scenario, claim = ((r["scenario"] or r["mechanism"], fmt(r["epsilon_claim"])) if not onerun_page.is_onerun(r)

@@ -14,7 +14,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.textpath import TextPath
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from PIL import Image
 from scipy.stats import norm
@@ -96,9 +95,14 @@ def _zero_at(ax: Any, which: str, floor: float, top: float) -> float:
     return zero
 
 
-def text_width(label: str, size: float = MIN_POINTS) -> float:
-    """The width of ``label`` in points, set in the figures' font at ``size``."""
-    return float(TextPath((0, 0), label, size=size, prop={"family": "DejaVu Sans"}).get_extents().width)
+def _room_for_labels(fig: plt.Figure, ax: Any) -> None:
+    """Move the axes' left edge so that its widest y tick label, as drawn, fits the figure (a long
+    "scenario: claim id" at the report's smallest text never runs off the page)."""
+    fig.canvas.draw()
+    widest = max((t.get_window_extent().width for t in ax.get_yticklabels()), default=0.0) / fig.dpi
+    left = min(0.62, (widest + 0.2) / fig.get_figwidth())  # 0.2 in: the ticks, their pad and a margin
+    box = ax.get_position()
+    ax.set_position((left, box.y0, 0.98 - left, box.height))
 
 
 def _png(fig: plt.Figure, width: float, height: float) -> Figure:
@@ -136,10 +140,9 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
     On a log axis a value of 0 sits at the "0" tick beyond the axis' break (:func:`_zero_at`)."""
     log, floor, top = scale or chain_scale(rows)
     height = 0.75 + 0.17 * len(rows)
-    left = min(0.6, (max((text_width(label) for label, _ in rows), default=0) + 12) / (WIDTH * 72))
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(WIDTH, height))
-        ax = fig.add_axes((left, 0.5 / height, 0.98 - left, 1 - 0.78 / height))
+        ax = fig.add_axes((0.4, 0.5 / height, 0.58, 1 - 0.78 / height))
         zero = _zero_at(ax, "x", floor, top) if log and _has_zero(rows) else floor
 
         def at(value: Any) -> float:
@@ -171,6 +174,7 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
         for label, (_, c) in zip(ax.get_yticklabels(), rows, strict=True):
             label.set_color(RED if c["finding"].startswith("refuted") else "black")
         ax.set_ylim(len(rows) - 0.5, -0.5)
+        _room_for_labels(fig, ax)
         if not log:
             ax.set_xlim(0, top)
             _axis(ax.xaxis, log)
