@@ -121,7 +121,8 @@ def _table(group: list[dict[str, Any]], common: dict[str, Any], delta: float,
     at = f"at delta = {fmt(delta)}"
     head = ["scenario (its own parameters)", "neighbouring pair (relation)", "samples per side", f"eps_lower {at}",
             f"eps_exact {at}", f"witness event {at} (selection split, then the estimation counts)"]
-    widths = [106, 80, 40, 48, 48, 193]  # points; the number columns fit "eps_lower" and "1.744e+04"
+    # points; the number columns fit "eps_lower" and "1.744e+04", the pair column an 18-digit coordinate
+    widths = [100, 90, 40, 46, 46, 193]
     refuted = [any(r["finding"] in REFUTED for r in by_scenario.get(sc["scenario"], [])) for sc in group]
     return table(head, [_row(sc, common) for sc in group], widths, shaded=refuted, align_right=[2, 3, 4])
 

@@ -52,6 +52,7 @@ MIN_POINTS = 7.0  # the smallest text anywhere in the report: cells, footers, su
 PAD = 2.5  # points: a table cell's left and right padding
 PER_ROW_DELTA = "at the row's delta"  # a table header's words for numbers each at its own row's delta
 BREAK_AFTER = "/-_"  # a word too wide for its column is broken only after one of these, never mid-word
+THEN_AFTER = "=[(,;"  # ... and a piece between them still too wide, after one of these (a vector: "phi=[" / "0.2...")
 
 
 @functools.cache
@@ -112,7 +113,13 @@ def heading(title: str, level: str = "h1") -> Paragraph:
 
 
 _TAG = re.compile(r"(<[^>]*>)")
-_PIECE = re.compile(rf"[^{re.escape(BREAK_AFTER)}]*[{re.escape(BREAK_AFTER)}]+|[^{re.escape(BREAK_AFTER)}]+")
+def _pieces(after: str) -> re.Pattern[str]:
+    """Runs of a word that each end after one of ``after`` (the last run: wherever the word ends)."""
+    chars = re.escape(after)
+    return re.compile(rf"[^{chars}]*[{chars}]+|[^{chars}]+")
+
+
+_PIECE, _THEN = _pieces(BREAK_AFTER), _pieces(THEN_AFTER)
 
 
 def _width(word: str, size: float, face: str) -> float:
@@ -124,12 +131,15 @@ def _width(word: str, size: float, face: str) -> float:
 def _broken(word: str, room: float, size: float, face: str) -> str:
     """``word`` with a line break (``<br/>``) after a ``/``, ``-`` or ``_`` wherever the run so far
     would no longer fit ``room`` points; a word that fits is returned as it is.  A piece between two
-    such characters wider than ``room`` is left whole (the column is then too narrow: its caller
-    sizes columns so that the ids and numbers it holds fit)."""
+    such characters still wider than ``room`` is broken after ``=``, ``[``, ``(``, ``,`` or ``;``
+    (a vector written without spaces), and one wider still is left whole (its caller sizes columns
+    so that the ids and numbers it holds fit)."""
     if _width(word, size, face) <= room:
         return word
+    pieces = [small for piece in _PIECE.findall(word)
+              for small in ([piece] if _width(piece, size, face) <= room else _THEN.findall(piece))]
     lines = [""]
-    for piece in _PIECE.findall(word):
+    for piece in pieces:
         if lines[-1] and _width(lines[-1] + piece, size, face) > room:
             lines.append(piece)
         else:

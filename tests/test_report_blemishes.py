@@ -22,7 +22,9 @@ from dpaudit.reports import onerun_plots, plots
 from dpaudit.reports.layout import WIDTH
 from tests.test_report_onerun import honest, load, merged
 
-BREAK_AFTER = "/-_"  # a line inside a cell may end after these (or at a space), never mid-word
+# a line inside a cell may end after these (or at a space), never mid-word; the last five only inside
+# a run too wide for its column without them (a vector written without spaces: "(phi=[" / "0.2457...")
+BREAK_AFTER = "/-_" + "=[(,;"
 MIN_POINTS = 7.0  # the smallest text the report may print (issue 35)
 PICKED = ("kl-rlhf-label", "kl-rlhf-addremove", "kl-rlhf-approx-addremove-10000", "align-alg2-swap",
           "kl-linear-a33-10000", "kl-mab-a24-row3", "po-dp-pg")
@@ -69,8 +71,8 @@ def cell_lines(page: Any, cell: tuple[float, float, float, float]) -> list[list[
 
 
 def mid_word_breaks(path: Path, tokens: set[str]) -> list[str]:
-    """Line breaks inside a table cell that cut a word: the line ends without ``/``, ``-`` or ``_``
-    and its last word run together with the next line's first is part of one word of the payload."""
+    """Line breaks inside a table cell that cut a word: the line ends in a letter or digit, the next
+    starts with one, and the two run together are part of one word of the payload."""
     found = []
     long_tokens = [t for t in tokens if len(t) >= 4]
     with pdfplumber.open(path) as doc:
@@ -80,7 +82,7 @@ def mid_word_breaks(path: Path, tokens: set[str]) -> list[str]:
                     lines = cell_lines(page, cell)
                     for above, below in itertools.pairwise(lines):
                         a, b = above[-1], below[0]
-                        if a[-1] in BREAK_AFTER:
+                        if a[-1] in BREAK_AFTER or not (a[-1].isalnum() and b[0].isalnum()):
                             continue
                         if any(a + b in t for t in long_tokens):
                             found.append(f"page {n}: {a!r} / {b!r}")
