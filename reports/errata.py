@@ -3,7 +3,8 @@ or, for a user's own mechanism, the claims of the user it refutes, said in the u
 
 Each entry gives the claim, its source (a user's claim has none), the witness pair and event, and
 what refutes it: the estimation counts with the Clopper-Pearson computation
-eps_lower = log((P_lower - delta) / Q_upper), or the exact loss of the pair (white box).
+ε_lower = log((P_lower − δ) / Q_upper), or the exact loss of the pair (white box); the formulas are
+typeset (:mod:`dpaudit.reports.mathtext`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from reportlab.platypus import CondPageBreak, Flowable
 
 from dpaudit.engine.results import HOLDS, REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
 from dpaudit.reports.layout import heading, keep, kv_table, para, section_break, text
+from dpaudit.reports.mathtext import typeset
 from dpaudit.reports.text import fmt
 from dpaudit.reports.wording import RANK, REFUTED, count, is_user_claim, mechanism_label
 
@@ -72,8 +74,8 @@ def _computation(r: dict[str, Any]) -> str:
     value = math.log((lower - delta) / upper)
     if not math.isclose(value, r["epsilon_lower"], rel_tol=1e-6, abs_tol=1e-9):
         return witness  # the record was computed another way: show its counts, not an arithmetic it did not do
-    return (f"{witness}. Hence eps_lower = log((P_lower - delta) / Q_upper) = log(({lower:.4g} - {fmt(delta)}) / "
-            f"{upper:.4g}) = {fmt(value)} &gt; eps_claim = {fmt(r['epsilon_claim'])}.")
+    return (f"{witness}. Hence " + typeset(f"ε_lower = log((P_lower − δ) / Q_upper) = log(({lower:.4g} − {fmt(delta)}) "
+                                           f"/ {upper:.4g}) = {fmt(value)} &gt; ε_claim = {fmt(r['epsilon_claim'])}."))
 
 
 def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], user: bool) -> Flowable:
@@ -82,8 +84,7 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
     documents = payload.get("documents") or {}
     params = next((s.get("params") for s in payload["scenarios"] if s["scenario"] == r["scenario"]), None)
     mechanism = text(mechanism_label(r["mechanism"], params))
-    claim = (f"(epsilon, delta) = ({fmt(r['epsilon_claim'])}, {fmt(r['delta'])}) for {text(r['relation'])} "
-             f"neighbours")
+    claim = f"(ε, δ) = ({fmt(r['epsilon_claim'])}, {fmt(r['delta'])}) for {text(r['relation'])} neighbours"
     kv: list[list[str]] = []
     if user:
         kv.append(["your claim", f"{mechanism} is {claim}."])
@@ -91,7 +92,7 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
             kv.append(["your reference", text(r["claim_source"])])
     else:
         statement = r.get("claim_statement")
-        kv.append(["claim", (f"{text(statement)}; " if statement else "") + claim + f", of {mechanism}."])
+        kv.append(["claim", (f"{typeset(text(statement))}; " if statement else "") + claim + f", of {mechanism}."])
         kv.append(["source", _cite(r, documents)])
     where = f"scenarios {', '.join(scenarios)}" if len(scenarios) > 1 else f"scenario {scenarios[0]}"
     kv.append(["witness pair", f"{text(r['pair'])} ({text(where)})"])
@@ -107,8 +108,8 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
     if r["finding"] == REFUTED_WHITE_BOX or r.get("epsilon_exact") not in (None, "-"):
         exact = next((x for x in rows if x.get("epsilon_exact") is not None), r)
         if exact.get("epsilon_exact") is not None:
-            kv.append(["exact loss (white box)",
-                       f"eps_exact = {fmt(exact['epsilon_exact'])} at delta = {fmt(exact['delta'])}, computed from "
+            value = typeset(f"ε_exact = {fmt(exact['epsilon_exact'])} at δ = {fmt(exact['delta'])}")
+            kv.append(["exact loss (white box)", value + ", computed from "
                        "the exact output distributions of our model of the mechanism"
                        + (" (the samples do not reach it at this budget)." if not refuting else ".")])
     if not user:
@@ -125,7 +126,7 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
         kv.append(["corrected statement", fix])
     title = (f"{number}. Your claim on {mechanism}" if user
              else f"A.{number} {text(r['claim_id'])} [{text(', '.join(scenarios))}]")
-    return keep(para(f"<b>{title}</b>", "h2"), kv_table(kv))
+    return keep(para(f"<b>{title}</b>", "h2"), kv_table(kv, style="math"))
 
 
 def appendix(payload: dict[str, Any], user: bool) -> list[Flowable]:

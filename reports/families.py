@@ -16,7 +16,7 @@ from reportlab.platypus import Flowable
 
 from dpaudit.engine.results import NOT_APPLICABLE, NOT_REPRODUCIBLE
 from dpaudit.reports import plots
-from dpaudit.reports.layout import figure, heading, keep, para, section_break, table, text
+from dpaudit.reports.layout import figure, gap, heading, keep, para, section_break, table, text
 from dpaudit.reports.onerun_page import is_onerun
 from dpaudit.reports.text import fmt, value_views_note
 from dpaudit.reports.wording import (
@@ -75,6 +75,29 @@ def _common(group: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: v for k, v in first.items() if all((sc.get("params") or {}).get(k, None) == v for sc in group)}
 
 
+def delta_of(sc: dict[str, Any]) -> float:
+    """The delta of a scenario's table row: its first bound's (every number of the row is at it)."""
+    return float(sc["estimate"]["bounds"][0]["delta"])
+
+
+def exact_at(sc: dict[str, Any], delta: float) -> Any:
+    """The pair's exact epsilon at ``delta`` (None where it was not computed there): the scenario's
+    ``exact`` list holds one per delta; ``epsilon_exact`` is its first."""
+    listed = sc.get("exact")
+    if listed is None:
+        return sc.get("epsilon_exact")
+    return next((e["epsilon"] for e in listed if e["delta"] == delta), None)
+
+
+def by_delta(group: list[dict[str, Any]]) -> dict[float, list[dict[str, Any]]]:
+    """A mechanism's scenarios split by the delta of their rows (one table per delta, said in its
+    header), in the order the deltas first appear."""
+    out: dict[float, list[dict[str, Any]]] = {}
+    for sc in group:
+        out.setdefault(delta_of(sc), []).append(sc)
+    return out
+
+
 def _row(sc: dict[str, Any], common: dict[str, Any]) -> list[str]:
     first = sc["estimate"]["bounds"][0]
     notes = _gdp(sc)
@@ -87,8 +110,21 @@ def _row(sc: dict[str, Any], common: dict[str, Any]) -> list[str]:
     name = f"<b>{text(sc['scenario'])}</b>" + (f"<br/>{text(own)}" if own else "")
     samples = count(sc["samples"]) + ("" if not sc["estimate"].get("sequential") else " (sequential)")
     return [name, f"{text(sc['pair'])} ({text(sc['relation'])})", samples,
-            fmt(sc["estimate"]["epsilon_lower"]), fmt(sc.get("epsilon_exact")),
+            fmt(first["epsilon_lower"]), fmt(exact_at(sc, delta_of(sc))),
             text(first["witness"]) + text(notes)]
+
+
+def _table(group: list[dict[str, Any]], common: dict[str, Any], delta: float,
+           by_scenario: dict[str, list[dict[str, Any]]]) -> Flowable:
+    """The table of a mechanism's scenarios whose rows are at ``delta``: it says so in its header
+    (the claims table gives each claim's numbers at the claim's own delta, which may differ)."""
+    at = f"at delta = {fmt(delta)}"
+    head = ["scenario (its own parameters)", "neighbouring pair (relation)", "samples per side", f"eps_lower {at}",
+            f"eps_exact {at}", f"witness event {at} (selection split, then the estimation counts)"]
+    # points; the number columns fit "eps_lower" and "1.744e+04", the pair column an 18-digit coordinate
+    widths = [100, 90, 40, 46, 46, 193]
+    refuted = [any(r["finding"] in REFUTED for r in by_scenario.get(sc["scenario"], [])) for sc in group]
+    return table(head, [_row(sc, common) for sc in group], widths, shaded=refuted, align_right=[2, 3, 4])
 
 
 def _chain_rows(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[str, Any]]], user: bool
@@ -155,16 +191,14 @@ def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
         if about:
             story.append(para(text(about[0].upper() + about[1:]) + "."))
         scenarios = [sc for group in groups.values() for sc in group]
-        head = ["scenario (its own parameters)", "neighbouring pair (relation)", "samples per side", "eps_lower",
-                "eps_exact", "witness event (selection split, then the estimation counts)"]
-        widths = [106, 82, 40, 44, 44, 199]  # points; the number columns fit "eps_lower" and "1.744e+04"
         for mechanism, group in groups.items():
             common = _common(group)
             label = mechanism_label(mechanism, common)
-            refuted = [any(r["finding"] in REFUTED for r in by_scenario.get(sc["scenario"], [])) for sc in group]
             intro = heading(f"Mechanism {label}" + (f": {len(group)} scenarios" if len(group) > 1 else ""), "h2")
-            rows = table(head, [_row(sc, common) for sc in group], widths, shaded=refuted, align_right=[2, 3, 4])
-            story += [keep(intro, rows)] if len(group) <= 3 else [intro, rows]
+            for delta, rows in by_delta(group).items():
+                drawn = _table(rows, common, delta, by_scenario)
+                story += [keep(intro, drawn)] if len(rows) <= 3 else [intro, drawn]
+                intro = gap(4)
             # A real-valued output whose doubles decided: the mechanism's verdict as mathematics beside it.
             for sc in group:
                 for r in by_scenario.get(sc["scenario"], []):

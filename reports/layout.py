@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape, unescape
 
 import matplotlib
 from reportlab import rl_config
@@ -47,6 +48,11 @@ HEAD_FILL = colors.HexColor("#e8eef5")
 REFUTED_FILL = colors.HexColor("#fdecea")
 GRID = colors.HexColor("#b0b0b0")
 RED = colors.HexColor("#c0392b")
+MIN_POINTS = 7.0  # the smallest text anywhere in the report: cells, footers, sub- and superscripts
+PAD = 2.5  # points: a table cell's left and right padding
+PER_ROW_DELTA = "at the row's delta"  # a table header's words for numbers each at its own row's delta
+BREAK_AFTER = "/-_"  # a word too wide for its column is broken only after one of these, never mid-word
+THEN_AFTER = "=[(,;"  # ... and a piece between them still too wide, after one of these (a vector: "phi=[" / "0.2...")
 
 
 @functools.cache
@@ -74,9 +80,13 @@ def styles() -> dict[str, ParagraphStyle]:
         "body": body,
         "alert": ParagraphStyle("alert", parent=body, fontName="DV-Bold", fontSize=9.5, leading=12, textColor=RED),
         "small": ParagraphStyle("small", parent=body, fontSize=7, leading=8.8, spaceAfter=2.5),
-        "cell": ParagraphStyle("cell", parent=body, fontSize=6.6, leading=8, spaceAfter=0),
-        "head": ParagraphStyle("head", parent=body, fontName="DV-Bold", fontSize=6.6, leading=8, spaceAfter=0),
-        "mono": ParagraphStyle("mono", parent=body, fontName="DV-Mono", fontSize=6.8, leading=8.6, spaceAfter=3),
+        # MIN_POINTS: no text of the report is smaller (table cells included).
+        "cell": ParagraphStyle("cell", parent=body, fontSize=MIN_POINTS, leading=8.4, spaceAfter=0),
+        "head": ParagraphStyle("head", parent=body, fontName="DV-Bold", fontSize=MIN_POINTS, leading=8.4,
+                               spaceAfter=0),
+        # the errata appendix's entries: large enough that a subscript of MIN_POINTS reads as one
+        "math": ParagraphStyle("math", parent=body, fontSize=8, leading=12.5, spaceAfter=0),
+        "mono": ParagraphStyle("mono", parent=body, fontName="DV-Mono", fontSize=MIN_POINTS, leading=8.6, spaceAfter=3),
     }
 
 
@@ -102,23 +112,81 @@ def heading(title: str, level: str = "h1") -> Paragraph:
     return Paragraph(text(title), styles()[level])
 
 
+_TAG = re.compile(r"(<[^>]*>)")
+def _pieces(after: str) -> re.Pattern[str]:
+    """Runs of a word that each end after one of ``after`` (the last run: wherever the word ends)."""
+    chars = re.escape(after)
+    return re.compile(rf"[^{chars}]*[{chars}]+|[^{chars}]+")
+
+
+_PIECE, _THEN = _pieces(BREAK_AFTER), _pieces(THEN_AFTER)
+
+
+def _width(word: str, size: float, face: str) -> float:
+    """The printed width of a markup word (its entities unescaped) in ``face``."""
+    _fonts()
+    return pdfmetrics.stringWidth(unescape(word), face, size)
+
+
+def _broken(word: str, room: float, size: float, face: str) -> str:
+    """``word`` with a line break (``<br/>``) after a ``/``, ``-`` or ``_`` wherever the run so far
+    would no longer fit ``room`` points; a word that fits is returned as it is.  A piece between two
+    such characters still wider than ``room`` is broken after ``=``, ``[``, ``(``, ``,`` or ``;``
+    (a vector written without spaces), and one wider still is left whole (its caller sizes columns
+    so that the ids and numbers it holds fit)."""
+    if _width(word, size, face) <= room:
+        return word
+    pieces = [small for piece in _PIECE.findall(word)
+              for small in ([piece] if _width(piece, size, face) <= room else _THEN.findall(piece))]
+    lines = [""]
+    for piece in pieces:
+        if lines[-1] and _width(lines[-1] + piece, size, face) > room:
+            lines.append(piece)
+        else:
+            lines[-1] += piece
+    return "<br/>".join(lines)
+
+
+def breakable(markup: str, room: float, size: float = MIN_POINTS, bold: bool = False) -> str:
+    """``markup`` whose words wider than ``room`` points are broken only after ``/``, ``-`` or
+    ``_`` (:func:`_broken`): reportlab would otherwise cut a long word at whatever character
+    reaches the column's edge (``kl-rlhf/thm3-label-correcte`` / ``d``).  Tags are kept as they
+    are; a word is measured in the face it is set in (``bold``: the whole paragraph's, else
+    inside ``<b>``)."""
+    out = []
+    depth = 0
+    for part in _TAG.split(markup):
+        if part.startswith("<"):
+            depth += {"<b>": 1, "</b>": -1}.get(part.lower(), 0)
+            out.append(part)
+        elif part.strip():
+            face = "DV-Bold" if bold or depth > 0 else "DV"
+            out.append("".join(_broken(w, room, size, face) if w.strip() else w for w in re.split(r"(\s+)", part)))
+        else:
+            out.append(part)
+    return "".join(out)
+
+
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[float],
           shaded: Sequence[bool] = (), align_right: Sequence[int] = ()) -> Table:
     """A table whose cells wrap in their column (``widths`` are fractions of the frame), the header
     repeated on every page it continues on; ``shaded`` rows get the refutation fill."""
     st = styles()
     right = ParagraphStyle("cell-right", parent=st["cell"], alignment=2)
-    cells = [[Paragraph(text(h), st["head"]) for h in head]]
-    for row in rows:
-        cells.append([Paragraph(c, right if i in align_right else st["cell"]) for i, c in enumerate(row)])
     total = sum(widths)
-    t = Table(cells, colWidths=[WIDTH * w / total for w in widths], repeatRows=1, hAlign="LEFT")
+    points = [WIDTH * w / total for w in widths]
+    cells = [[Paragraph(breakable(text(h), w - 2 * PAD, bold=True), st["head"])
+              for h, w in zip(head, points, strict=True)]]
+    for row in rows:
+        cells.append([Paragraph(breakable(c, w - 2 * PAD), right if i in align_right else st["cell"])
+                      for i, (c, w) in enumerate(zip(row, points, strict=True))])
+    t = Table(cells, colWidths=points, repeatRows=1, hAlign="LEFT")
     commands: list[tuple[Any, ...]] = [
         ("GRID", (0, 0), (-1, -1), 0.4, GRID),
         ("BACKGROUND", (0, 0), (-1, 0), HEAD_FILL),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ("LEFTPADDING", (0, 0), (-1, -1), 2.5),
-        ("RIGHTPADDING", (0, 0), (-1, -1), 2.5),
+        ("LEFTPADDING", (0, 0), (-1, -1), PAD),
+        ("RIGHTPADDING", (0, 0), (-1, -1), PAD),
         ("TOPPADDING", (0, 0), (-1, -1), 1.5),
         ("BOTTOMPADDING", (0, 0), (-1, -1), 2.5),
     ]
@@ -127,17 +195,21 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[f
     return t
 
 
-def kv_table(rows: Sequence[Sequence[str]], key_width: float = 0.2) -> Table:
-    """A two-column table of (key, markup) rows without a header: the key bold, the value wrapping."""
+def kv_table(rows: Sequence[Sequence[str]], key_width: float = 0.2, style: str = "cell") -> Table:
+    """A two-column table of (key, markup) rows without a header: the key bold, the value wrapping
+    (in ``style``: "math" for the errata appendix's typeset formulas)."""
     st = styles()
-    cells = [[Paragraph(text(k), st["head"]), Paragraph(v, st["cell"])] for k, v in rows]
+    value = st[style]
+    room = WIDTH * (1 - key_width) - 2 * PAD
+    cells = [[Paragraph(breakable(text(k), WIDTH * key_width - 2 * PAD, bold=True), st["head"]),
+              Paragraph(breakable(v, room, value.fontSize), value)] for k, v in rows]
     t = Table(cells, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
     t.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.4, GRID),
         ("BACKGROUND", (0, 0), (0, -1), HEAD_FILL),
         ("VALIGN", (0, 0), (-1, -1), "TOP"),
-        ("LEFTPADDING", (0, 0), (-1, -1), 2.5),
-        ("RIGHTPADDING", (0, 0), (-1, -1), 2.5),
+        ("LEFTPADDING", (0, 0), (-1, -1), PAD),
+        ("RIGHTPADDING", (0, 0), (-1, -1), PAD),
         ("TOPPADDING", (0, 0), (-1, -1), 1.5),
         ("BOTTOMPADDING", (0, 0), (-1, -1), 2.5),
     ]))
@@ -167,7 +239,7 @@ def gap(points: float = 4) -> Spacer:
 
 def _footer(canvas: Any, doc: Any) -> None:
     canvas.saveState()
-    canvas.setFont("DV", 6.5)
+    canvas.setFont("DV", MIN_POINTS)
     canvas.setFillColor(colors.HexColor("#555555"))
     canvas.drawString(MARGIN, MARGIN / 2, "dpaudit report")
     canvas.drawRightString(A4[0] - MARGIN, MARGIN / 2, f"page {doc.page}")

@@ -158,7 +158,8 @@ def _buys(payload: dict[str, Any]) -> list[Flowable]:
                           f"<b>{text(o['finding'])}</b>" for o in ones)]
             for cid, multi, ones in found]
     shaded = [any(r["finding"] in REFUTED for r in (*multi, *ones)) for _, multi, ones in found]
-    head = ["claim", "multi-run: scenario, claim, eps_lower (samples per side): verdict",
+    head = ["claim", "multi-run: scenario, claim (eps, delta), eps_lower at the claim's delta (samples per side): "
+            "verdict",
             "one run: scenario, claim, evidence (canaries, runs): verdict"]
     return [heading("What one run buys", "h2"),
             para("The same claim checked both ways: the multi-run audit draws the mechanism its samples per side "

@@ -84,7 +84,7 @@ def _draw_guesses(ax: Any, rs: np.ndarray, eps: np.ndarray, delta: float, chosen
     ax.set_ylabel(f"eps lower bound at delta = {delta:g}")
     if chosen_r is not None:
         ax.axvline(chosen_r, color="black", ls="--", lw=1, label=f"the audit's rule: r = {chosen_r}")
-    ax.set_title("exploratory: each point alone, not a bound as a curve", fontsize=7)
+    ax.set_title("exploratory: each point alone, not a bound as a curve", fontsize=7, loc="right")
 
 
 def scores_figure(result: Any, ax: Any = None) -> Any:
@@ -146,16 +146,16 @@ def page_figure(scenario: Mapping[str, Any]) -> tuple[bytes, float, float]:
         else (None, None)
     rs, eps = guesses_curve(scores, secret, delta=delta, alpha=float(scenario["alpha"]))
     chosen = int(scenario["r"]) if rule in ("fixed", "grid") else None
-    width, height = plots.WIDTH, 2.4
+    width, height = plots.WIDTH, 2.7
     with plt.rc_context(plots.STYLE):
         fig, (left, right) = plt.subplots(1, 2, figsize=(width, height))
-        fig.subplots_adjust(left=0.08, right=0.985, top=0.9, bottom=0.3, wspace=0.28)
+        fig.subplots_adjust(left=0.08, right=0.985, top=0.9, bottom=0.34, wspace=0.28)
         _draw_scores(left, scores, secret, cuts, (plots.BLUE, plots.ORANGE))
         left.set_title("scores of included vs excluded canaries")
         _draw_guesses(right, rs, eps, delta, chosen)
         right.xaxis.set_major_formatter(FuncFormatter(plots.tick))
         top = float(eps.max()) if eps.size and math.isfinite(float(eps.max())) else 0.0
         right.set_ylim(0, max(top * 1.1, 0.1))
-        for ax in (left, right):
-            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=2, frameon=False, fontsize=5.5)
+        for ax, columns in ((left, 2), (right, 1)):  # the right panel's two entries are long: one a line
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=columns, frameon=False)
         return plots._png(fig, width, height)

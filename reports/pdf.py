@@ -23,7 +23,7 @@ from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import NOT_REPRODUCIBLE, outcome
 from dpaudit.reports import errata, onerun_page, plots
 from dpaudit.reports import families as sections
-from dpaudit.reports.layout import build, figure, gap, heading, para, table, text
+from dpaudit.reports.layout import PER_ROW_DELTA, build, figure, gap, heading, para, table, text
 from dpaudit.reports.text import fmt, printable_all
 from dpaudit.reports.wording import (
     REFUTED,
@@ -116,18 +116,21 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
     if sources:
         story.append(para("<b>Sources.</b> " + "; ".join(f"[{text(k)}] {text(v)}" for k, v in sorted(sources.items())),
                           "small"))
+    one_run = (" A one-run check is marked '(one run)': its eps_lower is the canary game's bound, and a curve claim "
+               "shows its curve and no eps_lower (its verdict is the curve test's)."
+               if any(onerun_page.is_onerun(r) for r in records) else "")
     story.append(para("Every claim check, refutations first. eps_lower is the audit's lower bound at the stated "
                       "confidence, eps_exact the exact loss of the pair where the outputs are finite, '-' where "
-                      "there is none." + (" A one-run check is marked '(one run)': its eps_lower is the canary "
-                                          "game's bound, and a curve claim shows its curve and no eps_lower (its "
-                                          "verdict is the curve test's)." if any(onerun_page.is_onerun(r)
-                                                                                 for r in records) else ""),
+                      "there is none; both at the claim's own delta (the row's), which may differ from the delta "
+                      "of the scenario tables further on (each of them says its delta in its header)." + one_run,
                       "small"))
-    head = ["claim id", "scenario", "status", "delta", "eps_claim", "eps_lower", "eps_exact", "verdict"]
-    widths = [94, 82, 54, 42, 44, 44, 44, 54]  # points: a number column fits "eps_lower" and "1.744e+04"
+    # Each row's numbers are at its claim's own delta (the scenario tables give theirs at one delta each).
+    head = ["claim id", "scenario", "status", "delta", "eps_claim", f"eps_lower {PER_ROW_DELTA}",
+            f"eps_exact {PER_ROW_DELTA}", "verdict"]
+    widths = [92, 78, 46, 44, 45, 45, 45, 45]  # points: a number column fits "-2.345e-05"
     if not user:
         head.append("outcome")
-        widths.append(57)
+        widths.append(64)  # "known erratum —" on one line
     rows = []
     for r in records:
         scenario, claim = ((r["scenario"] or r["mechanism"], fmt(r["epsilon_claim"])) if not onerun_page.is_onerun(r)
@@ -143,6 +146,16 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
     return story
 
 
+def _settings(payload: dict[str, Any]) -> str:
+    """The reproducibility section's line on the run's settings: the sampling budget only where a
+    scenario sampled (a run of one-run scenarios alone trains once each and draws no samples)."""
+    rest = (f"confidence {payload['confidence']} per bound; jobs {payload.get('jobs')}, backend "
+            f"{text(payload.get('backend', 'local'))}.")
+    if onerun_page.multi_run(payload)["scenarios"] or not onerun_page.scenarios(payload):
+        return f"<b>Budget:</b> {payload['samples']} samples per side and scenario; {rest}"
+    return f"<b>Settings:</b> one training run per one-run scenario; {rest}"
+
+
 def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
     env = payload.get("environment", {})
     lines = [f"<b>Command:</b> <font name='DV-Mono'>{text(' '.join(payload.get('command', [])))}</font>",
@@ -150,8 +163,7 @@ def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
              + text(", ".join(f"{k} {v}" for k, v in env.items())),
              f"<b>Seeds:</b> root seed {payload['seed']}; every chunk's generator is SeedSequence(seed, "
              "spawn_key=(scenario, phase, side, chunk)), so the numbers do not depend on --jobs or the backend.",
-             f"<b>Budget:</b> {payload['samples']} samples per side and scenario; confidence {payload['confidence']} "
-             f"per bound; jobs {payload.get('jobs')}, backend {text(payload.get('backend', 'local'))}.",
+             _settings(payload),
              f"<b>When:</b> started {text(payload.get('started', '?'))} (UTC); wall time "
              f"{fmt(payload.get('seconds'))} s; {'complete' if payload.get('complete', True) else 'PARTIAL'} run.",
              f"<b>Results file fingerprint:</b> {text(payload.get('fingerprint', '-'))}"]

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from PIL import Image
 from scipy.stats import norm
 
@@ -25,11 +25,12 @@ COLOURS = ("#1f4e79", "#d68910", "#1e8449", "#8e44ad", "#c0392b", "#16a085", "#7
 LINESTYLES = ("-", "--", "-.", ":")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<")
 DPI = 150
-WIDTH = 7.1  # inches: the text frame's width
+WIDTH = 7.0  # inches: within the text frame's width (7.008 in), so a figure is never scaled down
+MIN_POINTS = 7  # the smallest text of a figure as printed (the report's smallest text, as its tables')
 MIN_LOOKS = 3  # a convergence plot needs at least this many looks to show a trend
-STYLE = {"font.family": "DejaVu Sans", "font.size": 7, "axes.titlesize": 8, "axes.titleweight": "bold",
-         "axes.labelsize": 7, "xtick.labelsize": 6.5, "ytick.labelsize": 6.5, "legend.fontsize": 6,
-         "axes.unicode_minus": False}
+STYLE = {"font.family": "DejaVu Sans", "font.size": MIN_POINTS, "axes.titlesize": 8, "axes.titleweight": "bold",
+         "axes.labelsize": MIN_POINTS, "xtick.labelsize": MIN_POINTS, "ytick.labelsize": MIN_POINTS,
+         "legend.fontsize": MIN_POINTS, "axes.unicode_minus": False}
 Figure = tuple[bytes, float, float]
 
 
@@ -68,6 +69,42 @@ def _axis(axis: Any, log: bool, decades: float = 9.0, ticks: int = 8) -> None:
     axis.set_major_formatter(FuncFormatter(tick))
 
 
+def _zero_at(ax: Any, which: str, floor: float, top: float) -> float:
+    """Where ε = 0 is drawn on a log ``which`` ("x" or "y") axis spanning [``floor``, ``top``]: at a
+    tick labelled "0" beyond a break (two slashes on the axis and a dotted line across the plot)
+    left of (below) the positive values, never silently at the axis' edge.  Returns its position."""
+    zero = floor / 4
+    low = zero / 1.8
+    cut = math.sqrt(zero * floor)
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    (ax.set_xlim if which == "x" else ax.set_ylim)(low, top)
+    ticks = LogLocator(base=10, subs=(1.0, 2.0, 5.0) if top / floor <= 1e3 else (1.0,), numticks=6)
+    shown = [t for t in ticks.tick_values(floor, top) if floor <= t <= top] + [zero]
+    axis.set_major_locator(FixedLocator(shown))
+    axis.set_minor_locator(FixedLocator([]))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: "0" if math.isclose(v, zero) else tick(v)))
+    line = ax.axvline if which == "x" else ax.axhline
+    line(cut, color=GREY, lw=0.6, ls=":")
+    for shift in (0.88, 1.12):
+        at = [cut * shift / 1.06, cut * shift * 1.06]
+        if which == "x":
+            ax.plot(at, [-0.025, 0.025], transform=ax.get_xaxis_transform(), color="black", lw=0.8, clip_on=False)
+        else:
+            ax.plot([-0.025, 0.025], at, transform=ax.get_yaxis_transform(), color="black", lw=0.8, clip_on=False)
+    return zero
+
+
+def _room_for_labels(fig: plt.Figure, ax: Any) -> None:
+    """Move the axes' left edge so that its widest y tick label, as drawn, fits the figure (a long
+    "scenario: claim id" at the report's smallest text never runs off the page)."""
+    fig.canvas.draw()
+    widest = max((t.get_window_extent().width for t in ax.get_yticklabels()), default=0.0) / fig.dpi
+    left = min(0.62, (widest + 0.2) / fig.get_figwidth())  # 0.2 in: the ticks, their pad and a margin
+    box = ax.get_position()
+    ax.set_position((left, box.y0, 0.98 - left, box.height))
+
+
 def _png(fig: plt.Figure, width: float, height: float) -> Figure:
     """The figure as a palette PNG: plots have few colours, and 128 of them keep anti-aliased edges
     while the file is about a third of the RGB one (the report embeds a dozen figures)."""
@@ -99,26 +136,31 @@ def chain_scale(rows: Sequence[tuple[str, dict[str, Any]]]) -> Scale:
 
 
 def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None) -> Figure:
-    """One row per claim check: eps_lower (the true epsilon lies right of it) <= eps_exact <= eps_claim."""
+    """One row per claim check: eps_lower (the true epsilon lies right of it) <= eps_exact <= eps_claim.
+    On a log axis a value of 0 sits at the "0" tick beyond the axis' break (:func:`_zero_at`)."""
     log, floor, top = scale or chain_scale(rows)
     height = 0.75 + 0.17 * len(rows)
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(WIDTH, height))
         ax = fig.add_axes((0.4, 0.5 / height, 0.58, 1 - 0.78 / height))
+        zero = _zero_at(ax, "x", floor, top) if log and _has_zero(rows) else floor
+
+        def at(value: Any) -> float:
+            return (float(value) if float(value) > 0 else zero) if log else float(value)
+
         # One artist per kind of mark (not one per row): a 40-row chain draws in a fraction of the time.
         for refuted, colour in ((False, GREEN), (True, RED)):
             ys = [y for y, (_, c) in enumerate(rows)
                   if c["finding"].startswith("refuted") == refuted and _finite(c["epsilon_lower"]) is not None]
-            starts = [max(float(rows[y][1]["epsilon_lower"]), floor) if log else float(rows[y][1]["epsilon_lower"])
-                      for y in ys]
+            starts = [at(rows[y][1]["epsilon_lower"]) for y in ys]
             if ys:
                 ax.hlines(ys, starts, top, colors=colour, lw=5, alpha=0.22)
                 ax.plot(starts, ys, marker=">", color=colour, ms=6, ls="none")
-        exact = [(max(float(c["epsilon_exact"]), floor), y) for y, (_, c) in enumerate(rows)
+        exact = [(at(c["epsilon_exact"]), y) for y, (_, c) in enumerate(rows)
                  if _finite(c["epsilon_exact"]) is not None]
         if exact:
             ax.plot(*zip(*exact, strict=True), marker="o", color=BLUE, ms=5, ls="none")
-        claims = [(max(float(c["epsilon_claim"]), floor), y) for y, (_, c) in enumerate(rows)
+        claims = [(at(c["epsilon_claim"]), y) for y, (_, c) in enumerate(rows)
                   if _finite(c["epsilon_claim"]) is not None]
         if claims:
             ax.vlines([x for x, _ in claims], [y - 0.32 for _, y in claims], [y + 0.32 for _, y in claims],
@@ -126,51 +168,64 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
         for y, (_, c) in enumerate(rows):
             if c["epsilon_exact"] == "inf":
                 ax.annotate("exact = inf", (top, y), xytext=(-3, 2), textcoords="offset points", ha="right",
-                            va="bottom", fontsize=5.5, color=BLUE)
+                            va="bottom", color=BLUE)
         ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([label for label, _ in rows], fontsize=5.8)
+        ax.set_yticklabels([label for label, _ in rows])
         for label, (_, c) in zip(ax.get_yticklabels(), rows, strict=True):
             label.set_color(RED if c["finding"].startswith("refuted") else "black")
         ax.set_ylim(len(rows) - 0.5, -0.5)
-        if log:
+        _room_for_labels(fig, ax)
+        if not log:
+            ax.set_xlim(0, top)
+            _axis(ax.xaxis, log)
+        elif zero == floor:
             ax.set_xscale("log")
-        ax.set_xlim(floor if log else 0, top)
-        _axis(ax.xaxis, log, math.log10(top / floor) if log else 9.0)
+            ax.set_xlim(floor, top)
+            _axis(ax.xaxis, log, math.log10(top / floor))
         ax.set_xlabel("epsilon")
         handles = [ax.plot([], [], marker=">", color=GREEN, ls="none", label="eps_lower (true eps is right of it)")[0],
                    ax.plot([], [], marker="o", color=BLUE, ls="none", label="eps_exact (white box)")[0],
                    ax.plot([], [], marker="|", color="black", ls="none", ms=9, mew=1.8, label="eps_claim")[0],
                    ax.plot([], [], marker=">", color=RED, ls="none", label="refuted claim")[0]]
-        ax.legend(handles=handles, loc="lower left", bbox_to_anchor=(-0.66, 1.0), ncol=4, frameon=False,
-                  borderaxespad=0.2)
+        fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.01, 1 - 0.26 / height), ncol=4,
+                   frameon=False, borderaxespad=0.2)
         return _png(fig, WIDTH, height)
+
+
+def _has_zero(rows: Sequence[tuple[str, dict[str, Any]]]) -> bool:
+    return any(_finite(c[k]) == 0 for _, c in rows for k in ("epsilon_lower", "epsilon_exact", "epsilon_claim"))
 
 
 def convergence(scenarios: Sequence[dict[str, Any]]) -> Figure:
     """eps_lower at the first delta against the estimation samples, one line per scenario (each with
-    at least ``MIN_LOOKS`` looks), with the exact epsilon of the pair where it is known."""
-    height = 2.3
+    at least ``MIN_LOOKS`` looks), with the exact epsilon of the pair where it is known.  On a log
+    y axis a look whose eps_lower is 0 sits at the "0" tick beyond the axis' break (:func:`_zero_at`)."""
+    height = max(2.3, 0.5 + 0.14 * len(scenarios))  # the legend, one line per scenario, fits beside the plot
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(WIDTH, height))
-        ax = fig.add_axes((0.08, 0.19, 0.56, 0.7))
-        ns, ys = [], []
-        for i, sc in enumerate(scenarios):
-            n, eps = zip(*sc["estimate"]["convergence"], strict=True)
-            ax.plot(n, eps, ms=3.5, lw=1.1, label=sc["scenario"], **style(i))
-            ns += n
-            ys += [e for e in eps if e > 0]
+        ax = fig.add_axes((0.08, 0.44 / height, 0.56, 1 - 0.72 / height))
+        curves = [tuple(zip(*sc["estimate"]["convergence"], strict=True)) for sc in scenarios]
+        ns = [x for n, _ in curves for x in n]
+        ys = [e for _, eps in curves for e in eps if e > 0]
         log_x = max(ns) / min(ns) >= 10
         log_y = bool(ys) and max(ys) / min(ys) > 10
+        zero = None
+        if log_y and any(e <= 0 for _, eps in curves for e in eps):
+            zero = _zero_at(ax, "y", min(ys) / 1.5, max(ys) * 1.5)
+        for i, (sc, (n, eps)) in enumerate(zip(scenarios, curves, strict=True)):
+            shown = [e if e > 0 or zero is None else zero for e in eps]
+            ax.plot(n, shown, ms=3.5, lw=1.1, label=sc["scenario"], **style(i))
         if log_x:
             ax.set_xscale("log")
-        if log_y:
-            ax.set_yscale("log")
         _axis(ax.xaxis, log_x, math.log10(max(ns) / min(ns)))
-        _axis(ax.yaxis, log_y, math.log10(max(ys) / min(ys)) if ys else 9.0)
+        if zero is None:
+            if log_y:
+                ax.set_yscale("log")
+            _axis(ax.yaxis, log_y, math.log10(max(ys) / min(ys)) if ys else 9.0)
         ax.set_xlabel("estimation samples per side")
         ax.set_ylabel("eps_lower at the first delta")
         ax.set_title("Convergence: eps_lower as the samples grow")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, ncol=1 if len(scenarios) <= 12 else 2)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, ncol=1)
         return _png(fig, WIDTH, height)
 
 
@@ -201,13 +256,13 @@ def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Fi
     an (eps, delta) claim exactly when TPR > e^eps FPR + delta, i.e. when log(TPR / FPR) lies above
     the claim's curve log(e^eps + delta / FPR); the fitted Gaussian curve G_mu gives
     log(Phi(Phi^-1(FPR) + mu) / FPR).  Plotted against FPR on a log axis, where refutations live."""
-    per_row = 3
+    per_row = 2  # two panels a row: each legend, at the report's smallest text, fits its panel
     rows = math.ceil(len(items) / per_row)
-    height = 2.35 * rows
+    height = 2.6 * rows
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(rows, per_row, figsize=(WIDTH, height), squeeze=False)
         fig.subplots_adjust(left=0.07, right=0.98, top=1 - 0.3 / height, bottom=0.45 / height, wspace=0.3,
-                            hspace=0.55 * 2.35 / height * rows)
+                            hspace=0.4)
         for ax in axes.flat[len(items):]:
             ax.set_axis_off()
         for ax, (sc, claims) in zip(axes.flat, items, strict=False):
@@ -227,10 +282,10 @@ def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Fi
             _axis(ax.xaxis, True, math.log10(1 / low), ticks=4)
             ax.set_xlim(low, 1)
             ax.set_ylim(0, ax.get_ylim()[1] * 1.6)  # headroom: the legend sits above the curves
-            ax.set_title(sc["scenario"], fontsize=7)
-            ax.set_xlabel("false-positive rate (upper)", fontsize=6)
-            ax.set_ylabel("log(TPR / FPR)", fontsize=6)
-            ax.legend(fontsize=5, loc="upper right", frameon=False)
+            ax.set_title(sc["scenario"])
+            ax.set_xlabel("false-positive rate (upper)")
+            ax.set_ylabel("log(TPR / FPR)")
+            ax.legend(loc="upper right", frameon=False)
         return _png(fig, WIDTH, height)
 
 

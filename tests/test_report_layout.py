@@ -129,7 +129,7 @@ def test_a_users_claims_on_built_in_mechanisms_are_the_users_too(rendered):
     for phrase in (*FORBIDDEN_FOR_USERS, "Dwork", "Family classic", "Errata"):
         assert phrase not in text, phrase
     assert "Mechanism randomized-response (epsilon=1, column=bit)" in text
-    assert "your reference my notes" in text and "eps_exact = 1 at delta = 0" in text
+    assert "your reference my notes" in text and "εexact = 1 at δ = 0" in text  # ε with its subscript, typeset
 
 
 @pytest.mark.slow  # renders the errata report (~3 s)
@@ -142,7 +142,7 @@ def test_errata_appendix_gives_claim_source_witness_and_computation(rendered):
     for claim in refuted:
         assert claim in text, claim
     for key in ("source", "witnesspair", "witnessevent", "refutedfromthesamples", "exactloss(whitebox)",
-                "eps_lower=log((P_lower-delta)/Q_upper)"):
+                "εlower=log((Plower−δ)/Qupper)"):  # typeset: the scripts run into their words here
         assert key in text, key
 
 
