@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from dpaudit.engine.paths import path_problem
 # dpaudit.core.RELATIONS).
 SUITES = ("default", "full", "errata", "onerun")
 RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
+# The subcommands in the one order the usage line, the help's list and the "no command" message give.
+COMMANDS = ("run", "list", "report", "plan", "bench", "summary", "sweep")
 
 
 # The exit codes, as --help states them (README.md, "Exit status", says the same).
@@ -99,8 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
                      epilog=f"`{prog} list` shows every built-in mechanism with its parameters; "
                             f"`{prog} COMMAND -h` the options of one command.  {EXIT_CODES}.")
     parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench,plan}",
-                                parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism",
                          epilog=EXIT_CODES + ".")
     run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
@@ -123,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
                           "--backend, --scheduler and --quiet may change; refused if the modules, files or "
                           "environment variables the mechanism reached at its first chunk changed")
-    run.add_argument("--out", type=_path, help="write DIR/results.json and DIR/summary.txt")
+    run.add_argument("--out", type=_path, metavar="DIR",
+                     help="write the run to DIR: results.json, summary.txt and, with the [report] extra installed, "
+                          "report.pdf (also run.json and checkpoint.jsonl, which --resume DIR reads)")
     run.add_argument("--overwrite", action="store_true",
                      help="with --out: replace the run DIR already holds (start clean; never mixed)")
     run.add_argument("--allow-plugin", action="append", default=[], metavar="pkg.module",
@@ -223,7 +227,39 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
     sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
     sw.add_argument("--out", type=_path, help="write DIR/sweep.json")
+    assert tuple(sub.choices) == COMMANDS, "COMMANDS must list the subcommands in the order they are added"
     return parser
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommand parsers of ``parser`` (of :func:`build_parser`), by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def with_hint(message: str, argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """argparse's ``message`` with a "did you mean" for each mistyped flag (``--sampels`` ->
+    ``--samples``) among the options of the subcommand ``argv`` names, or for a mistyped subcommand."""
+    from dpaudit.core import did_you_mean  # numpy: only on this error path, never for --help
+
+    commands = subcommands(parser)
+    prefix = "unrecognized arguments: "
+    if message.startswith(prefix):
+        command = next((a for a in argv if a in commands), None)
+        target = commands[command] if command else parser
+        options = [o for action in target._actions for o in action.option_strings if o.startswith("--")]
+        shown = []
+        for token in message[len(prefix):].split():
+            name = token.partition("=")[0]
+            hint = did_you_mean(name, options, quote=False) if name.startswith("-") else ""
+            shown.append(token + hint)
+        return prefix + " ".join(shown)
+    if message.startswith("argument {") and "invalid choice: " in message:  # the subcommand
+        typed = next((a for a in argv if not a.startswith("-")), "")
+        return message + did_you_mean(typed, commands)
+    return message
 
 
 def _sizes(text: str) -> list[int]:
