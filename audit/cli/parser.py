@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
     ls.add_argument("--json", action="store_true",
-                    help="the catalog as JSON (schema dpaudit/cli/schemas/list.schema.json)")
+                    help="the catalog, or with NAME that mechanism, as JSON (schema "
+                         "dpaudit/cli/schemas/list.schema.json)")
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
     rp.add_argument("results", type=_path, nargs="+",
                     help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
@@ -198,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--pilots", type=_int_at_least(1), default=4,
                     help="one-run design: pilot games pooled to estimate the score model (default 4)")
     pl.add_argument("--json", action="store_true",
-                    help="one-run plans: print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json)")
+                    help="print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json: kind multi-run-plan "
+                         "for a scenario of a suite, one-run-plan for a one-run design or --onerun)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=_path, default=None, metavar="FILE",
