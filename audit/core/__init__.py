@@ -41,9 +41,10 @@ def whole_number(value: Any) -> int | None:
     (booleans, ``1.5``, infinities, NaN and floats past 2**63 included)."""
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
-    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer() \
-            and abs(value) < 2.0**63:
-        return int(value)
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and abs(number) < 2.0**63:
+            return int(number)
     return None
 
 
