@@ -288,3 +288,12 @@ def test_a_missed_note_never_names_a_budget_the_run_already_had(monkeypatch):
     assert "needs about 3.4e+04" not in note and "--samples 3.4e+04" not in note, note
     assert "100000" in note or "1e+05" in note
     assert "--seed" in note and "--samples" in note, note
+
+
+def test_an_unknown_key_of_a_one_run_scenario_gets_the_key_meant(tmp_path):
+    path = tmp_path / "onerun.toml"
+    path.write_text('[[scenario]]\nname = "dp"\nmechanism = "m:x"\nscorr = "m:s"\ncanaries = 100\n')
+    result = in_process("run", path, "--quiet")
+    assert result.returncode == 2
+    assert "config: scenario[0].scorr = 'm:s' is invalid: unknown key (did you mean 'scorer'?)" in result.stderr, \
+        result.stderr

@@ -79,6 +79,7 @@ from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.runs.datafiles import (  # noqa: F401  (read_npz: its old home)
     column,
     fail,
+    hint_unknown_key,
     load_columns,
     read_npz,
     unknown_key,
@@ -413,7 +414,10 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
-            design = load_onerun_scenario(sc, p, allow_plugins)
+            try:
+                design = load_onerun_scenario(sc, p, allow_plugins)
+            except InputError as exc:
+                raise InputError(hint_unknown_key(str(exc))) from None
             if design.name in names:
                 _fail(f"{p}.name", design.name, "must be a unique non-empty string")
             names.add(design.name)
