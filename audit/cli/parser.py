@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
@@ -244,8 +245,8 @@ def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentP
 def with_hint(message: str, argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
     """argparse's ``message`` with a "did you mean" for each mistyped flag (``--sampels`` ->
     ``--samples``) among the options of the subcommand ``argv`` names, or for a mistyped subcommand."""
-    from dpaudit.core import did_you_mean  # numpy: only on this error path, never for --help
-
+    # dpaudit.core imports numpy: loaded on this error path only, as main() loads the verbs, never for --help
+    did_you_mean = importlib.import_module("dpaudit.core").did_you_mean
     commands = subcommands(parser)
     prefix = "unrecognized arguments: "
     if message.startswith(prefix):
