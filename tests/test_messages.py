@@ -297,3 +297,28 @@ def test_an_unknown_key_of_a_one_run_scenario_gets_the_key_meant(tmp_path):
     assert result.returncode == 2
     assert "config: scenario[0].scorr = 'm:s' is invalid: unknown key (did you mean 'scorer'?)" in result.stderr, \
         result.stderr
+
+
+def test_a_mistyped_parameter_gets_the_parameter_meant(tmp_path):
+    run = in_process("run", "--mechanism", "laplace", "--param", "epsilon=1", "--param", "sensitivty=2", *PAIR)
+    assert run.returncode == 2
+    assert "--param sensitivty=2 is invalid: laplace takes no parameter 'sensitivty' (did you mean 'sensitivity'?)" \
+        in run.stderr, run.stderr
+    result = in_process("run", _config(tmp_path, epsilon="1.0, sensitivty = 2"), "--quiet")
+    assert "config: scenario[0].params.sensitivty = 2 is invalid: laplace takes no parameter 'sensitivty' (did you " \
+           "mean 'sensitivity'?)" in result.stderr, result.stderr
+
+
+def test_a_plugin_builders_refusal_names_its_key_path(tmp_path, monkeypatch):
+    (tmp_path / "my_messages_builder.py").write_text(
+        "from dpaudit.core import check_positive\n"
+        "from tests.plugins.user_mechanisms import NoisyCount\n\n\n"
+        "def build(epsilon):\n    return NoisyCount(check_positive('epsilon', epsilon))\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1]))
+    path = tmp_path / "plugin.toml"
+    path.write_text(SCENARIO.format(epsilon="'one'", neighbour="neighbour").replace(
+        '"laplace"', '"my_messages_builder:build"'))
+    result = in_process("run", path, "--allow-plugin", "my_messages_builder", "--quiet")
+    assert result.returncode == 2
+    assert "config: scenario[0].params.epsilon = 'one' is invalid" in result.stderr, result.stderr

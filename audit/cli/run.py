@@ -62,7 +62,11 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
             raise UsageError(f"--mechanism {args.mechanism!r} is not a built-in mechanism"
                              f"{did_you_mean(args.mechanism, catalog.mechanisms())}; see `{program_name()} list`, "
                              "or give pkg.module:attr")
-        mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")
+        params = _parse_params(args.param)
+        try:
+            mechanism = catalog.build_mechanism(args.mechanism, params, "--mechanism")
+        except InputError as exc:
+            raise InputError(config.unknown_parameter(str(exc), args.mechanism, "--param", params)) from None
         if not callable(getattr(mechanism, "sample", None)):  # a training mechanism: run(dataset, rng) only
             raise UsageError(f"--mechanism {args.mechanism} trains once per run(dataset, rng): it is audited in "
                              "one run (run --suite onerun, or a config scenario with canaries), not from samples")

@@ -57,6 +57,7 @@ plugin imported.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -228,14 +229,34 @@ def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[s
         try:
             return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
         except InputError as exc:
-            raise InputError(f"config: {with_key_path(str(exc), f'{path}.params', params)}") from None
+            message = unknown_parameter(str(exc), spec, f"{path}.params", params)
+            raise InputError(f"config: {with_key_path(message, f'{path}.params', params)}") from None
     obj = load_plugin(spec, f"{path}.mechanism", allow_plugins,
                       "a config is data and may name built-in mechanisms only; ")
-    obj = build_plugin(obj, params, path, spec)  # a class or builder: called with the params
+    try:
+        obj = build_plugin(obj, params, path, spec)  # a class or builder: called with the params
+    except InputError as exc:  # the builder's own validator: "epsilon = 'one' is invalid", its key path added
+        head = f"config: {path}.params: "
+        text = str(exc)
+        raise InputError(f"config: {with_key_path(text[len(head):], f'{path}.params', params)}"
+                         if text.startswith(head) else text) from None
     if not callable(getattr(obj, "sample", None)):
         _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")
     check_name(obj, f"{path}.mechanism", spec)
     return obj
+
+
+def unknown_parameter(message: str, spec: str, field: str, params: Mapping[str, Any]) -> str:
+    """A built-in builder's refusal of a parameter it does not take (``got an unexpected keyword
+    argument 'epsilonn'``) as ``field.epsilonn = ... is invalid`` with the parameters closest to it;
+    any other ``message`` unchanged."""
+    found = re.search(r"unexpected keyword argument '([^']+)'", message)
+    if found is None or found[1] not in params:
+        return message
+    key, names = found[1], [name for name, _ in catalog.mechanisms()[spec].parameters()]
+    shown = f"{field} {key}={params[key]!r}" if field.startswith("--") else f"{field}.{key} = {params[key]!r}"
+    return (f"{shown} is invalid: {spec} takes no parameter {key!r}{did_you_mean(key, names)}; it takes: "
+            f"{', '.join(names)}")
 
 
 def _shown(name: str) -> str:
