@@ -148,7 +148,7 @@ BAD = [
     # (replace this, by that) in RR, or a whole text; the key path the message must name
     (("[[scenario]]", "[run]\nsamplez = 5\n[[scenario]]"), "run.samplez"),
     (("[[scenario]]", "[run]\nsamples = 99\n[[scenario]]"), "run.samples = 99"),
-    (("[[scenario]]", "[run]\nsamples = 1.5e6\n[[scenario]]"), "run.samples = 1500000.0"),
+    (("[[scenario]]", "[run]\nsamples = 1.5e0\n[[scenario]]"), "run.samples = 1.5"),  # 1.5e6: an integer
     (("[[scenario]]", "[run]\nseed = -1\n[[scenario]]"), "run.seed = -1"),
     (("[[scenario]]", "[run]\nconfidence = 1.0\n[[scenario]]"), "run.confidence = 1.0"),
     (("[[scenario]]", "[run]\nconfidence = true\n[[scenario]]"), "run.confidence = True"),

@@ -274,7 +274,7 @@ def test_a_non_empty_folder_holding_no_run_is_refused_unless_overwrite(tmp_path)
     folder.mkdir()
     (folder / "thesis.tex").write_text("precious")
     refused(in_process("run", *CORRECT, "--samples", "1000", "--quiet", "--out", folder), "is not empty (thesis.tex)")
-    assert sorted(p.name for p in folder.iterdir()) == [".lock", "thesis.tex"]
+    assert sorted(p.name for p in folder.iterdir()) == ["thesis.tex"]  # no .lock left behind
     assert in_process("run", *CORRECT, "--samples", "1000", "--quiet", "--out", folder, "--overwrite").returncode == 0
     assert (folder / "thesis.tex").read_text() == "precious" and (folder / "results.json").is_file()
     failed = tmp_path / "failed-before"  # only a run's own error.log (a start that failed): not someone else's

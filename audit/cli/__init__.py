@@ -20,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from dpaudit import __version__
-from dpaudit.cli.parser import UsageError, build_parser
+from dpaudit.cli.parser import UsageError, build_parser, with_hint
 from dpaudit.runs.syspath import working_folder_last
 
 EXIT_USAGE = 2
@@ -29,10 +29,11 @@ EXIT_USAGE = 2
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m dpaudit ARGS``: the exit status of the command (module docstring)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {with_hint(str(exc), argv, parser)}", file=sys.stderr)
         return EXIT_USAGE
     if args.command is None and args.version:
         print(f"dpaudit {__version__} (Python {platform.python_version()})")

@@ -15,7 +15,7 @@ from concurrent.futures import BrokenExecutor
 
 from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, _Session
 from dpaudit.cli.listing import _list
-from dpaudit.cli.parser import build_parser
+from dpaudit.cli.parser import COMMANDS, build_parser
 from dpaudit.cli.plan import _plan_budget
 from dpaudit.cli.report import _report
 from dpaudit.cli.run import _run
@@ -55,7 +55,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str], session: _Session) -> i
     if args.command == "summary":
         return _summary(args)
     build_parser().print_help()
-    print("error: no command given: choose one of run, list, sweep, report, summary, bench, plan", file=sys.stderr)
+    print(f"error: no command given: choose one of {', '.join(COMMANDS)}", file=sys.stderr)
     return EXIT_USAGE
 
 

@@ -17,7 +17,7 @@ import scipy
 
 from dpaudit import catalog, reports
 from dpaudit.cli.parser import UsageError, program_name
-from dpaudit.core import InputError
+from dpaudit.core import InputError, did_you_mean
 from dpaudit.engine.results import dumps
 from dpaudit.neighbors import Dataset
 from dpaudit.runs import config
@@ -42,15 +42,28 @@ def _load_attr(spec: str, flag: str) -> Any:
         raise
     except (Exception, SystemExit) as exc:  # a module's import may do anything, sys.exit included
         raise UsageError(f"{flag} {spec!r}: cannot import {module_name!r} ({type(exc).__name__}: {exc})") from None
+    owner = module
     try:
         for part in attr.split("."):
+            owner = module
             module = getattr(module, part)
     except AttributeError:
-        raise UsageError(f"{flag} {spec!r}: module {module_name!r} has no attribute {attr!r}") from None
+        raise UsageError(f"{flag} {spec!r}: module {module_name!r} has no attribute {attr!r}"
+                         f"{_closest_attributes(owner, part)}") from None
     except (Exception, SystemExit) as exc:  # a module's __getattr__ or a property may do anything
         raise UsageError(f"{flag} {spec!r}: looking up {attr!r} in {module_name!r} raised {type(exc).__name__}: "
                          f"{exc}") from None
     return module
+
+
+def _closest_attributes(owner: Any, part: str) -> str:
+    """A "did you mean" among the public attributes of ``owner`` for the missing ``part`` (never
+    raising: listing a user's object may do anything)."""
+    try:
+        names = [n for n in dir(owner) if isinstance(n, str) and not n.startswith("_")]
+    except Exception:
+        return ""
+    return did_you_mean(part, names)
 
 
 def resume_command(folder: Path) -> str:
@@ -74,7 +87,7 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
 
 
 def _load_npz(path: Path, flag: str) -> Dataset:
-    return config.read_npz(path, f"{flag} {path}")
+    return config.read_npz(path, flag)  # its messages name the file once: "--data x.npz: cannot be read"
 
 
 class _Session:

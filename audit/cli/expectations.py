@@ -63,13 +63,23 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
             print(f"note: planning {sc.name!r} failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             continue
         how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""  # a built-in name
-        name = printable(sc.name)
-        if needed is None:
-            notes.append(f"{MISSED} in {name}: out of reach of any budget the planner tries{how}")
-        else:
-            flag = "" if sc.samples_factor == 1 else f", i.e. --samples {needed / sc.samples_factor:.3g}"
-            notes.append(f"{MISSED} in {name}: needs about {needed:.3g} samples per side{flag}{how}")
+        notes.append(_missed_note(printable(sc.name), needed, budget=round(samples * sc.samples_factor),
+                                  factor=sc.samples_factor, how=how))
     return notes
+
+
+def _missed_note(name: str, needed: int | None, *, budget: int, factor: float, how: str) -> str:
+    """One scenario's note: the budget per side its first refutation needs and the ``--samples``
+    that gives it (whatever the scenario's samples_factor, so every note names the flag to pass).
+    A planner's median run that refutes within the budget this run had says the run was unlucky
+    (the refutation is a matter of chance at that budget): it never asks for a budget already spent."""
+    if needed is None:
+        return f"{MISSED} in {name}: out of reach of any budget the planner tries{how}"
+    if needed <= budget:
+        return (f"{MISSED} in {name}: the planner's median run refutes it at about {needed:.3g} samples per side, "
+                f"within this run's {budget:.3g}: a run at this budget refutes it only by chance; for a surer "
+                f"refutation double --samples (another --seed is another draw){how}")
+    return f"{MISSED} in {name}: needs about {needed:.3g} samples per side, i.e. --samples {needed / factor:.3g}{how}"
 
 
 def cut_short(record: Mapping[str, Any]) -> bool:

@@ -14,6 +14,7 @@ from dpaudit import catalog
 from dpaudit.catalog import SUITES
 from dpaudit.cli.common import EXIT_OK, UsageError
 from dpaudit.cli.parser import program_name
+from dpaudit.core import did_you_mean
 from dpaudit.engine.results import dumps
 
 LIST_SCHEMA_VERSION = 1
@@ -23,18 +24,19 @@ SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package dat
 
 def _list(args: argparse.Namespace) -> int:
     """``list`` (everything, with each mechanism's parameters), ``list NAME`` or ``list --configs``."""
-    if getattr(args, "json", False):
-        if args.configs or args.mechanism:
-            raise UsageError("list --json describes the whole catalog: drop --configs and NAME")
-        text = dumps(catalog_document())
-    elif args.configs:
-        text = _list_configs()
-    elif args.mechanism:
+    if getattr(args, "json", False) and args.configs:
+        raise UsageError("list --json describes the catalog or one mechanism: drop --configs")
+    if args.mechanism:
         known = catalog.mechanisms()
         if args.mechanism not in known:
             raise UsageError(f"list: {args.mechanism!r} is not a built-in mechanism"
-                             f"{catalog.suggest(args.mechanism, list(known))}; `{program_name()} list` shows them all")
-        text = _mechanism_details(known[args.mechanism])
+                             f"{did_you_mean(args.mechanism, known)}; `{program_name()} list` shows them all")
+        text = (dumps(mechanism_document(known[args.mechanism])) if getattr(args, "json", False)
+                else _mechanism_details(known[args.mechanism]))
+    elif getattr(args, "json", False):
+        text = dumps(catalog_document())
+    elif args.configs:
+        text = _list_configs()
     else:
         text = _list_all()
     try:
@@ -81,25 +83,34 @@ def _list_all(width: int = 100) -> str:
                       + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
     out.append(f"Suites ({prog} run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
-    out.append(f"Sample configs: {prog} list --configs; everything as JSON: {prog} list --json")
+    out.append(f"Sample configs: {prog} list --configs; as JSON: {prog} list --json (one mechanism: list NAME --json)")
     return "\n".join(out) + "\n"
+
+
+def _mechanism_entry(entry: catalog.MechanismEntry) -> dict[str, Any]:
+    """One mechanism as ``list --json`` describes it: parameters, the registry's claims, canaries."""
+    params = [{"name": p.name, "type": p.type or None, "default": p.default, "meaning": p.meaning or None}
+              for p in entry.parameter_table()]
+    claims = [{"id": c.id, "status": c.status, "document": c.document, "where": c.where,
+               "relations": list(c.relations), "statement": c.statement}
+              for c in catalog.mechanism_claims(entry.name)]
+    return {"name": entry.name, "about": entry.about, "parameters": params, "claims": claims,
+            "canaries": entry.canaries or None}
+
+
+def mechanism_document(entry: catalog.MechanismEntry) -> dict[str, Any]:
+    """``list NAME --json`` (schema ``schemas/list.schema.json``, kind ``mechanism``): the mechanism
+    as ``list --json`` gives it, with its family."""
+    family = next(f.name for f in catalog.families() if entry in f.mechanisms)
+    return {"schema": LIST_SCHEMA_VERSION, "kind": "mechanism", "family": family, "mechanism": _mechanism_entry(entry)}
 
 
 def catalog_document() -> dict[str, Any]:
     """``list --json`` (schema ``schemas/list.schema.json``): every family, mechanism (parameters,
     registry claims), suite scenario and sweep."""
-    families = []
-    for family in catalog.families():
-        mechanisms = []
-        for entry in family.mechanisms:
-            params = [{"name": p.name, "type": p.type or None, "default": p.default, "meaning": p.meaning or None}
-                      for p in entry.parameter_table()]
-            claims = [{"id": c.id, "status": c.status, "document": c.document, "where": c.where,
-                       "relations": list(c.relations), "statement": c.statement}
-                      for c in catalog.mechanism_claims(entry.name)]
-            mechanisms.append({"name": entry.name, "about": entry.about, "parameters": params, "claims": claims,
-                               "canaries": entry.canaries or None})
-        families.append({"name": family.name, "about": family.about, "mechanisms": mechanisms})
+    families = [{"name": family.name, "about": family.about,
+                 "mechanisms": [_mechanism_entry(entry) for entry in family.mechanisms]}
+                for family in catalog.families()]
     suites = {suite: [{"name": sc.name, "about": sc.about, "pair": sc.pair.description,
                        "relation": sc.pair.relation, "expected": dict(sc.expected)} for sc in catalog.suite(suite)]
               for suite in SUITES}

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -16,6 +18,8 @@ from dpaudit.engine.paths import path_problem
 # dpaudit.core.RELATIONS).
 SUITES = ("default", "full", "errata", "onerun")
 RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
+# The subcommands in the one order the usage line, the help's list and the "no command" message give.
+COMMANDS = ("run", "list", "report", "plan", "bench", "summary", "sweep")
 
 
 # The exit codes, as --help states them (README.md, "Exit status", says the same).
@@ -99,8 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                      epilog=f"`{prog} list` shows every built-in mechanism with its parameters; "
                             f"`{prog} COMMAND -h` the options of one command.  {EXIT_CODES}.")
     parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="{run,list,sweep,report,summary,bench,plan}",
-                                parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=_Parser)
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism",
                          epilog=EXIT_CODES + ".")
     run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
@@ -123,7 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
                           "--backend, --scheduler and --quiet may change; refused if the modules, files or "
                           "environment variables the mechanism reached at its first chunk changed")
-    run.add_argument("--out", type=_path, help="write DIR/results.json and DIR/summary.txt")
+    run.add_argument("--out", type=_path, metavar="DIR",
+                     help="write the run to DIR: results.json, summary.txt and, with the [report] extra installed, "
+                          "report.pdf (also run.json and checkpoint.jsonl, which --resume DIR reads)")
     run.add_argument("--overwrite", action="store_true",
                      help="with --out: replace the run DIR already holds (start clean; never mixed)")
     run.add_argument("--allow-plugin", action="append", default=[], metavar="pkg.module",
@@ -157,7 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
     ls.add_argument("--json", action="store_true",
-                    help="the catalog as JSON (schema dpaudit/cli/schemas/list.schema.json)")
+                    help="the catalog, or with NAME that mechanism, as JSON (schema "
+                         "dpaudit/cli/schemas/list.schema.json)")
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
     rp.add_argument("results", type=_path, nargs="+",
                     help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
@@ -194,7 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--pilots", type=_int_at_least(1), default=4,
                     help="one-run design: pilot games pooled to estimate the score model (default 4)")
     pl.add_argument("--json", action="store_true",
-                    help="one-run plans: print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json)")
+                    help="print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json: kind multi-run-plan "
+                         "for a scenario of a suite, one-run-plan for a one-run design or --onerun)")
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=_path, default=None, metavar="FILE",
@@ -223,7 +230,39 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
     sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
     sw.add_argument("--out", type=_path, help="write DIR/sweep.json")
+    assert tuple(sub.choices) == COMMANDS, "COMMANDS must list the subcommands in the order they are added"
     return parser
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """The subcommand parsers of ``parser`` (of :func:`build_parser`), by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def with_hint(message: str, argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """argparse's ``message`` with a "did you mean" for each mistyped flag (``--sampels`` ->
+    ``--samples``) among the options of the subcommand ``argv`` names, or for a mistyped subcommand."""
+    # dpaudit.core imports numpy: loaded on this error path only, as main() loads the verbs, never for --help
+    did_you_mean = importlib.import_module("dpaudit.core").did_you_mean
+    commands = subcommands(parser)
+    prefix = "unrecognized arguments: "
+    if message.startswith(prefix):
+        command = next((a for a in argv if a in commands), None)
+        target = commands[command] if command else parser
+        options = [o for action in target._actions for o in action.option_strings if o.startswith("--")]
+        shown = []
+        for token in message[len(prefix):].split():
+            name = token.partition("=")[0]
+            hint = did_you_mean(name, options, quote=False) if name.startswith("-") else ""
+            shown.append(token + hint)
+        return prefix + " ".join(shown)
+    if message.startswith("argument {") and "invalid choice: " in message:  # the subcommand
+        typed = next((a for a in argv if not a.startswith("-")), "")
+        return message + did_you_mean(typed, commands)
+    return message
 
 
 def _sizes(text: str) -> list[int]:

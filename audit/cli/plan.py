@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import functools
 import math
+import os
 import sys
 from typing import Any
 
@@ -48,8 +49,7 @@ def _plan_budget(args: argparse.Namespace) -> int:
         return _plan_generic(args)
     if args.scenario is None:
         raise UsageError("plan needs a scenario (see `list`), or --onerun --epsilon E")
-    given = (("--mu", args.mu), ("--rr-epsilon", args.rr_epsilon), ("--canaries-per-run", args.canaries_per_run),
-             ("--json", args.json or None))
+    given = (("--mu", args.mu), ("--rr-epsilon", args.rr_epsilon), ("--canaries-per-run", args.canaries_per_run))
     onerun_only = [flag for flag, value in given if value is not None]
     known: list[str] = []
     for suite in ("errata", "full"):
@@ -66,7 +66,8 @@ def _plan_budget(args: argparse.Namespace) -> int:
                                      execution=Execution(n_jobs=args.jobs, progress="log",
                                                          label=f"plan {args.scenario}: pilot audit"),
                                      sequential=suite in catalog.SEQUENTIAL_SUITES and not args.single_look)
-            sys.stdout.write(_one_answer(budget_plan.render(found), found.sequential))
+            sys.stdout.write(dumps(multi_run_document(found)) + "\n" if args.json
+                             else _one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
         known += names
     design = onerun_design(args.scenario)
@@ -77,6 +78,29 @@ def _plan_budget(args: argparse.Namespace) -> int:
     known += onerun_names()
     raise UsageError(f"plan: scenario {args.scenario!r} is not in a built-in suite"
                      f"{catalog.suggest(args.scenario, known)}; see `python -m audit list`")
+
+
+def multi_run_document(found: budget_plan.BudgetPlan) -> dict[str, Any]:
+    """``plan SCENARIO --json`` for a multi-run scenario (schema ``schemas/plan.schema.json``, kind
+    ``multi-run-plan``): what the text says, as numbers.  ``samples_per_side`` is the budget of the
+    first refutation (null: out of reach); per requirement, ``single`` is the one-look budget,
+    ``sequential`` the budget whose last sequential look certifies, ``stop`` the expected stop of a
+    sequential run with the scenario's own budget; ``wall_seconds`` the expected time of a run of
+    ``samples_per_side`` on some numbers of workers."""
+    n = found.samples_per_side
+    workers = sorted({1, 2, 4, 8, os.cpu_count() or 1})
+    return {"schema": 1, "kind": "multi-run-plan", "scenario": found.scenario, "samples_per_side": n,
+            "reachable": n is not None, "sequential": found.sequential, "confidence": found.confidence,
+            "budget": found.budget, "rate": found.rate, "counts": found.counts,
+            "pilot_seconds": found.pilot_seconds, "selection_seconds": found.selection_seconds,
+            "requirements": [{"claim_id": r.claim_id, "delta": r.delta, "target": r.target,
+                              "confidence": r.confidence, "exact": r.exact, "single": r.single,
+                              "sequential": r.sequential, "candidates": r.candidates,
+                              "stop": None if r.stop is None else {"look": r.stop[0], "samples_per_side": r.stop[1]},
+                              "event": None if r.event is None else {"p": r.event[0], "q": r.event[1]}}
+                             for r in found.requirements],
+            "wall_seconds": ([] if n is None else
+                             [{"workers": w, "seconds": found.seconds(n, w)} for w in workers])}
 
 
 def _one_answer(text: str, sequential: bool) -> str:

@@ -38,7 +38,7 @@ from dpaudit.cli.expectations import (
 )
 from dpaudit.cli.parser import build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
-from dpaudit.core import Guarantee, InputError
+from dpaudit.core import Guarantee, InputError, did_you_mean
 from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
@@ -58,7 +58,15 @@ from dpaudit.runs.saved import check_plan_sizes
 def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
     """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
     if ":" not in args.mechanism:
-        mechanism = catalog.build_mechanism(args.mechanism, _parse_params(args.param), "--mechanism")
+        if args.mechanism not in catalog.mechanisms():
+            raise UsageError(f"--mechanism {args.mechanism!r} is not a built-in mechanism"
+                             f"{did_you_mean(args.mechanism, catalog.mechanisms())}; see `{program_name()} list`, "
+                             "or give pkg.module:attr")
+        params = _parse_params(args.param)
+        try:
+            mechanism = catalog.build_mechanism(args.mechanism, params, "--mechanism")
+        except InputError as exc:
+            raise InputError(config.unknown_parameter(str(exc), args.mechanism, "--param", params)) from None
         if not callable(getattr(mechanism, "sample", None)):  # a training mechanism: run(dataset, rng) only
             raise UsageError(f"--mechanism {args.mechanism} trains once per run(dataset, rng): it is audited in "
                              "one run (run --suite onerun, or a config scenario with canaries), not from samples")

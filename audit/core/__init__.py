@@ -10,7 +10,9 @@ member (``Relation.SWAP == "swap"``) and every message can list what is allowed.
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -19,7 +21,8 @@ import numpy as np
 
 __all__ = ["CLAIM_KINDS", "CLAIM_STATUSES", "EXPECTATIONS", "RELATIONS", "VERDICTS", "Claim", "ClaimKind",
            "ClaimStatus", "Document", "Guarantee", "InputError", "Relation", "Verdict", "check_nonnegative",
-           "check_positive", "check_probability_vector", "check_real_array", "is_real", "require"]
+           "check_positive", "check_probability_vector", "check_real_array", "close_names", "did_you_mean", "is_real",
+           "require", "whole_number"]
 
 
 class InputError(ValueError):
@@ -30,6 +33,52 @@ def require(ok: bool, field: str, value: Any, allowed: str) -> None:
     """Raise :class:`InputError` naming ``field``, ``value`` and what is ``allowed`` unless ``ok``."""
     if not ok:
         raise InputError(f"{field} = {value!r} is invalid: {allowed}")
+
+
+def whole_number(value: Any) -> int | None:
+    """``value`` as an int when it is one, or a finite float with no fractional part (TOML's
+    ``1e5``, JSON's ``100000.0``): what ``--samples 1e5`` accepts on the command line; else None
+    (booleans, ``1.5``, infinities, NaN and floats past 2**63 included)."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        number = float(value)
+        if math.isfinite(number) and number.is_integer() and abs(number) < 2.0**63:
+            return int(number)
+    return None
+
+
+def _initials(name: str) -> str:
+    """``randomized-response`` -> ``rr``: the abbreviation a user may type for a hyphenated name."""
+    return "".join(word[0] for word in name.replace("_", "-").split("-") if word)
+
+
+def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """The names of ``known`` closest to a mistyped ``name``, best first, at most ``n``: difflib's
+    similarity ratio against the name itself (at least 0.6, difflib's own cutoff) or against its
+    initials when ``name`` is an abbreviation (at most 4 characters, same first letter; a ratio of at
+    least 0.5, so ``rn`` finds ``report-noisy-max`` and ``randomized-response``)."""
+    scores: dict[str, float] = {}
+    for candidate in dict.fromkeys(known):
+        whole = difflib.SequenceMatcher(None, name, candidate).ratio()
+        short = _initials(candidate)
+        # an abbreviation is short and starts as the name does ("rn" is no abbreviation of "dp-npg")
+        abbreviation = len(name) <= 4 and short != candidate and short[:1] == name[:1]
+        initials = difflib.SequenceMatcher(None, name, short).ratio() if abbreviation else 0.0
+        score = max(whole if whole >= 0.6 else 0.0, initials if initials >= 0.5 else 0.0)
+        if score > 0:
+            scores[candidate] = score
+    return sorted(scores, key=lambda c: (-scores[c], c))[:n]
+
+
+def did_you_mean(name: str, known: Iterable[str], n: int = 3, quote: bool = True) -> str:
+    """`` (did you mean 'a' or 'b'?)`` for a mistyped ``name`` (:func:`close_names`), or ``""``;
+    ``quote=False`` shows the names as they are typed (flags: ``--samples``)."""
+    names = [repr(c) if quote else c for c in close_names(name, known, n)]
+    if not names:
+        return ""
+    shown = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f" (did you mean {shown}?)"
 
 
 def is_real(value: Any) -> bool:

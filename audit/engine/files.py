@@ -237,8 +237,11 @@ def _fcntl() -> ModuleType:
 class FolderLock:
     """An exclusive ``flock`` on ``folder/.lock`` (non-blocking: a second run is refused at once).
 
-    The lock file is never deleted (deleting it would let two runs lock two different files);
-    it holds the pid of the run that holds it, for the message of the one refused.
+    The lock file holds the pid of the run that holds it, for the message of the one refused.
+    :meth:`release` deletes it while still holding the lock, so a finished run's folder holds no
+    ``.lock``.  A run that opened the file just before it was deleted would then lock a file no
+    longer in the folder, and a third run a new one: so :meth:`acquire` keeps a lock only when the
+    file it locked is still the one at ``folder/.lock`` (same inode), and otherwise tries again.
     """
 
     def __init__(self, folder: str | os.PathLike) -> None:
@@ -248,21 +251,41 @@ class FolderLock:
     def acquire(self) -> None:
         fcntl = _fcntl()  # before the file is opened: nothing to close if the platform has no flock
         path = self.folder / LOCK_NAME
-        fd = _open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o644)
+        for _ in range(100):  # each retry means another run released (and deleted) the file meanwhile
+            fd = _open_nofollow(path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.read(fd, 32).decode("ascii", errors="replace").strip() or "?"
+                os.close(fd)
+                raise InputError(f"{self.folder} is in use by another dpaudit run (pid {holder}): wait for it to "
+                                 "finish, or write to another --out") from None
+            if self._current(fd):
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self.fd = fd
+                return
+            os.close(fd)  # locked a file its holder deleted on release: lock the folder's new one
+        raise InputError(f"{self.folder} is in use by other dpaudit runs starting and ending: try again")
+
+    def _current(self, fd: int) -> bool:
+        """Whether ``fd`` is the file now at ``folder/.lock`` (not one deleted since it was opened)."""
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 32).decode("ascii", errors="replace").strip() or "?"
-            os.close(fd)
-            raise InputError(f"{self.folder} is in use by another dpaudit run (pid {holder}): wait for it to "
-                             "finish, or write to another --out") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self.fd = fd
+            here = os.stat(self.folder / LOCK_NAME, follow_symlinks=False)
+        except FileNotFoundError:
+            return False
+        mine = os.fstat(fd)
+        return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
     def release(self) -> None:
+        """Delete ``.lock`` (still holding it, so no other run holds it meanwhile) and unlock."""
         if self.fd is not None:
             fcntl = _fcntl()
+            try:
+                if self._current(self.fd):
+                    os.unlink(self.folder / LOCK_NAME)
+            except OSError:  # a folder made read-only meanwhile: the file stays, the lock goes
+                pass
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None

@@ -57,6 +57,7 @@ plugin imported.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ import numpy as np
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
-from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError
+from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError, did_you_mean, whole_number
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
@@ -76,7 +77,15 @@ from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.runs.datafiles import column, fail, load_columns, read_npz  # noqa: F401  (read_npz: its old home)
+from dpaudit.runs.datafiles import (  # noqa: F401  (read_npz: its old home)
+    column,
+    fail,
+    hint_unknown_key,
+    load_columns,
+    read_npz,
+    unknown_key,
+    with_key_path,
+)
 from dpaudit.runs.onerun import load_onerun_scenario
 from dpaudit.runs.plugins import allows, build_plugin, load_plugin  # noqa: F401  (allows: its old home)
 
@@ -131,7 +140,7 @@ def _table(value: Any, path: str, allowed: set[str], required: set[str] = frozen
         _fail(path, value, "must be a table")
     for key in value:
         if key not in allowed:
-            _fail(f"{path}.{key}" if path else key, value[key], f"unknown key; allowed: {', '.join(sorted(allowed))}")
+            unknown_key(path, key, value[key], allowed)
     for key in required:
         if key not in value:
             _fail(f"{path}.{key}" if path else key, None, "is required")
@@ -144,9 +153,14 @@ def _any_keys(value: Any, path: str) -> dict:
 
 
 def _int(value: Any, path: str, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        _fail(path, value, f"must be an integer >= {minimum}")
-    return value
+    """An integer >= ``minimum``; a float with no fractional part counts (``samples = 1e5``, as
+    ``--samples 1e5`` does), ``1.5`` does not."""
+    number = whole_number(value)
+    if number is None or number < minimum:
+        _fail(path, value, f"must be an integer >= {minimum}" + (" (a whole number)" if isinstance(value, float)
+                                                                  else ""))
+    assert number is not None
+    return number
 
 
 def _number(value: Any, path: str, low: float, high: float, high_open: bool = True) -> float:
@@ -172,9 +186,7 @@ def _settings(raw: Any) -> RunSettings:
         out["deltas"] = tuple(_number(d, f"run.deltas[{i}]", 0.0, 1.0) for i, d in enumerate(run["deltas"]))
     if "jobs" in run:
         jobs = run["jobs"]
-        if jobs != -1:
-            _int(jobs, "run.jobs", 1)
-        out["jobs"] = jobs
+        out["jobs"] = -1 if whole_number(jobs) == -1 else _int(jobs, "run.jobs", 1)
     if "backend" in run:
         if run["backend"] not in ("local", "dask"):
             _fail("run.backend", run["backend"], "must be 'local' or 'dask'")
@@ -210,17 +222,41 @@ def load_mechanism(spec: str, params: dict, path: str, allow_plugins: Sequence[s
     if not isinstance(spec, str) or not spec:
         _fail(f"{path}.mechanism", spec, "must be a built-in mechanism name or pkg.module:attr")
     if ":" not in spec:
+        known = catalog.mechanisms()
+        if spec not in known:
+            _fail(f"{path}.mechanism", spec, f"not a built-in mechanism{did_you_mean(spec, known)}; see `python -m "
+                  "dpaudit list`, or give pkg.module:attr of a plugin the command line allows")
         try:
             return catalog.build_mechanism(spec, params, f"{path}.mechanism", f"{path}.params")
         except InputError as exc:
-            raise InputError(f"config: {exc}") from None
+            message = unknown_parameter(str(exc), spec, f"{path}.params", params)
+            raise InputError(f"config: {with_key_path(message, f'{path}.params', params)}") from None
     obj = load_plugin(spec, f"{path}.mechanism", allow_plugins,
                       "a config is data and may name built-in mechanisms only; ")
-    obj = build_plugin(obj, params, path, spec)  # a class or builder: called with the params
+    try:
+        obj = build_plugin(obj, params, path, spec)  # a class or builder: called with the params
+    except InputError as exc:  # the builder's own validator: "epsilon = 'one' is invalid", its key path added
+        head = f"config: {path}.params: "
+        text = str(exc)
+        raise InputError(f"config: {with_key_path(text[len(head):], f'{path}.params', params)}"
+                         if text.startswith(head) else text) from None
     if not callable(getattr(obj, "sample", None)):
         _fail(f"{path}.mechanism", spec, "has no sample(data, size, rng) method")
     check_name(obj, f"{path}.mechanism", spec)
     return obj
+
+
+def unknown_parameter(message: str, spec: str, field: str, params: Mapping[str, Any]) -> str:
+    """A built-in builder's refusal of a parameter it does not take (``got an unexpected keyword
+    argument 'epsilonn'``) as ``field.epsilonn = ... is invalid`` with the parameters closest to it;
+    any other ``message`` unchanged."""
+    found = re.search(r"unexpected keyword argument '([^']+)'", message)
+    if found is None or found[1] not in params:
+        return message
+    key, names = found[1], [name for name, _ in catalog.mechanisms()[spec].parameters()]
+    shown = f"{field} {key}={params[key]!r}" if field.startswith("--") else f"{field}.{key} = {params[key]!r}"
+    return (f"{shown} is invalid: {spec} takes no parameter {key!r}{did_you_mean(key, names)}; it takes: "
+            f"{', '.join(names)}")
 
 
 def _shown(name: str) -> str:
@@ -399,7 +435,10 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
-            design = load_onerun_scenario(sc, p, allow_plugins)
+            try:
+                design = load_onerun_scenario(sc, p, allow_plugins)
+            except InputError as exc:
+                raise InputError(hint_unknown_key(str(exc))) from None
             if design.name in names:
                 _fail(f"{p}.name", design.name, "must be a unique non-empty string")
             names.add(design.name)

@@ -249,9 +249,9 @@ class RunFolder:
              "cwd": cwd, "fingerprint": fp, "identity": ident}, indent=1, allow_nan=False) + "\n")
 
     def release(self) -> None:
+        """Unlock (which deletes ``.lock``); a folder this run created and never wrote is removed."""
         self.lock.release()
-        if self.created and [p.name for p in self.path.iterdir()] == [LOCK_NAME]:  # refused before writing
-            (self.path / LOCK_NAME).unlink()
+        if self.created and not any(True for _ in self.path.iterdir()):  # refused before writing
             self.path.rmdir()
 
 
