@@ -23,6 +23,7 @@ small sample of both, with the same oracle.
 import contextlib
 import copy
 import errno
+import functools
 import io
 import json
 import math
@@ -30,7 +31,7 @@ import random
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import optimize, stats
 
 from dpaudit.cli import commands as cli_commands
 from dpaudit.cli import common as cli_common
@@ -285,14 +286,44 @@ def _check(invocation, monkeypatch, seen):
 # --- results files ---------------------------------------------------------------------------
 
 def _independent_lower(event):
-    """ε_lower from an event's counts with scipy.stats.beta (not dpaudit.engine.bounds)."""
+    """ε_lower from an event's counts with scipy.stats alone (not dpaudit.engine): the test saved with
+    the event, the Clopper–Pearson pair (scipy.stats.beta) or the joint test of the ratio (Fisher's
+    noncentral hypergeometric law, scipy.stats.nchypergeom_fisher, solved by brentq)."""
     counts, fav = event["counts"], event["event"]["favours"]
     (k1, n1), (k2, n2) = (counts["D"], counts["D'"]) if fav == "D" else (counts["D'"], counts["D"])
+    if event.get("test", "clopper-pearson") == "joint":
+        return _joint_lower(k1, n1, k2, n2, event["delta"], event["confidence"])
     alpha = (1 - event["confidence"]) / 2
     lo = 0.0 if k1 == 0 else stats.beta.ppf(alpha, k1, n1 - k1 + 1)
     hi = 1.0 if k2 == n2 else stats.beta.ppf(1 - alpha, k2 + 1, n2 - k2)
     excess = lo - event["delta"]
     return 0.0 if excess <= 0 else max(0.0, math.log(excess / hi))
+
+
+@functools.cache
+def _joint_lower(k1, n1, k2, n2, delta, confidence):
+    """The joint test: ψ_lo solves P_ψ[K₁ ≥ k₁ | k₁ + k₂] = 0.9 α; p/q ≥ ψ_lo − p_hi·max(0, ψ_lo − 1) with
+    p_hi the Clopper–Pearson upper bound of the favoured rate at 0.1 α (at 0.05 α, and p_lo at 0.05 α
+    for the factor 1 − δ/p_lo, when δ > 0)."""
+    alpha = 1 - confidence
+    a_psi, a_p = 0.9 * alpha, 0.1 * alpha
+    m = k1 + k2
+    if k1 <= max(0, m - n2):
+        psi = 0.0
+    else:
+        law = lambda log_psi: stats.nchypergeom_fisher(n1 + n2, n1, m, math.exp(log_psi)).sf(k1 - 1) - a_psi
+        psi = math.exp(optimize.brentq(law, -30.0, 30.0, xtol=1e-12))
+    p_hi = 1.0 if k1 == n1 else stats.beta.ppf(1 - (a_p if delta == 0 else a_p / 2), k1 + 1, n1 - k1)
+    ratio = psi - p_hi * max(0.0, psi - 1.0)
+    if ratio <= 0:
+        return 0.0
+    eps = math.log(ratio)
+    if delta > 0:
+        p_lo = 0.0 if k1 == 0 else stats.beta.ppf(a_p / 2, k1, n1 - k1 + 1)
+        if p_lo <= delta:
+            return 0.0
+        eps += math.log1p(-delta / p_lo)
+    return max(0.0, eps)
 
 
 def _corrupt(rng, payload):
