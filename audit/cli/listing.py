@@ -83,7 +83,7 @@ def _list_all(width: int = 100) -> str:
                       + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
     out.append(f"Suites ({prog} run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
-    out.append(f"Sample configs: {prog} list --configs; as JSON: {prog} list --json (one mechanism: list NAME --json)")
+    out.append(f"Sample configs: {prog} list --configs; as JSON: {prog} list [NAME] --json")
     return "\n".join(out) + "\n"
 
 
