@@ -57,6 +57,7 @@ def worst_pair(mechanism, pairs: Iterable[Pair], loss: Loss) -> SearchResult:
             best = (pair, value)
     require(best is not None, "pairs", f"({skipped} skipped)",
             "need at least one pair on which the mechanism is defined")
+    assert best is not None  # require raised otherwise: narrows the type for the checker
     return SearchResult(best[0], best[1], evaluated, skipped)
 
 
@@ -118,13 +119,16 @@ def search_feature_pairs(mechanism, base: Dataset, relation: str, make_record: C
     best = result
     for i in slots:
         for e in extras:
-            family = [(v, _pair_loss(mechanism, build(v, e, i), loss)) for v in directions]
-            family = [(v, s) for v, s in family if s is not None]
+            scored = [(v, _pair_loss(mechanism, build(v, e, i), loss)) for v in directions]
+            family = [(v, s) for v, s in scored if s is not None]
             if not family:
                 continue
             start = max(family, key=lambda t: t[1])[0]
-            v, value = sphere_search(lambda u, e=e, i=i: _pair_loss(mechanism, build(u, e, i), loss), start, rng,
-                                     steps=refine_steps)
+
+            def score(u: np.ndarray, e: Any = e, i: int | None = i) -> float | None:
+                return _pair_loss(mechanism, build(u, e, i), loss)
+
+            v, value = sphere_search(score, start, rng, steps=refine_steps)
             if value > best.loss:
                 best = SearchResult(build(v, e, i), value, best.evaluated, best.skipped)
     return best
