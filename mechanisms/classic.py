@@ -34,6 +34,7 @@ def on_grid(outputs: np.ndarray) -> np.ndarray:
 
 def _check_dataset(data: object, mechanism: str) -> Dataset:
     require(isinstance(data, Dataset), f"{mechanism} data", type(data).__name__, "must be a neighbors.Dataset")
+    assert isinstance(data, Dataset)  # require raised otherwise: narrows the type for the checker
     return data
 
 

@@ -129,9 +129,9 @@ class KLBandit(KLPolicy):
         if self.n0 is not None:
             out.append(self._approx_printed(n, self.n0, "kl-mab/thm1-approx",
                                             f"KL paper, Theorem 1, approximate part (N0 = {self.n0:g})"))
-            out.append(self._approx_corrected(data, n))
+            out.append(self._approx_corrected(data, n, self.n0))
         if self.k is not None:
-            out.append(self._corollary1(n))
+            out.append(self._corollary1(n, self.k))
         return out
 
     def _approx_printed(self, n: np.ndarray, n0: float, claim_id: str, source: str) -> Guarantee:
@@ -145,9 +145,9 @@ class KLBandit(KLPolicy):
         return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source, claim_id=claim_id,
                          note="printed delta >= 1 (vacuous)" if log_delta >= 0 else "")
 
-    def _corollary1(self, n: np.ndarray) -> Guarantee:
+    def _corollary1(self, n: np.ndarray, k: float) -> Guarantee:
         """Corollary 1 as printed (its δ lacks 1/η on 4kR/N_max: Theorem 1 gives 4kR/(η N_max))."""
-        k, R, b, eta = self.k, self.reward_range, self.beta0, self.eta
+        R, b, eta = self.reward_range, self.beta0, self.eta
         source = f"KL paper, Corollary 1 as printed (k = {k:g})"
         n_max = float(n.max())
         if n_max <= 0:
@@ -158,7 +158,7 @@ class KLBandit(KLPolicy):
         return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source,
                          claim_id="kl-mab/cor1")
 
-    def _approx_corrected(self, data: Dataset, n: np.ndarray) -> Guarantee:
+    def _approx_corrected(self, data: Dataset, n: np.ndarray, n0: float) -> Guarantee:
         """dpaudit's corrected approximate statement of Theorem 1, for N0 ≥ 1:
 
         ε_c = (R/(N0+1) + β0(N0^{-1/2} − (N0+1)^{-1/2}))/η,
@@ -169,7 +169,7 @@ class KLBandit(KLPolicy):
         otherwise δ_pair(ε) ≤ |π̃(b; D) − π̃(b; D′)|, and both are at most the ratio above, since
         b's weight under D or any neighbour is at most w_b and the other weights do not change.
         """
-        n0, R, b0, eta = float(self.n0), self.reward_range, self.beta0, self.eta
+        n0, R, b0, eta = float(n0), self.reward_range, self.beta0, self.eta
         eps = (R / (n0 + 1) + b0 * (1 / math.sqrt(n0) - 1 / math.sqrt(n0 + 1))) / eta
         logits = self.log_pi0() + self.utility(data) / eta
         delta = 0.0

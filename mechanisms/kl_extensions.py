@@ -149,7 +149,7 @@ class InexactPolicy:
                 self.iterations, "must be an integer >= 0")
         check_positive("step", self.step)
         require(self.step * self.base.eta < 1, "step", self.step, f"needs step * eta < 1 (eta = {self.base.eta})")
-        require(self.base_claim is None or (isinstance(self.base_claim, str) and self.base_claim), "base_claim",
+        require(self.base_claim is None or (isinstance(self.base_claim, str) and self.base_claim != ""), "base_claim",
                 self.base_claim, "must be a claim id of the base mechanism, or None")
 
     @per_dataset

@@ -160,7 +160,7 @@ class KLRLHF(FeaturePolicy):
         Adding records never creates separation, so the MLE on L exists whenever it does on D."""
         z, y = self.comparisons(data)
         z2, y2 = self.comparisons(data_prime)
-        left = {}
+        left: dict[tuple[tuple[float, ...], float], int] = {}
         for row in zip(map(tuple, z.tolist()), y.tolist(), strict=True):
             left[row] = left.get(row, 0) + 1
         extra = []
@@ -258,19 +258,20 @@ class KLRLHF(FeaturePolicy):
             "kl-rlhf/prop1-swap-corrected": (2 * add_rm, 0.0),
         }
         if self.lambda0 is not None:
+            lambda0 = self.lambda0  # a local keeps the None check's narrowing inside approx
             gamma_min = float(elliptical_norms(self.phi, sigma).min())
 
             def approx(eps: float) -> tuple[float, float]:
-                log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(self.lambda0))
+                log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(lambda0))
                 return eps, 1.0 if log_delta >= 0 else math.exp(log_delta)
 
             values["kl-rlhf/thm3-label-approx"] = approx(
-                (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(self.lambda0) * m))
-            values["kl-rlhf/thm4-addremove-approx"] = approx(thm4_bracket / (eta * math.sqrt(self.lambda0)))
+                (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(lambda0) * m))
+            values["kl-rlhf/thm4-addremove-approx"] = approx(thm4_bracket / (eta * math.sqrt(lambda0)))
         out = []
         note = f"B = {b:.6g}"
         for cid, kind, src in ids:
-            if cid == "kl-rlhf/cor3-label":
+            if cid == "kl-rlhf/cor3-label" and self.k1 is not None:  # _ids names it only with k1 set
                 need = self.ridge + n / (self.k1 * d)
                 if lam_min < need * (1 - 1e-12):
                     out += self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 3 needs "

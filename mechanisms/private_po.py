@@ -275,6 +275,18 @@ class CandidateExponentialMechanism:
     Subclasses (frozen dataclasses with ``epsilon``) define ``loss(data)``, ``scale`` and
     ``_claim(relation)``; the output distribution is exact, so the pair loss is too."""
 
+    epsilon: float  # the subclass's field, declared for the type checker (an annotation, not a field)
+
+    @property
+    def scale(self) -> float:
+        raise NotImplementedError
+
+    def loss(self, data: Dataset) -> np.ndarray:
+        raise NotImplementedError
+
+    def _claim(self, relation: str) -> Guarantee:
+        raise NotImplementedError
+
     @per_dataset
     def output_distribution(self, data: Dataset) -> np.ndarray:
         return np.exp(log_softmax(-self.epsilon * self.loss(data) / self.scale))
