@@ -48,7 +48,7 @@ def _linear_random() -> tuple[KLLinearBandit, Pair]:
     """A random linear-bandit log (d = 2, n = 30) and its worst add/remove pair by feature search."""
     rng = np.random.default_rng(7)
     log = linear_log(unit_vectors(30, 2, rng), np.round(rng.uniform(0, 1, 30), 3))
-    feats = unit_vectors(4, 2, np.random.default_rng(8))
+    feats = tuple(map(tuple, unit_vectors(4, 2, np.random.default_rng(8)).tolist()))  # the field's frozen form
     probe = KLLinearBandit(feats, ridge=2.0, beta0=0.2, eta=0.1)
     sigma, theta = probe.statistics(log)
     lam_min = float(np.linalg.eigvalsh(sigma)[0])
