@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.core import RELATIONS, require
+from dpaudit.core import RELATIONS, Relation, require
 from dpaudit.neighbors.dataset import Dataset
 
 
@@ -62,7 +62,7 @@ def label_flip(base: Dataset, column: str = "label") -> Iterator[Pair]:
                    f"flip {column} of record {i} {_fmt(base.record(i))}: {y} -> {1 - y}", "label-flip")
 
 
-def neighbours(relation: str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
+def neighbours(relation: Relation | str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
                label_column: str = "label", feature_columns: Iterable[str] = ()) -> Iterator[Pair]:
     """Pairs of ``base`` under ``relation`` (add-remove, swap, label-flip, or zero-out of
     ``feature_columns``)."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.core import InputError, require
+from dpaudit.core import InputError, Relation, require
 from dpaudit.neighbors.dataset import Dataset
 from dpaudit.neighbors.relations import Pair, _fmt
 
@@ -93,9 +93,10 @@ def sphere_search(score: Callable[[np.ndarray], float | None], start: np.ndarray
     return best_v, best
 
 
-def search_feature_pairs(mechanism, base: Dataset, relation: str, make_record: Callable[[np.ndarray, Any], Mapping],
-                         extras: Sequence[Any], directions: Sequence[np.ndarray], loss: Loss,
-                         rng: np.random.Generator, refine_steps: int = 200) -> SearchResult:
+def search_feature_pairs(mechanism, base: Dataset, relation: Relation | str,
+                         make_record: Callable[[np.ndarray, Any], Mapping], extras: Sequence[Any],
+                         directions: Sequence[np.ndarray], loss: Loss, rng: np.random.Generator,
+                         refine_steps: int = 200) -> SearchResult:
     """Worst add/remove or swap pair with records ``make_record(direction, extra)``.
 
     Scores every removal (add/remove), every candidate addition or replacement built from
