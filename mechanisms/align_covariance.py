@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import gauss_epsilon, gauss_mu
 from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
@@ -87,7 +87,7 @@ class PrivateCovariance:
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"{PAPER}, {lemma}: sigma as printed; {self.model.describe()}", claim_id=cid))
         else:
-            covered = relation == self.relation or (relation == "zero-out" and self.relation == "swap")
+            covered = relation == self.relation or (relation == Relation.ZERO_OUT and self.relation == Relation.SWAP)
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"dpaudit's fix of Lemma A.7: sigma on the exact curve for {self.relation}; "
                                         f"{self.model.describe()}",

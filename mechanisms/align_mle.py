@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import integrate, optimize
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
 from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
@@ -159,7 +159,7 @@ class PrivateMLE:
     def difference(self, relation: str) -> tuple[float, int]:
         """(D_g, k): norm bound and dimension of b_{D′} − b_D: (L_g, k0) for add/remove, (2L_g, 2k0) for swap."""
         lg, k0 = self.model.lipschitz, self.model.rank
-        return (2 * lg, 2 * k0) if relation == "swap" else (lg, k0)
+        return (2 * lg, 2 * k0) if relation == Relation.SWAP else (lg, k0)
 
     @functools.cached_property
     def sigma_b(self) -> float:
@@ -255,8 +255,8 @@ class PrivateMLE:
                                  claim_id="align/alg1-printed",
                                  note="UNVERIFIED: the constants of the theorems it cites could not be checked"))
         elif self.calibration != "paper":
-            target = "add-remove" if self.relation == "zero-out" else self.relation
-            on = "add-remove" if relation == "zero-out" else relation
+            target = "add-remove" if self.relation == Relation.ZERO_OUT else self.relation
+            on = "add-remove" if relation == Relation.ZERO_OUT else relation
             if on == target or (on == "add-remove" and target == "swap"):
                 out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                      source=f"dpaudit's instantiation of Algorithm 1 for {self.relation}; {kind}",

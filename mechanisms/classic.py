@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
 from dpaudit.neighbors.dataset import Dataset
 
@@ -94,7 +94,7 @@ class Laplace:
         return on_grid(self.query(data) + rng.laplace(0.0, self.sensitivity / self.epsilon, size))
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation not in ("add-remove", "swap", "zero-out"):
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Theorem 3.6",
                           claim_id="classic/laplace")]
@@ -125,7 +125,7 @@ class Gaussian:
         return on_grid(q + rng.normal(0.0, self.sigma, size))
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation not in ("add-remove", "swap", "zero-out"):
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         if self.epsilon >= 1:
             return [Guarantee.not_applicable(f"epsilon = {self.epsilon} >= 1: Theorem A.1 needs epsilon < 1",
@@ -173,7 +173,7 @@ class ExponentialMechanism:
         return sample_categorical(self.output_distribution(data), size, rng)
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "add-remove":
+        if relation != Relation.ADD_REMOVE:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                           source="KL paper, Definition 2, eq. (6) (McSherry & Talwar 2007)", claim_id="expmech/def2")]
@@ -202,7 +202,7 @@ class ReportNoisyMax:
         return np.argmax(u + noise, axis=1).astype(np.int64)
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "add-remove":
+        if relation != Relation.ADD_REMOVE:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9",
                           claim_id="classic/report-noisy-max")]
@@ -269,7 +269,7 @@ class SnappingLaplace:
         return np.clip(self.grid * np.round(noisy / self.grid), -self.bound, self.bound) + 0.0
 
     def guarantees(self, data: object, relation: str) -> list[Guarantee]:
-        if relation not in ("add-remove", "swap", "zero-out"):
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_SNAPPING_SOURCE,
                           claim_id="classic/snapping")]

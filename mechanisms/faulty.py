@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_positive
+from dpaudit.core import Guarantee, Relation, check_positive
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
 from dpaudit.mechanisms.vector import NoisyMax, SparseVector
@@ -170,7 +170,7 @@ class TextbookFloatLaplace:
         return q + rng.laplace(scale=self.sensitivity / self.epsilon, size=size)
 
     def guarantees(self, data, relation):
-        if relation not in ("add-remove", "swap", "zero-out"):
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                           source="textbook Laplace mechanism in floating point (Mironov, CCS 2012)",

@@ -24,7 +24,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.kl_policy import KLPolicy
 from dpaudit.neighbors.dataset import Dataset
 
@@ -117,12 +117,12 @@ class KLBandit(KLPolicy):
         n = self.counts(data)[0]
         eps0 = self.epsilon0(data)
         why = (f"min_a N(a;D) = {int(n.min())} <= 1: eq. (9) requires min_a N(a;D) > 1")
-        if relation == "swap":
+        if relation == Relation.SWAP:
             src = "KL paper, Proposition 1 part 1 applied to Theorem 1, eq. (9)"
             if eps0 is None:
                 return [Guarantee.not_applicable(why, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
             return [Guarantee(epsilon=2 * eps0, delta=0.0, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
-        if relation != "add-remove":
+        if relation != Relation.ADD_REMOVE:
             return []
         out = [Guarantee.not_applicable(why, source=THM1, claim_id="kl-mab/thm1-pure") if eps0 is None
                else Guarantee(epsilon=eps0, delta=0.0, relation="add-remove", source=THM1, claim_id="kl-mab/thm1-pure")]

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
 
@@ -96,7 +96,7 @@ class KLLinearBandit(FeaturePolicy):
                 + self.beta0 / (lam_min - 1))
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "add-remove":
+        if relation != Relation.ADD_REMOVE:
             return []
         lam_min, n, d = self._coverage(data)
         src = "KL paper, Theorem 2"

@@ -41,7 +41,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
-from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
@@ -182,12 +182,12 @@ class KLRLHF(FeaturePolicy):
         (the relation is symmetric, so each covers the pair)."""
         try:
             b = self.bound_b if self.bound_b is not None else self.smallest_b(data, data_prime)
-            if relation == "swap" and self.bound_b is None:
+            if relation == Relation.SWAP and self.bound_b is None:
                 b = max(b, self._chain_b(data, data_prime))
         except MLEUndefined as exc:
             return self._not_applicable(relation, str(exc))
         on_d = self._claims(data, relation, b)
-        if relation != "swap":
+        if relation != Relation.SWAP:
             return on_d
         on_d_prime = self._claims(data_prime, relation, b)
         out = []
@@ -207,7 +207,7 @@ class KLRLHF(FeaturePolicy):
         return self._claims(data, relation, b)
 
     def _ids(self, relation: str) -> list[tuple[str, str, str]]:
-        if relation == "label-flip":
+        if relation == Relation.LABEL_FLIP:
             out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)")]
             if self.lambda0 is not None:
                 out.append(("kl-rlhf/thm3-label-approx", "printed",
@@ -217,14 +217,14 @@ class KLRLHF(FeaturePolicy):
                             f"KL paper, Corollary 3 (label DP, pure, k1 = {self.k1:g})"))
             return [*out, ("kl-rlhf/thm3-label-corrected", "corrected",
                            "dpaudit's corrected label bound (Theorem 3 repaired)")]
-        if relation == "add-remove":
+        if relation == Relation.ADD_REMOVE:
             out = [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)")]
             if self.lambda0 is not None:
                 out.append(("kl-rlhf/thm4-addremove-approx", "printed",
                             f"KL paper, Theorem 4, approximate part (lambda0 = {self.lambda0:g})"))
             return [*out, ("kl-rlhf/thm4-addremove-corrected", "corrected",
                            "dpaudit's corrected add/remove bound (Theorem 4 repaired)")]
-        if relation == "swap":
+        if relation == Relation.SWAP:
             return [("kl-rlhf/prop1-swap", "printed", "KL paper, Proposition 1 part 1 applied to Theorem 4 (2 eps0)"),
                     ("kl-rlhf/prop1-swap-corrected", "corrected",
                      "KL paper, Proposition 1 part 1 applied to dpaudit's corrected add/remove bound (2 eps_add/rm)")]
@@ -241,9 +241,10 @@ class KLRLHF(FeaturePolicy):
         m = lam_min - self.ridge
         n, d = len(z), sigma.shape[0]
         eta, beta0, ids = self.eta, self.beta0, self._ids(relation)
-        if m <= 0 or (relation in ("add-remove", "swap") and lam_min <= 1):
+        if m <= 0 or (relation in (Relation.ADD_REMOVE, Relation.SWAP) and lam_min <= 1):
+            floor = "lambda" if relation == Relation.LABEL_FLIP else "max(1, lambda)"
             return self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: the bound needs "
-                                        f"lambda_min > {'lambda' if relation == 'label-flip' else 'max(1, lambda)'}")
+                                        f"lambda_min > {floor}")
         lev = min(1.0, 2 / math.sqrt(m)) / math.sqrt(m)
         gamma_b = 1 / (2 + math.exp(2 * b) + math.exp(-2 * b))
         thm4_bracket = (1 + math.exp(2 * b)) * math.sqrt(lam_min) / m + 2 * beta0 / (lam_min - 1)

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_positive, require
 from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
 from dpaudit.neighbors.dataset import Dataset
 
@@ -237,7 +237,7 @@ class DPPG:
         return np.hstack(transcript) if self.output == "transcript" else theta
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "user-level":
+        if relation != Relation.USER_LEVEL:
             return []
         conv = ("|A| <= R (advantage clipped)" if self.convention == "advantage" else "rewards in [-R, R]")
         claims = [("po/dp-pg", f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); "
@@ -295,7 +295,7 @@ class CandidateExponentialMechanism:
         return sample_categorical(self.output_distribution(data), size, rng)
 
     def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        return [self._claim(relation)] if relation == "user-level" else []
+        return [self._claim(relation)] if relation == Relation.USER_LEVEL else []
 
 
 @dataclass(frozen=True)

@@ -102,7 +102,8 @@ def search_feature_pairs(mechanism, base: Dataset, relation: Relation | str,
     Scores every removal (add/remove), every candidate addition or replacement built from
     ``directions`` × ``extras``, then refines the best candidate's direction on the sphere.
     """
-    require(relation in ("add-remove", "swap"), "relation", relation, "feature search covers add-remove and swap")
+    require(relation in (Relation.ADD_REMOVE, Relation.SWAP), "relation", relation,
+            "feature search covers add-remove and swap")
     indices = base.unique_records()
 
     def build(v: np.ndarray, extra: Any, i: int | None) -> Pair:
@@ -111,9 +112,9 @@ def search_feature_pairs(mechanism, base: Dataset, relation: Relation | str,
             return Pair(base, base.add(rec), f"add record {_fmt(rec)}", relation)
         return Pair(base, base.replace(i, rec), f"replace record {i} {_fmt(base.record(i))} by {_fmt(rec)}", relation)
 
-    slots = [None] if relation == "add-remove" else indices
+    slots = [None] if relation == Relation.ADD_REMOVE else indices
     pairs = [build(v, e, i) for i in slots for e in extras for v in directions]
-    if relation == "add-remove":
+    if relation == Relation.ADD_REMOVE:
         pairs += [Pair(base, base.remove(i), f"remove record {i} {_fmt(base.record(i))}", relation) for i in indices]
     result = worst_pair(mechanism, pairs, loss)
     # Refine the best candidate of each (slot, extra) family whose start is the best of its family.

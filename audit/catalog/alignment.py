@@ -15,7 +15,7 @@ from scipy import optimize
 
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
 from dpaudit.catalog.onerun import designs_of
-from dpaudit.core import Claim, Document
+from dpaudit.core import Claim, Document, Relation
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
@@ -36,7 +36,7 @@ def _extreme_pair(kind: str, relation: str, rest: Dataset, d: int, K: int, H: in
     twin along e₂ (label ``y_swap``)."""
     extreme = extreme_record(kind, np.eye(d)[0], K=K, H=H, y=y)
     base = Dataset({c: np.concatenate([np.asarray([extreme[c]], dtype=rest[c].dtype), rest[c]]) for c in rest})
-    if relation == "zero-out":
+    if relation == Relation.ZERO_OUT:
         return Pair(base, base.zero_out(0, FEATURES[kind]), "zero out the extreme record (norm 2L along e1)",
                     "zero-out")
     return Pair(base, base.replace(0, extreme_record(kind, np.eye(d)[1], K=K, H=H, y=y_swap)),
@@ -59,7 +59,7 @@ def mle_pair(kind: str, relation: str = "add-remove", n: int = 30, d: int = 2, s
              H: int = 3) -> Pair:
     """Random records plus an extreme one; add/remove (or zero-out, or swap to an orthogonal one) it."""
     rest = preference_records(kind, n, d, np.random.default_rng(seed), K=K, H=H)
-    if relation in ("swap", "zero-out"):
+    if relation in (Relation.SWAP, Relation.ZERO_OUT):
         return _extreme_pair(kind, relation, rest, d, K, H, y=0, y_swap=1)
     extreme = extreme_record(kind, np.eye(d)[0], K=K, H=H, y=0)
     return Pair(rest.add(extreme), rest, "remove the extreme record (norm bound, along e1, label 0)")

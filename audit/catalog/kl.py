@@ -21,6 +21,7 @@ from scipy.special import expit
 from dpaudit.catalog.classic import categorical_reference
 from dpaudit.catalog.family import BenchCase, Family, Scenario, entry
 from dpaudit.catalog.kl_claims import CLAIMS, DOCUMENTS
+from dpaudit.core import Relation
 from dpaudit.engine.exact import pure_epsilon
 from dpaudit.mechanisms.kl_bandits import KLBandit
 from dpaudit.mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
@@ -40,7 +41,7 @@ def _kl_log() -> Dataset:
 def _kl_search(mechanism: KLBandit, relation: str) -> Pair:
     base = _kl_log()
     cands = bandit_candidates(mechanism.n_actions, mechanism.reward_range)
-    pairs = add_remove(base, cands) if relation == "add-remove" else swap(base, cands)
+    pairs = add_remove(base, cands) if relation == Relation.ADD_REMOVE else swap(base, cands)
     return worst_pair(mechanism, pairs, pure_epsilon).pair
 
 

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.core import Claim, Guarantee
+from dpaudit.core import Claim, Guarantee, Relation
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
 from dpaudit.mechanisms.dpsgd import DPSGD
@@ -90,7 +90,7 @@ def mechanism_name(design: CanaryDesign) -> str:
 
 
 def _describe_pair(design: CanaryDesign, runs: int) -> str:
-    unit = "canary users" if design.relation == "user-level" else "canaries"
+    unit = "canary users" if design.relation == Relation.USER_LEVEL else "canaries"
     return (f"{design.m} {unit}, each in with probability 1/2 ({design.relation})"
             + (f", {runs} training runs" if runs > 1 else ""))
 
