@@ -110,7 +110,7 @@ class PrivateMLE:
     accuracy: float = 1e-3         # r₀: ‖θ̂ − θ*‖ ≤ r₀
     solver: str = "exact"          # exact | approximate
     output_noise: bool = True
-    relation: str = "add-remove"   # the relation the instantiated calibration targets
+    relation: Relation | str = "add-remove"   # the relation the instantiated calibration targets
     lambda_r: float | None = None  # override λ_R (e.g. the d = 1 fixture uses the d = 10 value)
     name: ClassVar[str] = "align-mle"
 
@@ -156,7 +156,7 @@ class PrivateMLE:
         m = self.model
         return m.curvature / math.expm1(eps_j) if m.rank_one else m.curvature / eps_j
 
-    def difference(self, relation: str) -> tuple[float, int]:
+    def difference(self, relation: Relation | str) -> tuple[float, int]:
         """(D_g, k): norm bound and dimension of b_{D′} − b_D: (L_g, k0) for add/remove, (2L_g, 2k0) for swap."""
         lg, k0 = self.model.lipschitz, self.model.rank
         return (2 * lg, 2 * k0) if relation == Relation.SWAP else (lg, k0)
@@ -185,7 +185,7 @@ class PrivateMLE:
         lam, m = self.regulariser(d), self.model
         return math.log1p(m.curvature / lam) if m.rank_one else m.curvature / lam
 
-    def objective_part(self, d: int, relation: str) -> tuple[float, int, float]:
+    def objective_part(self, d: int, relation: Relation | str) -> tuple[float, int, float]:
         """(μ, k, ε_J) of the objective perturbation for ``relation``: its χ-bound's parameters."""
         dg, k = self.difference(relation)
         return dg / self.sigma_b, k, self.jacobian_epsilon(d)
@@ -218,7 +218,7 @@ class PrivateMLE:
 
     # --- claims -------------------------------------------------------------------------
 
-    def chi_epsilon(self, d: int, relation: str, delta: float) -> float:
+    def chi_epsilon(self, d: int, relation: Relation | str, delta: float) -> float:
         """The ε that the χ-bound certifies at ``delta`` for these constants and ``relation``.
 
         Exact solver: the χ-bound (output noise is post-processing).  Approximate solver: the
@@ -242,7 +242,7 @@ class PrivateMLE:
             best = min(best, e1 + 2 * float(e2))
         return best
 
-    def guarantees(self, data, relation: str) -> list[Guarantee]:
+    def guarantees(self, data, relation: Relation | str) -> list[Guarantee]:
         if relation not in _RELATIONS:
             return []
         d = self.model.dimension(data)

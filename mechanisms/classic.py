@@ -64,7 +64,7 @@ class RandomizedResponse:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_RR_SOURCE, claim_id="classic/rr")]
 
 
@@ -93,7 +93,7 @@ class Laplace:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return on_grid(self.query(data) + rng.laplace(0.0, self.sensitivity / self.epsilon, size))
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Theorem 3.6",
@@ -124,7 +124,7 @@ class Gaussian:
         q = float(np.clip(_check_dataset(data, self.name)[self.column], 0.0, self.sensitivity).sum())
         return on_grid(q + rng.normal(0.0, self.sigma, size))
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         if self.epsilon >= 1:
@@ -172,7 +172,7 @@ class ExponentialMechanism:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         if relation != Relation.ADD_REMOVE:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
@@ -201,7 +201,7 @@ class ReportNoisyMax:
         noise = rng.laplace(0.0, 2.0 * self.sensitivity / self.epsilon, (size, len(u)))
         return np.argmax(u + noise, axis=1).astype(np.int64)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         if relation != Relation.ADD_REMOVE:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9",
@@ -268,7 +268,7 @@ class SnappingLaplace:
         # + 0.0 turns −0.0 into 0.0: the sign of a zero output would be a second, needless category.
         return np.clip(self.grid * np.round(noisy / self.grid), -self.bound, self.bound) + 0.0
 
-    def guarantees(self, data: object, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: object, relation: Relation | str) -> list[Guarantee]:
         if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_SNAPPING_SOURCE,

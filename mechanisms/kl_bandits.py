@@ -113,7 +113,7 @@ class KLBandit(KLPolicy):
         return (self.reward_range / n_min
                 + self.beta0 * (1 / math.sqrt(n_min - 1) - 1 / math.sqrt(n_min))) / self.eta
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         n = self.counts(data)[0]
         eps0 = self.epsilon0(data)
         why = (f"min_a N(a;D) = {int(n.min())} <= 1: eq. (9) requires min_a N(a;D) > 1")

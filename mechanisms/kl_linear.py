@@ -95,7 +95,7 @@ class KLLinearBandit(FeaturePolicy):
         return (2 * (1 + math.sqrt(n * d / (lam_min - 1))) * self.reward_range / math.sqrt(lam_min - 1)
                 + self.beta0 / (lam_min - 1))
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         if relation != Relation.ADD_REMOVE:
             return []
         lam_min, n, d = self._coverage(data)

@@ -174,7 +174,7 @@ class KLRLHF(FeaturePolicy):
         theta = bradley_terry_mle(np.concatenate([z, z2[extra]]), np.concatenate([y, y2[extra]]))
         return float(np.linalg.norm(theta))
 
-    def pair_guarantees(self, data: Dataset, data_prime: Dataset, relation: str) -> list[Guarantee]:
+    def pair_guarantees(self, data: Dataset, data_prime: Dataset, relation: Relation | str) -> list[Guarantee]:
         """The claims on D with B = the smallest admissible value for (D, D′) unless ``bound_b`` is set.
 
         Swap claims (Proposition 1 part 1: group privacy over the chain D → D ∪ {z′} → D′) take B
@@ -198,7 +198,7 @@ class KLRLHF(FeaturePolicy):
             out.append(g)
         return out
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         """The claims on D; B = ``bound_b``, or ‖θ_MLE(D)‖ when unset (a pair needs pair_guarantees)."""
         try:
             b = self.bound_b if self.bound_b is not None else float(np.linalg.norm(self.fit(data)[0]))
@@ -206,7 +206,7 @@ class KLRLHF(FeaturePolicy):
             return self._not_applicable(relation, str(exc))
         return self._claims(data, relation, b)
 
-    def _ids(self, relation: str) -> list[tuple[str, str, str]]:
+    def _ids(self, relation: Relation | str) -> list[tuple[str, str, str]]:
         if relation == Relation.LABEL_FLIP:
             out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)")]
             if self.lambda0 is not None:
@@ -230,11 +230,11 @@ class KLRLHF(FeaturePolicy):
                      "KL paper, Proposition 1 part 1 applied to dpaudit's corrected add/remove bound (2 eps_add/rm)")]
         return []
 
-    def _not_applicable(self, relation: str, why: str, only: str | None = None) -> list[Guarantee]:
+    def _not_applicable(self, relation: Relation | str, why: str, only: str | None = None) -> list[Guarantee]:
         return [Guarantee.not_applicable(why, relation=relation, source=src, claim_id=cid, kind=kind)
                 for cid, kind, src in self._ids(relation) if only is None or cid == only]
 
-    def _claims(self, data: Dataset, relation: str, b: float) -> list[Guarantee]:
+    def _claims(self, data: Dataset, relation: Relation | str, b: float) -> list[Guarantee]:
         z, _ = self.comparisons(data)
         _, sigma = self.fit(data)
         lam_min = float(np.linalg.eigvalsh(sigma)[0])

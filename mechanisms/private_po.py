@@ -236,7 +236,7 @@ class DPPG:
             transcript.append(theta)
         return np.hstack(transcript) if self.output == "transcript" else theta
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         if relation != Relation.USER_LEVEL:
             return []
         conv = ("|A| <= R (advantage clipped)" if self.convention == "advantage" else "rewards in [-R, R]")
@@ -284,7 +284,7 @@ class CandidateExponentialMechanism:
     def loss(self, data: Dataset) -> np.ndarray:
         raise NotImplementedError
 
-    def _claim(self, relation: str) -> Guarantee:
+    def _claim(self, relation: Relation | str) -> Guarantee:
         raise NotImplementedError
 
     @per_dataset
@@ -294,7 +294,7 @@ class CandidateExponentialMechanism:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         return [self._claim(relation)] if relation == Relation.USER_LEVEL else []
 
 
@@ -333,7 +333,7 @@ class DPNPG(CandidateExponentialMechanism):
         grads = self.env.grad_log(pi, prompts, y[None, :])[:, 0, :].T    # (m, d)
         return ((grads @ np.asarray(self.candidates).T - adv[:, None]) ** 2).sum(axis=0)
 
-    def _claim(self, relation: str) -> Guarantee:
+    def _claim(self, relation: Relation | str) -> Guarantee:
         source = f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)"
         w = np.asarray(self.candidates)
         limit = self.reward_bound / self.env.G
@@ -379,7 +379,7 @@ class DPREBEL(CandidateExponentialMechanism):
         residual = ratio / self.rebel_eta - (rewards[rows, y] - rewards[rows, yp])[None, :]
         return np.minimum(residual ** 2, self.clip).sum(axis=1)
 
-    def _claim(self, relation: str) -> Guarantee:
+    def _claim(self, relation: Relation | str) -> Guarantee:
         return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                          source="dpaudit's DP-REBEL: the exponential mechanism over a finite "
                                 "Theta with the clipped REBEL residual", claim_id="po/dp-rebel")

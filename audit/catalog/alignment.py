@@ -30,7 +30,7 @@ def record_model(kind: str, K: int = 4, H: int = 3) -> Any:
     return MODELS[kind](K=K) if kind == "kwise" else MODELS[kind](H=H) if kind == "trajectory" else MODELS[kind]()
 
 
-def _extreme_pair(kind: str, relation: str, rest: Dataset, d: int, K: int, H: int, y: int = 1,
+def _extreme_pair(kind: str, relation: Relation | str, rest: Dataset, d: int, K: int, H: int, y: int = 1,
                   y_swap: int = 1) -> Pair:
     """The extreme record along e₁ (label ``y``) put before ``rest``; zeroed out, or swapped for its
     twin along e₂ (label ``y_swap``)."""
@@ -43,7 +43,8 @@ def _extreme_pair(kind: str, relation: str, rest: Dataset, d: int, K: int, H: in
                 "swap the extreme record along e1 for one along e2 (orthogonal)", "swap")
 
 
-def covariance_pair(kind: str, relation: str, n: int = 20, d: int = 2, seed: int = 0, K: int = 4, H: int = 3) -> Pair:
+def covariance_pair(kind: str, relation: Relation | str, n: int = 20, d: int = 2, seed: int = 0, K: int = 4,
+                    H: int = 3) -> Pair:
     """n records: n − 1 random ones and the extreme record along e₁; zero it out or swap it to e₂."""
     rest = preference_records(kind, n - 1, d, np.random.default_rng(seed), K=K, H=H)
     return _extreme_pair(kind, relation, rest, d, K, H)
@@ -55,7 +56,7 @@ def mle_pair_1d() -> Pair:
     return Pair(d, d.add({"x": [2.0], "y": 0}), "add (x = 2, y = 0) to 50 comparisons at x = 2 (45 labelled 1)")
 
 
-def mle_pair(kind: str, relation: str = "add-remove", n: int = 30, d: int = 2, seed: int = 3, K: int = 4,
+def mle_pair(kind: str, relation: Relation | str = "add-remove", n: int = 30, d: int = 2, seed: int = 3, K: int = 4,
              H: int = 3) -> Pair:
     """Random records plus an extreme one; add/remove (or zero-out, or swap to an orthogonal one) it."""
     rest = preference_records(kind, n, d, np.random.default_rng(seed), K=K, H=H)
@@ -65,12 +66,12 @@ def mle_pair(kind: str, relation: str = "add-remove", n: int = 30, d: int = 2, s
     return Pair(rest.add(extreme), rest, "remove the extreme record (norm bound, along e1, label 0)")
 
 
-def covariance(kind: str, calibration: str = "paper", relation: str = "swap", epsilon: float = 1.0,
+def covariance(kind: str, calibration: str = "paper", relation: Relation | str = "swap", epsilon: float = 1.0,
                delta: float = 1e-6, **shape) -> PrivateCovariance:
     return PrivateCovariance(record_model(kind, **shape), epsilon, delta, calibration=calibration, relation=relation)
 
 
-def mle(kind: str, calibration: str = "paper", relation: str = "add-remove", **options) -> PrivateMLE:
+def mle(kind: str, calibration: str = "paper", relation: Relation | str = "add-remove", **options) -> PrivateMLE:
     return PrivateMLE(record_model(kind), 1.0, 1e-6, calibration=calibration, relation=relation, **options)
 
 

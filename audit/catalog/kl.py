@@ -38,7 +38,7 @@ def _kl_log() -> Dataset:
     return bandit_log([[1.0, 0.0, 0.0, 0.0], np.round(rng.uniform(0, 1, 20), 3), np.round(rng.uniform(0, 1, 30), 3)])
 
 
-def _kl_search(mechanism: KLBandit, relation: str) -> Pair:
+def _kl_search(mechanism: KLBandit, relation: Relation | str) -> Pair:
     base = _kl_log()
     cands = bandit_candidates(mechanism.n_actions, mechanism.reward_range)
     pairs = add_remove(base, cands) if relation == Relation.ADD_REMOVE else swap(base, cands)

@@ -69,7 +69,7 @@ import numpy as np
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
-from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError, did_you_mean, whole_number
+from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError, Relation, did_you_mean, whole_number
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
@@ -124,7 +124,7 @@ class Plan:
     onerun: list[CanaryDesign] = field(default_factory=list)
 
 
-def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: str,
+def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: Relation | str,
                     **fields: Any) -> Scenario:
     """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
     space's base twice, or the zero query vector twice) that names the space for records,
@@ -339,7 +339,7 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
         raise InputError(f"config: {path}: {exc}") from None
 
 
-def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> Pair:
+def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: Relation | str) -> Pair:
     nb = _table(raw, path, {"remove", "add", "replace", "flip", "search"})
     if len(nb) != 1:
         _fail(path, raw, "needs exactly one of remove, add, replace, flip, search")
@@ -373,7 +373,7 @@ def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> 
         _fail(f"{path}.{kind}", value, f"cannot build the neighbour ({type(exc).__name__}: {exc})")
 
 
-def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
+def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | None:
     if raw is None:
         return None
     if not isinstance(raw, list):
