@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import gauss_epsilon, gauss_mu
 from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
@@ -44,7 +44,7 @@ class PrivateCovariance:
     epsilon: float
     delta: float
     calibration: str = "paper"   # paper | tight
-    relation: str = "swap"       # the relation the tight calibration targets
+    relation: Relation | str = "swap"       # the relation the tight calibration targets
     name: ClassVar[str] = "align-covariance"
 
     def __post_init__(self) -> None:
@@ -60,7 +60,7 @@ class PrivateCovariance:
             return self.model.paper_sigma(self.epsilon, self.delta, n)
         return self.model.sensitivity(self.relation, n) / gauss_mu(self.epsilon / 2, self.delta / 2)
 
-    def mu(self, relation: str, n: int) -> float:
+    def mu(self, relation: Relation | str, n: int) -> float:
         """Δ/σ for the worst ``relation`` pair of n records: the exact curve's parameter."""
         return self.model.sensitivity(relation, n) / self.sigma(n)
 
@@ -75,7 +75,7 @@ class PrivateCovariance:
         out += cov
         return out
 
-    def guarantees(self, data, relation: str) -> list[Guarantee]:
+    def guarantees(self, data, relation: Relation | str) -> list[Guarantee]:
         if relation not in RELATIONS:
             return []
         n = len(data)
@@ -87,7 +87,7 @@ class PrivateCovariance:
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"{PAPER}, {lemma}: sigma as printed; {self.model.describe()}", claim_id=cid))
         else:
-            covered = relation == self.relation or (relation == "zero-out" and self.relation == "swap")
+            covered = relation == self.relation or (relation == Relation.ZERO_OUT and self.relation == Relation.SWAP)
             out.append(Guarantee(epsilon=half[0], delta=half[1], relation=relation,
                                  source=f"dpaudit's fix of Lemma A.7: sigma on the exact curve for {self.relation}; "
                                         f"{self.model.describe()}",

@@ -24,7 +24,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.curves import chi_delta_array, compose_epsilon, gauss_delta_array
@@ -56,7 +56,7 @@ class PrivateAlignment:
     def sample(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.hstack([self.mle.sample(data, size, rng), self.covariance.sample(data, size, rng)])
 
-    def composed_epsilon(self, data, relation: str, delta: float) -> float:
+    def composed_epsilon(self, data, relation: Relation | str, delta: float) -> float:
         """The composition of the χ-bound (exact solver) and the exact Gaussian curve."""
         if self.mle.solver != "exact":
             return math.inf
@@ -64,7 +64,7 @@ class PrivateAlignment:
         mu2 = self.covariance.mu(relation, len(data))
         return compose_epsilon(delta, lambda e: chi_delta_array(e, mu1, k, ej), lambda e: gauss_delta_array(e, mu2))
 
-    def guarantees(self, data, relation: str) -> list[Guarantee]:
+    def guarantees(self, data, relation: Relation | str) -> list[Guarantee]:
         if relation not in RELATIONS:
             return []
         cid, theorem = THEOREMS[self.mle.model.kind]
@@ -122,6 +122,6 @@ class PessimisticPolicy:
         require(out.shape[1] == d + d * d, "actions", d, f"must have the dataset's feature dimension {out.shape[1]}")
         return self.choose(out[:, :d], out[:, d:].reshape(size, d, d))
 
-    def guarantees(self, data, relation: str) -> list[Guarantee]:
+    def guarantees(self, data, relation: Relation | str) -> list[Guarantee]:
         """The release's claims: Algorithm 3 is post-processing of (θ̃, Σ̃)."""
         return self.release.guarantees(data, relation)

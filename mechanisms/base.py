@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, require
+from dpaudit.core import Guarantee, InputError, Relation, require
 
 __all__ = ["CAPABILITIES", "Guarantee", "HasEpsilonSupPi0", "HasExactEpsilon", "HasGuarantees",
            "HasOutputDistribution", "HasPairGuarantees", "HasSampleCounts", "InputError", "Mechanism", "capabilities",
@@ -60,7 +60,7 @@ class HasExactEpsilon(Protocol):
 class HasGuarantees(Protocol):
     """The source's claims evaluated on one dataset: ``guarantees(data, relation)``."""
 
-    def guarantees(self, data: Any, relation: str) -> list[Guarantee]: ...
+    def guarantees(self, data: Any, relation: Relation | str) -> list[Guarantee]: ...
 
 
 @runtime_checkable
@@ -68,7 +68,7 @@ class HasPairGuarantees(Protocol):
     """Claims whose free parameters depend on both datasets of the pair (e.g. the smallest
     admissible B of the KL paper's RLHF bounds): ``pair_guarantees(d, d_prime, relation)``."""
 
-    def pair_guarantees(self, d: Any, d_prime: Any, relation: str) -> list[Guarantee]: ...
+    def pair_guarantees(self, d: Any, d_prime: Any, relation: Relation | str) -> list[Guarantee]: ...
 
 
 @runtime_checkable

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
 from dpaudit.neighbors.dataset import Dataset
 
@@ -34,6 +34,7 @@ def on_grid(outputs: np.ndarray) -> np.ndarray:
 
 def _check_dataset(data: object, mechanism: str) -> Dataset:
     require(isinstance(data, Dataset), f"{mechanism} data", type(data).__name__, "must be a neighbors.Dataset")
+    assert isinstance(data, Dataset)  # require raised otherwise: narrows the type for the checker
     return data
 
 
@@ -63,7 +64,7 @@ class RandomizedResponse:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_RR_SOURCE, claim_id="classic/rr")]
 
 
@@ -92,8 +93,8 @@ class Laplace:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return on_grid(self.query(data) + rng.laplace(0.0, self.sensitivity / self.epsilon, size))
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation not in ("add-remove", "swap", "zero-out"):
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Theorem 3.6",
                           claim_id="classic/laplace")]
@@ -123,8 +124,8 @@ class Gaussian:
         q = float(np.clip(_check_dataset(data, self.name)[self.column], 0.0, self.sensitivity).sum())
         return on_grid(q + rng.normal(0.0, self.sigma, size))
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation not in ("add-remove", "swap", "zero-out"):
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         if self.epsilon >= 1:
             return [Guarantee.not_applicable(f"epsilon = {self.epsilon} >= 1: Theorem A.1 needs epsilon < 1",
@@ -171,8 +172,8 @@ class ExponentialMechanism:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "add-remove":
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        if relation != Relation.ADD_REMOVE:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                           source="KL paper, Definition 2, eq. (6) (McSherry & Talwar 2007)", claim_id="expmech/def2")]
@@ -200,8 +201,8 @@ class ReportNoisyMax:
         noise = rng.laplace(0.0, 2.0 * self.sensitivity / self.epsilon, (size, len(u)))
         return np.argmax(u + noise, axis=1).astype(np.int64)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "add-remove":
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        if relation != Relation.ADD_REMOVE:
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source="Dwork & Roth (2014), Claim 3.9",
                           claim_id="classic/report-noisy-max")]
@@ -267,8 +268,8 @@ class SnappingLaplace:
         # + 0.0 turns −0.0 into 0.0: the sign of a zero output would be a second, needless category.
         return np.clip(self.grid * np.round(noisy / self.grid), -self.bound, self.bound) + 0.0
 
-    def guarantees(self, data: object, relation: str) -> list[Guarantee]:
-        if relation not in ("add-remove", "swap", "zero-out"):
+    def guarantees(self, data: object, relation: Relation | str) -> list[Guarantee]:
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=_SNAPPING_SOURCE,
                           claim_id="classic/snapping")]

@@ -10,9 +10,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar, Protocol
 
-from dpaudit.core import Guarantee, check_positive
+import numpy as np
+
+from dpaudit.core import Guarantee, Relation, check_positive
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
 from dpaudit.mechanisms.vector import NoisyMax, SparseVector
@@ -31,6 +33,20 @@ class ExponentialMechanismWithoutFactor2(ExponentialMechanism):
         return self.sensitivity / self.epsilon
 
 
+class _EtaPolicy(Protocol):
+    """What ClaimsWithDoubledEta needs of its base: a KL-paper policy that is a dataclass with a field
+    ``eta`` (so ``dataclasses.replace`` can double it) and states claims on one dataset."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+    eta: float
+
+    def output_distribution(self, data: Any) -> np.ndarray: ...
+
+    def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray: ...
+
+    def guarantees(self, data: Any, relation: Relation | str) -> list[Guarantee]: ...
+
+
 @dataclass(frozen=True)
 class ClaimsWithDoubledEta:
     """Samples from a KL-paper policy with its η but states the claims computed with 2η.
@@ -40,7 +56,7 @@ class ClaimsWithDoubledEta:
     audit must report a violation.
     """
 
-    base: object
+    base: _EtaPolicy
     name: ClassVar[str] = "kl-policy-claiming-double-eta"
 
     def output_distribution(self, data):
@@ -76,7 +92,9 @@ class PrivateMLEOnTenthNoise(PrivateMLE):
 
     @functools.cached_property
     def sigma_b(self) -> float:
-        return PrivateMLE.sigma_b.func(self) / 10
+        # The printed σ_b's own function: reading PrivateMLE.sigma_b through self would cache it first.
+        printed: functools.cached_property[float] = vars(PrivateMLE)["sigma_b"]
+        return printed.func(self) / 10
 
 
 @dataclass(frozen=True)
@@ -152,7 +170,7 @@ class TextbookFloatLaplace:
         return q + rng.laplace(scale=self.sensitivity / self.epsilon, size=size)
 
     def guarantees(self, data, relation):
-        if relation not in ("add-remove", "swap", "zero-out"):
+        if relation not in (Relation.ADD_REMOVE, Relation.SWAP, Relation.ZERO_OUT):
             return []
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                           source="textbook Laplace mechanism in floating point (Mironov, CCS 2012)",

@@ -24,7 +24,7 @@ from typing import ClassVar
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.kl_policy import KLPolicy
 from dpaudit.neighbors.dataset import Dataset
 
@@ -113,25 +113,25 @@ class KLBandit(KLPolicy):
         return (self.reward_range / n_min
                 + self.beta0 * (1 / math.sqrt(n_min - 1) - 1 / math.sqrt(n_min))) / self.eta
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         n = self.counts(data)[0]
         eps0 = self.epsilon0(data)
         why = (f"min_a N(a;D) = {int(n.min())} <= 1: eq. (9) requires min_a N(a;D) > 1")
-        if relation == "swap":
+        if relation == Relation.SWAP:
             src = "KL paper, Proposition 1 part 1 applied to Theorem 1, eq. (9)"
             if eps0 is None:
                 return [Guarantee.not_applicable(why, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
             return [Guarantee(epsilon=2 * eps0, delta=0.0, relation="swap", source=src, claim_id="kl-mab/thm1-swap")]
-        if relation != "add-remove":
+        if relation != Relation.ADD_REMOVE:
             return []
         out = [Guarantee.not_applicable(why, source=THM1, claim_id="kl-mab/thm1-pure") if eps0 is None
                else Guarantee(epsilon=eps0, delta=0.0, relation="add-remove", source=THM1, claim_id="kl-mab/thm1-pure")]
         if self.n0 is not None:
             out.append(self._approx_printed(n, self.n0, "kl-mab/thm1-approx",
                                             f"KL paper, Theorem 1, approximate part (N0 = {self.n0:g})"))
-            out.append(self._approx_corrected(data, n))
+            out.append(self._approx_corrected(data, n, self.n0))
         if self.k is not None:
-            out.append(self._corollary1(n))
+            out.append(self._corollary1(n, self.k))
         return out
 
     def _approx_printed(self, n: np.ndarray, n0: float, claim_id: str, source: str) -> Guarantee:
@@ -145,9 +145,9 @@ class KLBandit(KLPolicy):
         return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source, claim_id=claim_id,
                          note="printed delta >= 1 (vacuous)" if log_delta >= 0 else "")
 
-    def _corollary1(self, n: np.ndarray) -> Guarantee:
+    def _corollary1(self, n: np.ndarray, k: float) -> Guarantee:
         """Corollary 1 as printed (its δ lacks 1/η on 4kR/N_max: Theorem 1 gives 4kR/(η N_max))."""
-        k, R, b, eta = self.k, self.reward_range, self.beta0, self.eta
+        R, b, eta = self.reward_range, self.beta0, self.eta
         source = f"KL paper, Corollary 1 as printed (k = {k:g})"
         n_max = float(n.max())
         if n_max <= 0:
@@ -158,7 +158,7 @@ class KLBandit(KLPolicy):
         return Guarantee(epsilon=eps, delta=_delta(log_delta), relation="add-remove", source=source,
                          claim_id="kl-mab/cor1")
 
-    def _approx_corrected(self, data: Dataset, n: np.ndarray) -> Guarantee:
+    def _approx_corrected(self, data: Dataset, n: np.ndarray, n0: float) -> Guarantee:
         """dpaudit's corrected approximate statement of Theorem 1, for N0 ≥ 1:
 
         ε_c = (R/(N0+1) + β0(N0^{-1/2} − (N0+1)^{-1/2}))/η,
@@ -169,7 +169,7 @@ class KLBandit(KLPolicy):
         otherwise δ_pair(ε) ≤ |π̃(b; D) − π̃(b; D′)|, and both are at most the ratio above, since
         b's weight under D or any neighbour is at most w_b and the other weights do not change.
         """
-        n0, R, b0, eta = float(self.n0), self.reward_range, self.beta0, self.eta
+        n0, R, b0, eta = float(n0), self.reward_range, self.beta0, self.eta
         eps = (R / (n0 + 1) + b0 * (1 / math.sqrt(n0) - 1 / math.sqrt(n0 + 1))) / eta
         logits = self.log_pi0() + self.utility(data) / eta
         delta = 0.0

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
 from dpaudit.mechanisms.kl_policy import KLPolicy
 
@@ -30,7 +30,7 @@ def _compositions(total: int, k: int) -> np.ndarray:
     return out
 
 
-def _base_claims(base: Any, d: Any, d_prime: Any, relation: str) -> list[Guarantee]:
+def _base_claims(base: Any, d: Any, d_prime: Any, relation: Relation | str) -> list[Guarantee]:
     if hasattr(base, "pair_guarantees"):
         return base.pair_guarantees(d, d_prime, relation)
     return base.guarantees(d, relation) if hasattr(base, "guarantees") else []
@@ -104,7 +104,7 @@ class RepeatedSampling:
         sup = getattr(self.base, "epsilon_sup_pi0", None)
         return None if sup is None else self.T * sup(data, data_prime)
 
-    def pair_guarantees(self, data: Any, data_prime: Any, relation: str) -> list[Guarantee]:
+    def pair_guarantees(self, data: Any, data_prime: Any, relation: Relation | str) -> list[Guarantee]:
         base = _first_printed(_base_claims(self.base, data, data_prime, relation), pure=True)
         src = f"KL paper, Sec. 4.4, {{}} composition of {base.claim_id if base else 'the base claim'} over T = {self.T}"
         if base is None or not base.applicable:
@@ -149,7 +149,7 @@ class InexactPolicy:
                 self.iterations, "must be an integer >= 0")
         check_positive("step", self.step)
         require(self.step * self.base.eta < 1, "step", self.step, f"needs step * eta < 1 (eta = {self.base.eta})")
-        require(self.base_claim is None or (isinstance(self.base_claim, str) and self.base_claim), "base_claim",
+        require(self.base_claim is None or (isinstance(self.base_claim, str) and self.base_claim != ""), "base_claim",
                 self.base_claim, "must be a claim id of the base mechanism, or None")
 
     @per_dataset
@@ -176,7 +176,7 @@ class InexactPolicy:
         keep = p > 0
         return float(np.max(np.abs(np.log(p[keep]) - np.log(q[keep]))))
 
-    def pair_guarantees(self, data: Any, data_prime: Any, relation: str) -> list[Guarantee]:
+    def pair_guarantees(self, data: Any, data_prime: Any, relation: Relation | str) -> list[Guarantee]:
         claims = _base_claims(self.base, data, data_prime, relation)
         if self.base_claim is None:
             base = next((c for c in claims if c.kind == "printed" and c.applicable), None)

@@ -27,7 +27,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
 
@@ -95,8 +95,8 @@ class KLLinearBandit(FeaturePolicy):
         return (2 * (1 + math.sqrt(n * d / (lam_min - 1))) * self.reward_range / math.sqrt(lam_min - 1)
                 + self.beta0 / (lam_min - 1))
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "add-remove":
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        if relation != Relation.ADD_REMOVE:
             return []
         lam_min, n, d = self._coverage(data)
         src = "KL paper, Theorem 2"
@@ -120,21 +120,21 @@ class KLLinearBandit(FeaturePolicy):
                                      relation=relation, source=f"{src}, approximate part (lambda0 = {self.lambda0:g})",
                                      claim_id="kl-linear/thm2-approx"))
         if self.k1 is not None:
-            out.extend(self._corollary2(lam_min, n, d))
+            out.extend(self._corollary2(self.k1, lam_min, n, d))
         return out
 
-    def _corollary2(self, lam_min: float, n: int, d: int) -> list[Guarantee]:
-        """Corollary 2's pure part and, with ``c`` set, its approximate part as printed."""
-        src = f"KL paper, Corollary 2, pure part (k1 = {self.k1:g})"
-        src_approx = f"KL paper, Corollary 2, approximate part (k1 = {self.k1:g}, c = {self.c:g})" if self.c else ""
-        if n == 0 or lam_min < (1 + n / (self.k1 * d)) * (1 - 1e-12):  # equality admitted despite rounding
-            need = "n >= 1" if n == 0 else f"lambda_min >= 1 + n/(k1 d) = {1 + n / (self.k1 * d):.6g}"
+    def _corollary2(self, k1: float, lam_min: float, n: int, d: int) -> list[Guarantee]:
+        """Corollary 2's pure part and, with ``c`` set, its approximate part as printed (``k1`` is ``self.k1``, set)."""
+        src = f"KL paper, Corollary 2, pure part (k1 = {k1:g})"
+        src_approx = f"KL paper, Corollary 2, approximate part (k1 = {k1:g}, c = {self.c:g})" if self.c else ""
+        if n == 0 or lam_min < (1 + n / (k1 * d)) * (1 - 1e-12):  # equality admitted despite rounding
+            need = "n >= 1" if n == 0 else f"lambda_min >= 1 + n/(k1 d) = {1 + n / (k1 * d):.6g}"
             why = f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 2 needs {need}"
             out = [Guarantee.not_applicable(why, source=src, claim_id="kl-linear/cor2-pure")]
             if self.c is not None:
                 out.append(Guarantee.not_applicable(why, source=src_approx, claim_id="kl-linear/cor2-approx"))
             return out
-        k1, R = self.k1, self.reward_range
+        R = self.reward_range
         eps = k1 * d / (n * self.eta) * (2 * R * (1 + math.sqrt(k1) * d) + self.beta0 * math.sqrt(k1 * d / n))
         out = [Guarantee(epsilon=eps, delta=0.0, relation="add-remove", source=src, claim_id="kl-linear/cor2-pure")]
         if self.c is not None:

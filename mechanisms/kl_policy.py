@@ -45,6 +45,11 @@ def elliptical_norms(features: np.ndarray, sigma: np.ndarray) -> np.ndarray:
 class KLPolicy:
     """Mixin for frozen dataclasses with fields ``eta`` and ``pi0`` and a ``utility`` method."""
 
+    # The fields the mixin reads, declared for the type checker: annotations only, so the
+    # dataclasses that mix this in keep their own fields, order and defaults.
+    eta: float
+    pi0: tuple[float, ...] | None
+
     def _n_outputs(self) -> int:
         raise NotImplementedError
 
@@ -89,6 +94,9 @@ class KLPolicy:
 class FeaturePolicy(KLPolicy):
     """KL policies over action features φ_a (rows of ``features``) with
     u(φ; D) = θ_Dᵀφ − β0 ‖φ‖_{Σ_D⁻¹} (eqs. (10) and (11)); subclasses define ``fit(data) -> (θ_D, Σ_D)``."""
+
+    features: tuple[tuple[float, ...], ...]
+    beta0: float
 
     def _n_outputs(self) -> int:
         return len(self.features)

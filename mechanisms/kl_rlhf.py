@@ -41,7 +41,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
-from dpaudit.core import Guarantee, InputError, check_nonnegative, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
@@ -160,7 +160,7 @@ class KLRLHF(FeaturePolicy):
         Adding records never creates separation, so the MLE on L exists whenever it does on D."""
         z, y = self.comparisons(data)
         z2, y2 = self.comparisons(data_prime)
-        left = {}
+        left: dict[tuple[tuple[float, ...], float], int] = {}
         for row in zip(map(tuple, z.tolist()), y.tolist(), strict=True):
             left[row] = left.get(row, 0) + 1
         extra = []
@@ -174,7 +174,7 @@ class KLRLHF(FeaturePolicy):
         theta = bradley_terry_mle(np.concatenate([z, z2[extra]]), np.concatenate([y, y2[extra]]))
         return float(np.linalg.norm(theta))
 
-    def pair_guarantees(self, data: Dataset, data_prime: Dataset, relation: str) -> list[Guarantee]:
+    def pair_guarantees(self, data: Dataset, data_prime: Dataset, relation: Relation | str) -> list[Guarantee]:
         """The claims on D with B = the smallest admissible value for (D, D′) unless ``bound_b`` is set.
 
         Swap claims (Proposition 1 part 1: group privacy over the chain D → D ∪ {z′} → D′) take B
@@ -182,12 +182,12 @@ class KLRLHF(FeaturePolicy):
         (the relation is symmetric, so each covers the pair)."""
         try:
             b = self.bound_b if self.bound_b is not None else self.smallest_b(data, data_prime)
-            if relation == "swap" and self.bound_b is None:
+            if relation == Relation.SWAP and self.bound_b is None:
                 b = max(b, self._chain_b(data, data_prime))
         except MLEUndefined as exc:
             return self._not_applicable(relation, str(exc))
         on_d = self._claims(data, relation, b)
-        if relation != "swap":
+        if relation != Relation.SWAP:
             return on_d
         on_d_prime = self._claims(data_prime, relation, b)
         out = []
@@ -198,7 +198,7 @@ class KLRLHF(FeaturePolicy):
             out.append(g)
         return out
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
         """The claims on D; B = ``bound_b``, or ‖θ_MLE(D)‖ when unset (a pair needs pair_guarantees)."""
         try:
             b = self.bound_b if self.bound_b is not None else float(np.linalg.norm(self.fit(data)[0]))
@@ -206,8 +206,8 @@ class KLRLHF(FeaturePolicy):
             return self._not_applicable(relation, str(exc))
         return self._claims(data, relation, b)
 
-    def _ids(self, relation: str) -> list[tuple[str, str, str]]:
-        if relation == "label-flip":
+    def _ids(self, relation: Relation | str) -> list[tuple[str, str, str]]:
+        if relation == Relation.LABEL_FLIP:
             out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)")]
             if self.lambda0 is not None:
                 out.append(("kl-rlhf/thm3-label-approx", "printed",
@@ -217,33 +217,34 @@ class KLRLHF(FeaturePolicy):
                             f"KL paper, Corollary 3 (label DP, pure, k1 = {self.k1:g})"))
             return [*out, ("kl-rlhf/thm3-label-corrected", "corrected",
                            "dpaudit's corrected label bound (Theorem 3 repaired)")]
-        if relation == "add-remove":
+        if relation == Relation.ADD_REMOVE:
             out = [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)")]
             if self.lambda0 is not None:
                 out.append(("kl-rlhf/thm4-addremove-approx", "printed",
                             f"KL paper, Theorem 4, approximate part (lambda0 = {self.lambda0:g})"))
             return [*out, ("kl-rlhf/thm4-addremove-corrected", "corrected",
                            "dpaudit's corrected add/remove bound (Theorem 4 repaired)")]
-        if relation == "swap":
+        if relation == Relation.SWAP:
             return [("kl-rlhf/prop1-swap", "printed", "KL paper, Proposition 1 part 1 applied to Theorem 4 (2 eps0)"),
                     ("kl-rlhf/prop1-swap-corrected", "corrected",
                      "KL paper, Proposition 1 part 1 applied to dpaudit's corrected add/remove bound (2 eps_add/rm)")]
         return []
 
-    def _not_applicable(self, relation: str, why: str, only: str | None = None) -> list[Guarantee]:
+    def _not_applicable(self, relation: Relation | str, why: str, only: str | None = None) -> list[Guarantee]:
         return [Guarantee.not_applicable(why, relation=relation, source=src, claim_id=cid, kind=kind)
                 for cid, kind, src in self._ids(relation) if only is None or cid == only]
 
-    def _claims(self, data: Dataset, relation: str, b: float) -> list[Guarantee]:
+    def _claims(self, data: Dataset, relation: Relation | str, b: float) -> list[Guarantee]:
         z, _ = self.comparisons(data)
         _, sigma = self.fit(data)
         lam_min = float(np.linalg.eigvalsh(sigma)[0])
         m = lam_min - self.ridge
         n, d = len(z), sigma.shape[0]
         eta, beta0, ids = self.eta, self.beta0, self._ids(relation)
-        if m <= 0 or (relation in ("add-remove", "swap") and lam_min <= 1):
+        if m <= 0 or (relation in (Relation.ADD_REMOVE, Relation.SWAP) and lam_min <= 1):
+            floor = "lambda" if relation == Relation.LABEL_FLIP else "max(1, lambda)"
             return self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: the bound needs "
-                                        f"lambda_min > {'lambda' if relation == 'label-flip' else 'max(1, lambda)'}")
+                                        f"lambda_min > {floor}")
         lev = min(1.0, 2 / math.sqrt(m)) / math.sqrt(m)
         gamma_b = 1 / (2 + math.exp(2 * b) + math.exp(-2 * b))
         thm4_bracket = (1 + math.exp(2 * b)) * math.sqrt(lam_min) / m + 2 * beta0 / (lam_min - 1)
@@ -258,19 +259,20 @@ class KLRLHF(FeaturePolicy):
             "kl-rlhf/prop1-swap-corrected": (2 * add_rm, 0.0),
         }
         if self.lambda0 is not None:
+            lambda0 = self.lambda0  # a local keeps the None check's narrowing inside approx
             gamma_min = float(elliptical_norms(self.phi, sigma).min())
 
             def approx(eps: float) -> tuple[float, float]:
-                log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(self.lambda0))
+                log_delta = math.log(len(self.features)) + eps + beta0 / eta * (gamma_min - 1 / math.sqrt(lambda0))
                 return eps, 1.0 if log_delta >= 0 else math.exp(log_delta)
 
             values["kl-rlhf/thm3-label-approx"] = approx(
-                (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(self.lambda0) * m))
-            values["kl-rlhf/thm4-addremove-approx"] = approx(thm4_bracket / (eta * math.sqrt(self.lambda0)))
+                (2 + 2 * math.exp(2 * b)) * math.sqrt(lam_min) / (eta * math.sqrt(lambda0) * m))
+            values["kl-rlhf/thm4-addremove-approx"] = approx(thm4_bracket / (eta * math.sqrt(lambda0)))
         out = []
         note = f"B = {b:.6g}"
         for cid, kind, src in ids:
-            if cid == "kl-rlhf/cor3-label":
+            if cid == "kl-rlhf/cor3-label" and self.k1 is not None:  # _ids names it only with k1 set
                 need = self.ridge + n / (self.k1 * d)
                 if lam_min < need * (1 - 1e-12):
                     out += self._not_applicable(relation, f"lambda_min(Sigma_D) = {lam_min:.6g}: Corollary 3 needs "

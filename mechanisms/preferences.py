@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import check_positive, require
+from dpaudit.core import Relation, check_positive, require
 
 _TOL = 1e-9
 
@@ -129,9 +129,9 @@ class BradleyTerry(_BinaryComparison):
         x = self.features(data)
         return x.T @ x / max(len(x), 1)
 
-    def sensitivity(self, relation: str, n: int) -> float:
+    def sensitivity(self, relation: Relation | str, n: int) -> float:
         """Frobenius sensitivity of Σ_D: 4L²/n (zero-out), 4√2 L²/n (swap, orthogonal x ⊥ x′)."""
-        return 4 * self.L ** 2 / n * (math.sqrt(2) if relation == "swap" else 1.0)
+        return 4 * self.L ** 2 / n * (math.sqrt(2) if relation == Relation.SWAP else 1.0)
 
     def paper_sigma(self, epsilon: float, delta: float, n: int) -> float:
         """Algorithm 2: σ² = 64 log(1/δ) L⁴/(ε² n²)."""
@@ -181,9 +181,9 @@ class Trajectory(_BinaryComparison):
         flat = steps.reshape(-1, steps.shape[2])
         return flat.T @ flat / max(len(steps), 1)
 
-    def sensitivity(self, relation: str, n: int) -> float:
+    def sensitivity(self, relation: Relation | str, n: int) -> float:
         """4HL²/n (zero-out: H steps of norm 2L), 4√2 HL²/n (swap)."""
-        return 4 * self.H * self.L ** 2 / n * (math.sqrt(2) if relation == "swap" else 1.0)
+        return 4 * self.H * self.L ** 2 / n * (math.sqrt(2) if relation == Relation.SWAP else 1.0)
 
     def paper_sigma(self, epsilon: float, delta: float, n: int) -> float:
         """σ² = 64 log(1/δ) H⁴ L⁴/(ε² n²) (Lemma C.5 as printed)."""
@@ -283,7 +283,7 @@ class PlackettLuce:
         diff = (phi[:, j, :] - phi[:, k, :]).reshape(-1, phi.shape[2])
         return 2 * diff.T @ diff / (max(len(phi), 1) * self.K * (self.K - 1))
 
-    def sensitivity(self, relation: str, n: int) -> float:
+    def sensitivity(self, relation: Relation | str, n: int) -> float:
         """2K L²/((K−1) n) (zero-out) and √2 times that (swap); the paper's Lemma B.5 says 4K³L²/n.
 
         One record adds 2/(nK(K−1)) Σ_{j<k} (φ_j − φ_k)(φ_j − φ_k)ᵀ, a PSD matrix whose Frobenius
@@ -291,7 +291,7 @@ class PlackettLuce:
         the collinear record (v, …, v, −v, …, −v) with ‖v‖ = L attains it.  A swap replaces one PSD
         term by another, ‖A − B‖_F² ≤ ‖A‖_F² + ‖B‖_F², attained by orthogonal records."""
         worst = 2 * self.K * self.L ** 2 / ((self.K - 1) * n)
-        return worst * (math.sqrt(2) if relation == "swap" else 1.0)
+        return worst * (math.sqrt(2) if relation == Relation.SWAP else 1.0)
 
     def paper_sigma(self, epsilon: float, delta: float, n: int) -> float:
         """σ² = 64 log(1/δ) K⁶ L⁴/(ε² n²) (Lemma B.5 as printed)."""

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, check_positive, require
+from dpaudit.core import Guarantee, InputError, Relation, check_positive, require
 from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
 from dpaudit.neighbors.dataset import Dataset
 
@@ -236,8 +236,8 @@ class DPPG:
             transcript.append(theta)
         return np.hstack(transcript) if self.output == "transcript" else theta
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        if relation != "user-level":
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        if relation != Relation.USER_LEVEL:
             return []
         conv = ("|A| <= R (advantage clipped)" if self.convention == "advantage" else "rewards in [-R, R]")
         claims = [("po/dp-pg", f"{SLIDES}, Theorem 1 (DP-PG), sigma^2 = 16 log(1.25/delta) R^2 G^2/(m^2 eps^2); "
@@ -275,6 +275,18 @@ class CandidateExponentialMechanism:
     Subclasses (frozen dataclasses with ``epsilon``) define ``loss(data)``, ``scale`` and
     ``_claim(relation)``; the output distribution is exact, so the pair loss is too."""
 
+    epsilon: float  # the subclass's field, declared for the type checker (an annotation, not a field)
+
+    @property
+    def scale(self) -> float:
+        raise NotImplementedError
+
+    def loss(self, data: Dataset) -> np.ndarray:
+        raise NotImplementedError
+
+    def _claim(self, relation: Relation | str) -> Guarantee:
+        raise NotImplementedError
+
     @per_dataset
     def output_distribution(self, data: Dataset) -> np.ndarray:
         return np.exp(log_softmax(-self.epsilon * self.loss(data) / self.scale))
@@ -282,8 +294,8 @@ class CandidateExponentialMechanism:
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         return sample_categorical(self.output_distribution(data), size, rng)
 
-    def guarantees(self, data: Dataset, relation: str) -> list[Guarantee]:
-        return [self._claim(relation)] if relation == "user-level" else []
+    def guarantees(self, data: Dataset, relation: Relation | str) -> list[Guarantee]:
+        return [self._claim(relation)] if relation == Relation.USER_LEVEL else []
 
 
 @dataclass(frozen=True)
@@ -321,7 +333,7 @@ class DPNPG(CandidateExponentialMechanism):
         grads = self.env.grad_log(pi, prompts, y[None, :])[:, 0, :].T    # (m, d)
         return ((grads @ np.asarray(self.candidates).T - adv[:, None]) ** 2).sum(axis=0)
 
-    def _claim(self, relation: str) -> Guarantee:
+    def _claim(self, relation: Relation | str) -> Guarantee:
         source = f"{SLIDES}, Algorithm 5 (DP-NPG, PrivLS exponential mechanism)"
         w = np.asarray(self.candidates)
         limit = self.reward_bound / self.env.G
@@ -367,7 +379,7 @@ class DPREBEL(CandidateExponentialMechanism):
         residual = ratio / self.rebel_eta - (rewards[rows, y] - rewards[rows, yp])[None, :]
         return np.minimum(residual ** 2, self.clip).sum(axis=1)
 
-    def _claim(self, relation: str) -> Guarantee:
+    def _claim(self, relation: Relation | str) -> Guarantee:
         return Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                          source="dpaudit's DP-REBEL: the exponential mechanism over a finite "
                                 "Theta with the clipped REBEL residual", claim_id="po/dp-rebel")

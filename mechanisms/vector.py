@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, check_positive, require
+from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.neighbors.dataset import Dataset
 
 ABOVE, BELOW, ABORTED = 1, 0, -1  # the sparse vector's answers
@@ -110,7 +110,7 @@ class SparseVector:
             seen += by_query[i]
         return out.T
 
-    def guarantees(self, data: object, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: object, relation: Relation | str) -> list[Guarantee]:
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=self.source,
                           claim_id=self.claim_id)]
 
@@ -203,7 +203,7 @@ class NoisyMax:
     def sample(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
         return np.argmax(self.noisy_answers(data, size, rng), axis=1).astype(np.int64)
 
-    def guarantees(self, data: object, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: object, relation: Relation | str) -> list[Guarantee]:
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation, source=self.source,
                           claim_id=self.claim_id)]
 
@@ -229,6 +229,6 @@ class NoisyHistogram:
         out += h
         return out
 
-    def guarantees(self, data: object, relation: str) -> list[Guarantee]:
+    def guarantees(self, data: object, relation: Relation | str) -> list[Guarantee]:
         return [Guarantee(epsilon=self.epsilon, delta=0.0, relation=relation,
                           source="Dwork & Roth (2014), Theorem 3.6", claim_id="classic/noisy-histogram")]

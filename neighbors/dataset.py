@@ -10,9 +10,11 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from dpaudit.core import InputError, require
 
@@ -41,10 +43,12 @@ class Dataset:
 
     columns: Mapping[str, np.ndarray] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
-        require(isinstance(self.columns, Mapping), "dataset", self.columns,
+    # Written out (dataclass keeps a class's own __init__) so that the argument may be any array-like
+    # per column (lists included) while the field, once frozen, holds read-only arrays.
+    def __init__(self, columns: Mapping[str, ArrayLike] = MappingProxyType({})) -> None:
+        require(isinstance(columns, Mapping), "dataset", columns,
                 "must be a mapping from column name to values")
-        frozen = {str(k): _freeze(str(k), v) for k, v in self.columns.items()}
+        frozen = {str(k): _freeze(str(k), v) for k, v in columns.items()}
         lengths = {k: len(v) for k, v in frozen.items()}
         require(len(set(lengths.values())) <= 1, "dataset column lengths", lengths,
                 "every column must have one entry per record")

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.core import RELATIONS, require
+from dpaudit.core import RELATIONS, Relation, require
 from dpaudit.neighbors.dataset import Dataset
 
 
@@ -62,19 +62,19 @@ def label_flip(base: Dataset, column: str = "label") -> Iterator[Pair]:
                    f"flip {column} of record {i} {_fmt(base.record(i))}: {y} -> {1 - y}", "label-flip")
 
 
-def neighbours(relation: str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
+def neighbours(relation: Relation | str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
                label_column: str = "label", feature_columns: Iterable[str] = ()) -> Iterator[Pair]:
     """Pairs of ``base`` under ``relation`` (add-remove, swap, label-flip, or zero-out of
     ``feature_columns``)."""
-    require(relation in ("add-remove", "swap", "label-flip", "zero-out"), "relation", relation,
-            "neighbours can be enumerated for add-remove, swap, label-flip and zero-out")
-    if relation == "zero-out":
+    require(relation in (Relation.ADD_REMOVE, Relation.SWAP, Relation.LABEL_FLIP, Relation.ZERO_OUT), "relation",
+            relation, "neighbours can be enumerated for add-remove, swap, label-flip and zero-out")
+    if relation == Relation.ZERO_OUT:
         require(bool(tuple(feature_columns)), "feature_columns", feature_columns,
                 "zero-out needs the feature columns to zero")
         return zero_out(base, feature_columns)
-    if relation == "add-remove":
+    if relation == Relation.ADD_REMOVE:
         return add_remove(base, candidates)
-    if relation == "swap":
+    if relation == Relation.SWAP:
         return swap(base, candidates)
     return label_flip(base, label_column)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.core import InputError, require
+from dpaudit.core import InputError, Relation, require
 from dpaudit.neighbors.dataset import Dataset
 from dpaudit.neighbors.relations import Pair, _fmt
 
@@ -57,6 +57,7 @@ def worst_pair(mechanism, pairs: Iterable[Pair], loss: Loss) -> SearchResult:
             best = (pair, value)
     require(best is not None, "pairs", f"({skipped} skipped)",
             "need at least one pair on which the mechanism is defined")
+    assert best is not None  # require raised otherwise: narrows the type for the checker
     return SearchResult(best[0], best[1], evaluated, skipped)
 
 
@@ -92,15 +93,17 @@ def sphere_search(score: Callable[[np.ndarray], float | None], start: np.ndarray
     return best_v, best
 
 
-def search_feature_pairs(mechanism, base: Dataset, relation: str, make_record: Callable[[np.ndarray, Any], Mapping],
-                         extras: Sequence[Any], directions: Sequence[np.ndarray], loss: Loss,
-                         rng: np.random.Generator, refine_steps: int = 200) -> SearchResult:
+def search_feature_pairs(mechanism, base: Dataset, relation: Relation | str,
+                         make_record: Callable[[np.ndarray, Any], Mapping], extras: Sequence[Any],
+                         directions: Sequence[np.ndarray], loss: Loss, rng: np.random.Generator,
+                         refine_steps: int = 200) -> SearchResult:
     """Worst add/remove or swap pair with records ``make_record(direction, extra)``.
 
     Scores every removal (add/remove), every candidate addition or replacement built from
     ``directions`` × ``extras``, then refines the best candidate's direction on the sphere.
     """
-    require(relation in ("add-remove", "swap"), "relation", relation, "feature search covers add-remove and swap")
+    require(relation in (Relation.ADD_REMOVE, Relation.SWAP), "relation", relation,
+            "feature search covers add-remove and swap")
     indices = base.unique_records()
 
     def build(v: np.ndarray, extra: Any, i: int | None) -> Pair:
@@ -109,22 +112,25 @@ def search_feature_pairs(mechanism, base: Dataset, relation: str, make_record: C
             return Pair(base, base.add(rec), f"add record {_fmt(rec)}", relation)
         return Pair(base, base.replace(i, rec), f"replace record {i} {_fmt(base.record(i))} by {_fmt(rec)}", relation)
 
-    slots = [None] if relation == "add-remove" else indices
+    slots = [None] if relation == Relation.ADD_REMOVE else indices
     pairs = [build(v, e, i) for i in slots for e in extras for v in directions]
-    if relation == "add-remove":
+    if relation == Relation.ADD_REMOVE:
         pairs += [Pair(base, base.remove(i), f"remove record {i} {_fmt(base.record(i))}", relation) for i in indices]
     result = worst_pair(mechanism, pairs, loss)
     # Refine the best candidate of each (slot, extra) family whose start is the best of its family.
     best = result
     for i in slots:
         for e in extras:
-            family = [(v, _pair_loss(mechanism, build(v, e, i), loss)) for v in directions]
-            family = [(v, s) for v, s in family if s is not None]
+            scored = [(v, _pair_loss(mechanism, build(v, e, i), loss)) for v in directions]
+            family = [(v, s) for v, s in scored if s is not None]
             if not family:
                 continue
             start = max(family, key=lambda t: t[1])[0]
-            v, value = sphere_search(lambda u, e=e, i=i: _pair_loss(mechanism, build(u, e, i), loss), start, rng,
-                                     steps=refine_steps)
+
+            def score(u: np.ndarray, e: Any = e, i: int | None = i) -> float | None:
+                return _pair_loss(mechanism, build(u, e, i), loss)
+
+            v, value = sphere_search(score, start, rng, steps=refine_steps)
             if value > best.loss:
                 best = SearchResult(build(v, e, i), value, best.evaluated, best.skipped)
     return best

@@ -10,7 +10,7 @@ from dpaudit.core import require
 from dpaudit.neighbors.dataset import Dataset
 
 
-def bandit_log(arm_rewards: Sequence[Sequence[float]]) -> Dataset:
+def bandit_log(arm_rewards: Sequence[Sequence[float] | np.ndarray]) -> Dataset:
     """A bandit log from the rewards observed on each arm: arm ``a`` gets ``arm_rewards[a]``."""
     actions = np.concatenate([np.full(len(r), a, dtype=np.int64) for a, r in enumerate(arm_rewards)])
     rewards = np.concatenate([np.asarray(r, dtype=float) for r in arm_rewards])
@@ -31,7 +31,7 @@ def bandit_candidates(n_actions: int, reward_range: float = 1.0) -> list[dict]:
 MAX_VOTE_SCORES = 1 << 25  # votes x options a dataset may hold (256 MiB of float64 scores)
 
 
-def votes(counts: Sequence[int]) -> Dataset:
+def votes(counts: Sequence[float]) -> Dataset:
     """Score rows for the exponential mechanism: a vote for option j scores +1 on j, −1 elsewhere.
 
     The utility is non-monotone (adding a vote lowers the other options), which is where

@@ -45,11 +45,11 @@ def guesses_curve(scores: np.ndarray, secret: np.ndarray, *, delta: float, alpha
                   ks: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(r, ε_LB at r = 2k guesses, k₊ = k₋ = k) for each k: exploratory, see the module docstring."""
     m = scores.size
-    if ks is None:
-        ks = np.unique(np.round(np.geomspace(1, max(m // 2, 1), POINTS)).astype(int))
-    rs = np.array([2 * k for k in ks])
+    chosen: Sequence[int] | np.ndarray = (
+        ks if ks is not None else np.unique(np.round(np.geomspace(1, max(m // 2, 1), POINTS)).astype(int)))
+    rs = np.array([2 * k for k in chosen])
     eps = np.array([epsilon_lower(m, 2 * k, counts(scores, secret, int(k), int(k)), delta=delta, alpha=alpha)
-                    for k in ks])
+                    for k in chosen])
     return rs, eps
 
 

@@ -7,18 +7,22 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 from PIL import Image
 from scipy.stats import norm
 
 from dpaudit.reports.text import fmt
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 RED, GREEN, GREY, BLUE, ORANGE = "#c0392b", "#1e8449", "#7f8c8d", "#1f4e79", "#d68910"
 COLOURS = ("#1f4e79", "#d68910", "#1e8449", "#8e44ad", "#c0392b", "#16a085", "#7f8c8d", "#b7950b")
@@ -28,9 +32,10 @@ DPI = 150
 WIDTH = 7.0  # inches: within the text frame's width (7.008 in), so a figure is never scaled down
 MIN_POINTS = 7  # the smallest text of a figure as printed (the report's smallest text, as its tables')
 MIN_LOOKS = 3  # a convergence plot needs at least this many looks to show a trend
-STYLE = {"font.family": "DejaVu Sans", "font.size": MIN_POINTS, "axes.titlesize": 8, "axes.titleweight": "bold",
-         "axes.labelsize": MIN_POINTS, "xtick.labelsize": MIN_POINTS, "ytick.labelsize": MIN_POINTS,
-         "legend.fontsize": MIN_POINTS, "axes.unicode_minus": False}
+STYLE: dict[RcKeyType, Any] = {
+    "font.family": "DejaVu Sans", "font.size": MIN_POINTS, "axes.titlesize": 8, "axes.titleweight": "bold",
+    "axes.labelsize": MIN_POINTS, "xtick.labelsize": MIN_POINTS, "ytick.labelsize": MIN_POINTS,
+    "legend.fontsize": MIN_POINTS, "axes.unicode_minus": False}
 Figure = tuple[bytes, float, float]
 
 
@@ -109,8 +114,10 @@ def _png(fig: plt.Figure, width: float, height: float) -> Figure:
     """The figure as a palette PNG: plots have few colours, and 128 of them keep anti-aliased edges
     while the file is about a third of the RGB one (the report embeds a dozen figures)."""
     fig.set_dpi(DPI)
-    fig.canvas.draw()
-    rgb = np.asarray(fig.canvas.buffer_rgba())[..., :3]
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)  # matplotlib.use("Agg") above: pyplot's figures draw on Agg
+    canvas.draw()
+    rgb = np.asarray(canvas.buffer_rgba())[..., :3]
     plt.close(fig)
     image = Image.fromarray(rgb).quantize(colors=128, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     buffer = io.BytesIO()

@@ -21,6 +21,7 @@ from scipy.special import expit
 from dpaudit.catalog.classic import categorical_reference
 from dpaudit.catalog.family import BenchCase, Family, Scenario, entry
 from dpaudit.catalog.kl_claims import CLAIMS, DOCUMENTS
+from dpaudit.core import Relation
 from dpaudit.engine.exact import pure_epsilon
 from dpaudit.mechanisms.kl_bandits import KLBandit
 from dpaudit.mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
@@ -37,10 +38,10 @@ def _kl_log() -> Dataset:
     return bandit_log([[1.0, 0.0, 0.0, 0.0], np.round(rng.uniform(0, 1, 20), 3), np.round(rng.uniform(0, 1, 30), 3)])
 
 
-def _kl_search(mechanism: KLBandit, relation: str) -> Pair:
+def _kl_search(mechanism: KLBandit, relation: Relation | str) -> Pair:
     base = _kl_log()
     cands = bandit_candidates(mechanism.n_actions, mechanism.reward_range)
-    pairs = add_remove(base, cands) if relation == "add-remove" else swap(base, cands)
+    pairs = add_remove(base, cands) if relation == Relation.ADD_REMOVE else swap(base, cands)
     return worst_pair(mechanism, pairs, pure_epsilon).pair
 
 
@@ -48,7 +49,7 @@ def _linear_random() -> tuple[KLLinearBandit, Pair]:
     """A random linear-bandit log (d = 2, n = 30) and its worst add/remove pair by feature search."""
     rng = np.random.default_rng(7)
     log = linear_log(unit_vectors(30, 2, rng), np.round(rng.uniform(0, 1, 30), 3))
-    feats = unit_vectors(4, 2, np.random.default_rng(8))
+    feats = tuple(map(tuple, unit_vectors(4, 2, np.random.default_rng(8)).tolist()))  # the field's frozen form
     probe = KLLinearBandit(feats, ridge=2.0, beta0=0.2, eta=0.1)
     sigma, theta = probe.statistics(log)
     lam_min = float(np.linalg.eigvalsh(sigma)[0])

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dpaudit.core import Claim, Guarantee
+from dpaudit.core import Claim, Guarantee, Relation
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
 from dpaudit.mechanisms.dpsgd import DPSGD
@@ -90,7 +90,7 @@ def mechanism_name(design: CanaryDesign) -> str:
 
 
 def _describe_pair(design: CanaryDesign, runs: int) -> str:
-    unit = "canary users" if design.relation == "user-level" else "canaries"
+    unit = "canary users" if design.relation == Relation.USER_LEVEL else "canaries"
     return (f"{design.m} {unit}, each in with probability 1/2 ({design.relation})"
             + (f", {runs} training runs" if runs > 1 else ""))
 
@@ -121,7 +121,7 @@ class OneRunScenario:
     def _record(self, check: OneRunClaimCheck) -> dict[str, Any]:
         r, c, info = self.result, check.claim, self._info(check)
         curve = isinstance(c, CurveClaim)
-        if curve:
+        if isinstance(c, CurveClaim):  # (not `if curve`: the checker narrows c only on the isinstance itself)
             delta = c.delta if c.family == "approx-dp" else None
             # the claim kinds are the registry's: a reference curve is "tight", a corrected one "corrected"
             kind = {"reference": "tight", "corrected": "corrected"}.get(info.status if info else "", "printed")
@@ -156,7 +156,7 @@ class OneRunScenario:
                        "rule": r.rule, "correction": r.rule.get("correction"), "alpha": r.alpha,
                        "secret_sha256": r.secret_sha256, "assumes": r.premise,
                        "claim_type": "curve" if curve else "epsilon-delta",
-                       "curve": c.to_dict() if curve else None,
+                       "curve": c.to_dict() if isinstance(c, CurveClaim) else None,
                        "gdp_mu_lower": r.to_dict()["gdp_mu_lower"],
                        "tests": [t.to_dict() for t in r.tests],
                        "family_rejection": None if self.family_rejection is None else self.family_rejection.to_dict()},

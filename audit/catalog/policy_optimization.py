@@ -116,14 +116,16 @@ def scenarios() -> list[Scenario]:
                               "premise; the rounds compose (the tight curve holds)",
                         claims=tight_claims(mech, pair.d)))
     base = batch()
-    for name, mech, expect in (("po-dp-npg", npg(), "pass"), ("po-dp-npg-unenforced", npg(False), "not-applicable"),
-                               ("po-dp-rebel", rebel(), "pass")):
+    candidate_mechs: tuple[tuple[str, DPNPG | DPREBEL, str], ...] = (
+        ("po-dp-npg", npg(), "pass"), ("po-dp-npg-unenforced", npg(False), "not-applicable"),
+        ("po-dp-rebel", rebel(), "pass"))
+    for name, candidate_mech, expect in candidate_mechs:
         pairs = [Pair(base, base.replace(i, c), f"replace user {i} by {c}", "user-level")
                  for i in range(len(base)) for c in user_candidates()]
-        pair = worst_pair(mech, pairs, pure_epsilon).pair
+        pair = worst_pair(candidate_mech, pairs, pure_epsilon).pair
         cid = "po/dp-rebel" if name == "po-dp-rebel" else "po/dp-npg"
-        out.append(Scenario(name, mech, pair, {cid: expect},
-                            about=f"{mech.name} on one round's batch, worst user swap"))
+        out.append(Scenario(name, candidate_mech, pair, {cid: expect},
+                            about=f"{candidate_mech.name} on one round's batch, worst user swap"))
     return out
 
 
@@ -151,7 +153,7 @@ def dp_pg_rounds(seed: int = 0, runs: int = 10_000, rounds: int = 10, loop_runs:
     """DP-PG rounds per second (d = 8, m = 64, 4 responses): all runs as arrays, against a plain
     loop over runs (one run per call) measured in the same run."""
     rng = np.random.default_rng(seed)
-    env = PolicyEnv(features=rng.normal(size=(16, 4, 8)) / 4)
+    env = PolicyEnv(features=tuple(rng.normal(size=(16, 4, 8)) / 4))  # the field is a tuple (of 16 arrays here)
     mech = DPPG(env, m=64, T=rounds, epsilon=1.0, delta=1e-5)
     data = Dataset({"prompt": rng.integers(0, 16, 64 * rounds), "reward": rng.uniform(-1, 1, (64 * rounds, 4))})
     _, batched = timed(lambda: mech.sample(data, runs, rng))

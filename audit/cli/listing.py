@@ -72,8 +72,8 @@ def _list_all(width: int = 100) -> str:
     entries = [(entry, family.name) for family in catalog.families() for entry in family.mechanisms]
     name_w = max(len(e.name) for e, _ in entries)
     family_w = max(len(f) for _, f in entries)
-    for entry, family in entries:
-        head = f"  {entry.name:{name_w}}  {family:{family_w}}  "
+    for entry, family_name in entries:
+        head = f"  {entry.name:{name_w}}  {family_name:{family_w}}  "
         out.append(head + textwrap.shorten(entry.about, width=max(20, width - len(head)), placeholder=" …"))
     out.append("Families (a third-party one joins through the dpaudit.families entry point):")
     for family in catalog.families():

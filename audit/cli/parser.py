@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import NoReturn
 
 from dpaudit.engine.paths import path_problem
 
@@ -45,7 +46,7 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse would print usage and exit 2 itself
+    def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
         raise UsageError(message)
 
 

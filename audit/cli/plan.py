@@ -272,14 +272,14 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
                                "model": model.to_dict(), "claims": [p.to_dict() for p in plans], "target": None}
     if target is not None:
         found = plan_canaries(target, delta=delta, confidence=args.confidence, model=model)
-        runs = plan_canaries(target, delta=delta, confidence=args.confidence, model=model,
+        at_m = plan_canaries(target, delta=delta, confidence=args.confidence, model=model,
                              canaries_per_run=design.m)
         lines.append(f"  target eps_lower >= {target:g} at delta {delta:g}: "
-                     + (f"{found.describe()}; at m = {design.m}: {runs.runs if runs else '?'} run(s)" if found
+                     + (f"{found.describe()}; at m = {design.m}: {at_m.runs if at_m else '?'} run(s)" if found
                         else "out of reach under the model"))
         needs.append(found.m if found else None)
         payload["target"] = {"epsilon": target, "delta": delta, "canaries": found.m if found else None,
-                             "runs_of_design_m": runs.runs if runs else None,
+                             "runs_of_design_m": at_m.runs if at_m else None,
                              "rule": found.rule.to_dict() if found else None}
     if not needs:
         lines.append("  no claim is expected refuted: give --epsilon E for the canaries a target eps_lower needs")

@@ -16,7 +16,7 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
-from dpaudit.catalog.onerun import mechanism_name
+from dpaudit.catalog.onerun import OneRunScenario, mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
     UsageError,
@@ -43,7 +43,7 @@ from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
-from dpaudit.engine.results import dumps, envelope
+from dpaudit.engine.results import AuditResult, dumps, envelope
 from dpaudit.neighbors import Pair
 from dpaudit.onerun.designs.suite import left_out
 from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
@@ -349,7 +349,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         return doc
 
     try:
-        results = []
+        results: list[AuditResult | OneRunScenario] = []
         for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
             # progress is labelled by scenario, with an overall line of scenarios done
             here = dataclasses.replace(execution, label=printable(sc.name), position=(index, len(plan.scenarios)))
@@ -358,15 +358,15 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             space = plan.searches[index] if plan.searches else None
             try:
                 if space is not None:  # the pilot chooses the pair, the audit runs on fresh samples
-                    results.append(search.search_pair(
+                    result = search.search_pair(
                         sc.mechanism, space, samples=budget, deltas=st.deltas, confidence=st.confidence,
                         seed=st.seed, claims=claims, expected=sc.expected, events=st.events,
-                        sequential=st.sequential, context=context))
+                        sequential=st.sequential, context=context)
                 else:
-                    results.append(audit_mechanism(
+                    result = audit_mechanism(
                         sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
                         confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
-                        expected=sc.expected, events=st.events, sequential=st.sequential, context=context))
+                        expected=sc.expected, events=st.events, sequential=st.sequential, context=context)
             except InputError as exc:  # which scenario it was: a config may hold many
                 raise InputError(f"scenario {sc.name!r}: {exc}") from None
             except runner.MechanismError as exc:
@@ -374,7 +374,8 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
             # one mechanism or a config scenario without `expected`: the registry's errata are expected
             # refutations (a suite's scenarios state their own expectations)
             if suite is None and not sc.expected and is_builtin(sc.mechanism):
-                results[-1] = with_registry_expectations(results[-1], registry)
+                result = with_registry_expectations(result, registry)
+            results.append(result)
             if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
                 break
             if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report

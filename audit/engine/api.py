@@ -17,7 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.core import EXPECTATIONS, RELATIONS, Claim, Guarantee, InputError, check_nonnegative, is_real, require
+from dpaudit.core import (
+    EXPECTATIONS,
+    RELATIONS,
+    Claim,
+    Guarantee,
+    InputError,
+    Relation,
+    check_nonnegative,
+    is_real,
+    require,
+)
 from dpaudit.engine import exact, runner
 from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views, unmeasured
 from dpaudit.engine.execution import Execution
@@ -212,7 +222,7 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
 
 def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_000_000,
                     deltas: Sequence[float] | None = None, confidence: float = 0.95, seed: int = 0,
-                    n_jobs: int = 1, relation: str = "add-remove", claims: Iterable[Guarantee] | None = None,
+                    n_jobs: int = 1, relation: Relation | str = "add-remove", claims: Iterable[Guarantee] | None = None,
                     epsilon: float | None = None, delta: float | None = None,
                     expected: Mapping[str, str] | None = None, discrete: bool | None = None,
                     events: str | Sequence[str] = "auto", sequential: bool = False, progress: bool = False,

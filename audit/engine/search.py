@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from dpaudit.core import RELATIONS, Guarantee, InputError, check_positive, require
+from dpaudit.core import RELATIONS, Guarantee, InputError, Relation, check_positive, require
 from dpaudit.engine.api import RunContext, audit_mechanism, stopped_result
 from dpaudit.engine.estimate import check_confidence, check_deltas, check_outputs, resolve_views, unmeasured
 from dpaudit.engine.finalists import best_finalist
@@ -267,7 +267,7 @@ class RecordSpace:
 SPEC_FORMS = "queries:DIM (vectors of DIM query answers) or records (neighbours of the --data records)"
 
 
-def space_from_spec(spec: Any, relation: str, base: Dataset | None, where: str = "search"
+def space_from_spec(spec: Any, relation: Relation | str, base: Dataset | None, where: str = "search"
                     ) -> QueryVectors | RecordSpace:
     """The space named by ``python -m audit run --search SPEC`` or a config scenario's ``search = SPEC``.
 

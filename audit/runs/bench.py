@@ -235,8 +235,8 @@ def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = F
     tight = []
     for t in (_once(t) for f in chosen for t in f.tightness()):
         n = samples if quick else t.samples
-        r, secs = timed(lambda t=t, n=n: audit_mechanism(t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
-                                                         deltas=t.deltas, relation=t.pair.relation))
+        r, secs = timed(functools.partial(audit_mechanism, t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
+                                          deltas=t.deltas, relation=t.pair.relation))
         row = {"audit": t.label, "samples_per_side": n, "epsilon_true": t.epsilon_true,
                "epsilon_lower": r.epsilon_lower, "tightness": r.epsilon_lower / t.epsilon_true, "seconds": secs}
         if t.ceiling is not None:

@@ -60,6 +60,7 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ import numpy as np
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
-from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError, did_you_mean, whole_number
+from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError, Relation, did_you_mean, whole_number
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
@@ -123,7 +124,7 @@ class Plan:
     onerun: list[CanaryDesign] = field(default_factory=list)
 
 
-def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: str,
+def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: Relation | str,
                     **fields: Any) -> Scenario:
     """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
     space's base twice, or the zero query vector twice) that names the space for records,
@@ -135,7 +136,7 @@ def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace
 _fail = fail
 
 
-def _table(value: Any, path: str, allowed: set[str], required: set[str] = frozenset()) -> dict:
+def _table(value: Any, path: str, allowed: AbstractSet[str], required: AbstractSet[str] = frozenset()) -> dict:
     if not isinstance(value, Mapping):
         _fail(path, value, "must be a table")
     for key in value:
@@ -173,7 +174,7 @@ def _number(value: Any, path: str, low: float, high: float, high_open: bool = Tr
 def _settings(raw: Any) -> RunSettings:
     run = _table(raw, "run", RUN_KEYS)
     s = RunSettings()
-    out = {}
+    out: dict[str, Any] = {}  # RunSettings' fields, each of its own type
     if "samples" in run:
         out["samples"] = _int(run["samples"], "run.samples", 100)
     if "seed" in run:
@@ -338,7 +339,7 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
         raise InputError(f"config: {path}: {exc}") from None
 
 
-def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> Pair:
+def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: Relation | str) -> Pair:
     nb = _table(raw, path, {"remove", "add", "replace", "flip", "search"})
     if len(nb) != 1:
         _fail(path, raw, "needs exactly one of remove, add, replace, flip, search")
@@ -372,7 +373,7 @@ def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: str) -> 
         _fail(f"{path}.{kind}", value, f"cannot build the neighbour ({type(exc).__name__}: {exc})")
 
 
-def _claims(raw: Any, path: str, relation: str) -> list[Guarantee] | None:
+def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | None:
     if raw is None:
         return None
     if not isinstance(raw, list):
@@ -431,7 +432,8 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     settings = _settings(top.get("run", {}))
     if not isinstance(top["scenario"], list) or not top["scenario"]:
         _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
-    scenarios, claims, names, searches, designs = [], [], set(), [], []
+    scenarios, claims, names, designs = [], [], set(), []
+    searches: list[QueryVectors | RecordSpace | None] = []
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
@@ -465,18 +467,19 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
             if verdict not in EXPECTATIONS:
                 _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(EXPECTATIONS)}")
         factor = _number(sc.get("samples_factor", 1), f"{p}.samples_factor", 1e-3, 1e4)
-        fields = {"expected": expected, "samples_factor": factor, "about": str(sc.get("about", ""))}
+        about = str(sc.get("about", ""))
         if "search" in sc:
             try:
                 space = space_from_spec(sc["search"], relation, base, f"{p}.search")
             except InputError as exc:
                 raise InputError(f"config: {exc}") from None
-            scenarios.append(search_scenario(name, mechanism, space, relation, **fields))
+            scenarios.append(search_scenario(name, mechanism, space, relation, expected=expected,
+                                             samples_factor=factor, about=about))
             searches.append(space)
         else:
             assert base is not None  # a [scenario.neighbour] needs [scenario.data], checked above
             pair = _pair(sc["neighbour"], f"{p}.neighbour", base, mechanism, relation)
-            scenarios.append(Scenario(name, mechanism, pair, **fields))
+            scenarios.append(Scenario(name, mechanism, pair, expected=expected, samples_factor=factor, about=about))
             searches.append(None)
         claims.append(_claims(sc.get("claim"), f"{p}.claim", relation))
     return Plan(settings, scenarios, claims, source={"config": str(path), **raw},

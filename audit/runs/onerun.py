@@ -46,7 +46,7 @@ import numpy as np
 
 from dpaudit.catalog.onerun import OneRunScenario, run_design
 from dpaudit.catalog.onerun import _family_rejection as family_rejection
-from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError
+from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
@@ -341,7 +341,7 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
             fail(f"{p}.expected.{cid}", verdict, f"names no claim of the scenario (its claims: {', '.join(ids)})")
         if verdict not in EXPECTATIONS or verdict == "exact-violation":
             fail(f"{p}.expected.{cid}", verdict, "must be one of pass, violation, not-applicable")
-    canaries = [[j] for j in range(m)] if relation == "user-level" else list(range(m))
+    canaries = [[j] for j in range(m)] if relation == Relation.USER_LEVEL else list(range(m))
     return RunsDesign(name=sc["name"], mechanism=mechanism, canaries=canaries, scorer=scorer, claims=tuple(claims),
                       rule=rule, relation=relation, deltas=deltas, expected=dict(expected),
                       description=str(sc.get("about", "")), runs=runs)
