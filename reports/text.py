@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, outcome
+from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, caught_words, doubles_words, outcome
 from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
 
 WIDTH = 100  # the default table's width: a terminal's, with room
@@ -95,7 +95,8 @@ def curve_note(r: dict[str, Any]) -> str | None:
 
 def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, width: int = WIDTH) -> str:
     """One header line per scenario, then one line per claim: claim, δ, ε_claim, ε_lower, ε_exact,
-    the finding; an outcome other than ok, and the value views' verdict, on a line under it.
+    the finding; an outcome other than ok, the value views' verdict, and for a claim that holds what
+    the audit could have caught (the record's ``detectable``), on lines under it.
     Columns are dropped (samples, ε_exact, δ) and the claim id clipped until a line fits ``width``."""
     records = printable_all(records)
     sequential = any(r.get("sequential") for r in records)
@@ -146,6 +147,9 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
         vv = value_views_note(r)
         if vv:
             notes.append(vv)
+        caught = caught_words(r.get("detectable"), r.get("epsilon_claim"), model=False)
+        if caught:
+            notes.append(caught)
         event = r.get("event") or {}
         if witness and event.get("witness"):
             notes.append(f"witness: {event['witness']}")
@@ -183,6 +187,9 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
             extra.append(r["premise"])
         if value_views_note(r):
             extra.append(value_views_note(r))
+        caught = caught_words(r.get("detectable"), r.get("epsilon_claim"))
+        if caught:
+            extra.append(caught)
         event = r.get("event") or {}
         if witness and event.get("witness"):
             extra.append(f"witness: {event['witness']}")

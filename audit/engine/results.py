@@ -186,8 +186,9 @@ def detectable_dict(d: detect.Detectable | None) -> dict[str, Any] | None:
     return {"epsilon": jsonable(d.epsilon), "samples_for_twice": d.samples_for_twice, "model": d.model}
 
 
-def caught_words(d: dict[str, Any] | None, epsilon_claim: Any) -> str | None:
-    """A holding claim's ``detectable`` in words: what this audit would have refuted 9 times in 10."""
+def caught_words(d: dict[str, Any] | None, epsilon_claim: Any, model: bool = True) -> str | None:
+    """A holding claim's ``detectable`` in words: what this audit would have refuted 9 times in 10,
+    with its model unless ``model`` is False (a table's note; the JSON and the wide table keep it)."""
     if not d:
         return None
     eps = d["epsilon"]
@@ -197,7 +198,7 @@ def caught_words(d: dict[str, Any] | None, epsilon_claim: Any) -> str | None:
         head = f"could have caught: a leak of eps >= {float(eps):.4g}, 9 times in 10"
     if d["samples_for_twice"] is not None and isinstance(epsilon_claim, (int, float)):
         head += f"; eps = {2 * epsilon_claim:.4g} (twice the claim) needs {d['samples_for_twice']:,} samples per side"
-    return f"{head} (model: {d['model']})"
+    return f"{head} (model: {d['model']})" if model else head
 
 
 def two_verdicts(c: ClaimCheck) -> str:
@@ -355,7 +356,7 @@ class AuditResult:
     def _caught_sentences(self, most: int = 3) -> list[str]:
         """"Could have caught" for the tightest holding point of the first ``most`` claims that hold."""
         found = dict(zip(map(id, self.claims), self.detectable, strict=True))
-        out = []
+        out: list[str] = []
         for cid, checks in self._claim_groups():
             held = [c for c in checks if found[id(c)] is not None]
             if held and len(out) < most:
