@@ -67,6 +67,11 @@ def value_views_note(r: dict[str, Any]) -> str | None:
             + (f". {fix}" if fix else ""))
 
 
+def caught_note(r: dict[str, Any], model: bool = True) -> str | None:
+    """What a claim that holds could have caught (the record's ``detectable``), in words; None otherwise."""
+    return caught_words(r.get("detectable"), r.get("epsilon_claim"), model=model)
+
+
 def onerun_words(r: dict[str, Any]) -> str | None:
     """What a one-run record's scenario played: the counts, the canaries and the rule."""
     info = r.get("onerun")
@@ -147,12 +152,12 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
         vv = value_views_note(r)
         if vv:
             notes.append(vv)
-        caught = caught_words(r.get("detectable"), r.get("epsilon_claim"), model=False)
-        if caught:
-            notes.append(caught)
         event = r.get("event") or {}
         if witness and event.get("witness"):
             notes.append(f"witness: {event['witness']}")
+        caught = caught_note(r, model=False)
+        if caught:
+            notes.append(caught)
         for note in notes:
             lines += textwrap.wrap(note, width=width, initial_indent="      ", subsequent_indent="        ")
     return "\n".join(lines) + "\n"
@@ -187,12 +192,12 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
             extra.append(r["premise"])
         if value_views_note(r):
             extra.append(value_views_note(r))
-        caught = caught_words(r.get("detectable"), r.get("epsilon_claim"))
-        if caught:
-            extra.append(caught)
         event = r.get("event") or {}
         if witness and event.get("witness"):
             extra.append(f"witness: {event['witness']}")
+        caught = caught_note(r)
+        if caught:
+            extra.append(caught)
         if extra:
             notes[len(rows) - 1] = extra
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]

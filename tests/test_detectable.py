@@ -115,6 +115,21 @@ def test_every_holding_record_of_the_json_has_the_key_and_only_those(tmp_path, m
         assert d["samples_for_twice"] >= 20 and "witness event fixed" in d["model"]
 
 
+def test_the_pdf_says_what_a_holding_claim_could_have_caught(tmp_path, monkeypatch):
+    pypdf = pytest.importorskip("pypdf")
+    pytest.importorskip("reportlab")
+    (tmp_path / "detpair.py").write_text("from dpaudit.neighbors import Dataset\nD = Dataset({'value': [0.0]})\n"
+                                         "pair = (D, D.add({'value': 1.0}))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "detpair", raising=False)
+    out = tmp_path / "out"
+    done = in_process("run", "--mechanism", "laplace", "--param", "epsilon=1", "--pair", "detpair:pair",
+                      "--allow-plugin", "detpair", "--samples", "20000", "--quiet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(" ".join(page.extract_text().split()) for page in pypdf.PdfReader(out / "report.pdf").pages)
+    assert "could have caught: a leak of eps >=" in text and "witness event fixed" in text
+
+
 def test_a_refuted_claim_has_no_detectable_and_a_holding_one_does():
     result = audit_mechanism(Laplace(2.0), D, D_PRIME, samples=50_000, seed=0, epsilon=1.0)
     assert result.claims[0].verdict == "violation" and result.detectable == (None,)
