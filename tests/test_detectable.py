@@ -112,7 +112,8 @@ def test_every_holding_record_of_the_json_has_the_key_and_only_those(tmp_path, m
             assert d is None
             continue
         assert r["epsilon_claim"] < d["epsilon"] < 2 * r["epsilon_claim"]
-        assert d["samples_for_twice"] >= 20 and "witness event fixed" in d["model"]
+        assert d["samples_for_twice"] is None or d["samples_for_twice"] >= 20
+        assert "witness event fixed" in d["model"]
 
 
 def test_the_pdf_says_what_a_holding_claim_could_have_caught(tmp_path, monkeypatch):
@@ -185,3 +186,24 @@ def test_a_vector_histogram_leaking_the_stated_amount_is_caught():
     the excess."""
     eps, at, half = _acceptance(NoisyHistogram, HIST, HIST_PRIME, 100_000)
     assert at >= 43 and half < at, (eps, at, half)
+
+
+@pytest.mark.parametrize("test", ["joint", "clopper-pearson"])
+@pytest.mark.parametrize("delta", [0.0, 0.01])
+def test_the_windows_are_exactly_the_refuting_counts(test, delta):
+    """The searched window [t, u] of k₁ is the set of counts whose bound exceeds ε_c, as a scan of every
+    k₁ finds (n = 400 per side, k₂ from 0 to 120, ε_c = 0.7): t exactly; the joint test's bound falls
+    again near k₁ = n (its correction by p's upper bound), and u is found on the refuting side within
+    a factor CLIFF_STEP of the distance to n."""
+    n, eps_claim = 400, 0.7
+    k2 = np.arange(0, 121, 6, dtype=float)
+    t, u = dt.thresholds(dt.PLANNING[test], k2, n, n, eps_claim, delta, 0.025)
+    k1 = np.arange(n + 1, dtype=float)
+    for k, lo, hi in zip(k2, t, u, strict=True):
+        refutes = np.flatnonzero(bounds.TESTS[test](k1, n, np.full(k1.shape, k), n, delta, 0.025) > eps_claim)
+        if len(refutes) == 0:
+            assert lo == n + 1, k
+            continue
+        assert lo == refutes[0] and len(refutes) == refutes[-1] - lo + 1, k  # one window, its start exact
+        # its end on the refuting side, within the cliff search's precision in the distance to n
+        assert hi <= refutes[-1] and n - hi <= max(n - refutes[-1] + 1, dt.CLIFF_STEP * (n - refutes[-1])), k

@@ -56,7 +56,8 @@ from dpaudit.engine import bounds, ratio_test
 from dpaudit.engine.estimate import Bound
 
 POWER = 0.9         # the probability of refutation a leak must reach to count as detectable
-GRID = 16           # quantiles of the other side's count summed over (midpoint rule)
+GRID = 16           # quantiles of the other side's count summed over (midpoint rule) ...
+BUDGET_GRID = 8     # ... and in the budget's search, a projection searched over a dozen sample sizes
 SELECTION_CHARGE = 2.0  # the model counts the event on the estimation samples divided by this (docstring)
 BUDGET_STEP = 1.03  # relative precision of samples_for_twice
 MAX_SAMPLES = 10**13  # a budget beyond this per side is reported as None
@@ -85,18 +86,26 @@ ROUGH: dict[str, Test] = {"joint": _woolf}
 class Detectable:
     """The smallest leak (ε) this audit refutes with probability ≥ :data:`POWER` under :attr:`model`,
     and the budget per side that refutes a leak of twice the claim as often (None: none up to
-    :data:`MAX_SAMPLES`, or a claim of 0)."""
+    :data:`MAX_SAMPLES`, a claim of 0, or an event that cannot carry it: q·e^(2ε_c) + δ ≥ 1)."""
 
     epsilon: float
     samples_for_twice: int | None
     model: str
 
 
+Gap = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
 def thresholds(test: Test, k2: np.ndarray, n_fav: int, n_oth: int, epsilon_claim: float, delta: float,
-               alpha: float) -> np.ndarray:
-    """Per other-side count k₂, the smallest favoured count k₁ whose bound exceeds ``epsilon_claim``
-    (n_fav + 1 where none does).  Integer secant steps between a k₁ known not to refute and one known
-    to refute, a bisection step whenever the same end moved twice (the bound is concave-like in k₁)."""
+               alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per other-side count k₂, the window [t, u] of favoured counts k₁ whose bound exceeds
+    ``epsilon_claim`` (t = n_fav + 1, u = n_fav where none does).
+
+    The bound is unimodal in k₁: it rises with the evidence, and the joint test's correction by the
+    upper bound of p (1 at k₁ = n_fav, where the bound is 0) brings it down again near n_fav.  From
+    the point estimate's k₁ (which does not refute) steps that double climb until one refutes; a step
+    that falls instead has passed the peak, which a ternary search then finds (:func:`_peak`).  Both
+    ends of the window are then found by integer secant steps (:func:`_crossing`)."""
     k2 = np.asarray(k2, dtype=float)
 
     def gap(k1: np.ndarray, k2_: np.ndarray) -> np.ndarray:
@@ -108,83 +117,167 @@ def thresholds(test: Test, k2: np.ndarray, n_fav: int, n_oth: int, epsilon_claim
     # the point estimate already refutes (a count of 0 on the other side): start below it
     bad = g_lo > 0
     lo[bad], g_lo[bad] = -1.0, -np.inf
-    hi, g_hi = _first_refuting(gap, lo, k2, n_fav)
-    out = np.where(np.isfinite(g_hi), np.nan, n_fav + 1.0)
-    todo = np.isfinite(g_hi)
-    lo, hi, g_lo, g_hi, k2 = lo[todo], hi[todo], g_lo[todo], g_hi[todo], k2[todo]
-    last = np.zeros(lo.shape, dtype=int)  # which end moved last: −1 lo, +1 hi
-    bisect = np.zeros(lo.shape, dtype=bool)  # the same end moved twice: the secant is stalling
-    while (active := hi - lo > 1).any():
-        a = np.flatnonzero(active)
-        finite = np.isfinite(g_lo[a]) & np.isfinite(g_hi[a]) & (g_hi[a] > g_lo[a])
+    inside, g_in = _first_refuting(gap, lo, g_lo, k2, n_fav)
+    t, u = np.full(k2.shape, n_fav + 1.0), np.full(k2.shape, float(n_fav))
+    ok = g_in > 0
+    if ok.any():
+        t[ok] = _crossing(gap, lo[ok], g_lo[ok], inside[ok], g_in[ok], k2[ok])
+        top = np.full(int(ok.sum()), float(n_fav))
+        g_top = gap(top, k2[ok])
+        falls = g_top <= 0  # the window ends before n_fav (always so for the joint test)
+        if falls.any():
+            u_ok = top.copy()
+            u_ok[falls] = _cliff(gap, n_fav, inside[ok][falls], k2[ok][falls])
+            u[ok] = u_ok
+    return t, u
+
+
+CLIFF_STEP = 1.1  # relative precision of the distance from n_fav to the window's upper end
+
+
+def _cliff(gap: Gap, n_fav: int, inside: np.ndarray, k2: np.ndarray) -> np.ndarray:
+    """Per k₂, a refuting k₁ at most a factor :data:`CLIFF_STEP` in distance d = n_fav − k₁ from the
+    window's upper end (k₁ = n_fav does not refute): bisection in log d.  The bound falls off a cliff
+    there (the upper bound of p reaching 1), where a secant crawls; the end only matters for p near 1,
+    and the refuting side of the bracket is returned (a window never wider than the true one)."""
+    near = np.zeros(inside.shape)               # a distance known not to refute (k₁ = n_fav)
+    far = np.maximum(n_fav - inside, 1.0)       # a distance known to refute (inside)
+    while (active := (far > near + 1) & (far > near * CLIFF_STEP)).any():
+        i = np.flatnonzero(active)
+        mid = np.floor(np.sqrt(np.maximum(near[i], 0.5) * far[i]))
+        mid = np.clip(mid, near[i] + 1, far[i] - 1)
+        hit = gap(n_fav - mid, k2[i]) > 0
+        far[i[hit]], near[i[~hit]] = mid[hit], mid[~hit]
+    return n_fav - far
+
+
+def _crossing(gap: Gap, out: np.ndarray, g_out: np.ndarray, inside: np.ndarray, g_in: np.ndarray,
+              k2: np.ndarray) -> np.ndarray:
+    """Per k₂, the refuting count nearest ``out`` (which does not refute) on the way to ``inside``
+    (which does): integer secant steps, a bisection step whenever the same end moved twice."""
+    a, b, g_a, g_b = out.astype(float), inside.astype(float), g_out.astype(float), g_in.astype(float)
+    last = np.zeros(a.shape, dtype=int)  # which end moved last: −1 a, +1 b
+    halve = np.zeros(a.shape, dtype=bool)
+    while (active := np.abs(b - a) > 1).any():
+        i = np.flatnonzero(active)
+        finite = np.isfinite(g_a[i]) & (g_b[i] > g_a[i])
         with np.errstate(invalid="ignore", divide="ignore"):
-            secant = lo[a] + (hi[a] - lo[a]) * (-g_lo[a]) / (g_hi[a] - g_lo[a])
-        mid = np.floor((lo[a] + hi[a]) / 2)
-        m = np.where(finite & ~bisect[a], np.round(secant), mid)
-        m = np.clip(m, lo[a] + 1, hi[a] - 1)
-        g = gap(m, k2[a])
-        up = g > 0
-        moved = np.where(up, 1, -1)
-        bisect[a], last[a] = moved == last[a], moved
-        hi[a[up]], g_hi[a[up]] = m[up], g[up]
-        lo[a[~up]], g_lo[a[~up]] = m[~up], g[~up]
-    out[todo] = hi
-    return out
+            secant = np.round(a[i] + (b[i] - a[i]) * (-g_a[i]) / (g_b[i] - g_a[i]))
+        m = np.where(finite & ~halve[i], secant, np.floor((a[i] + b[i]) / 2))
+        step = np.sign(b[i] - a[i])
+        m = np.clip(m, np.minimum(a[i] + step, b[i] - step), np.maximum(a[i] + step, b[i] - step))
+        g = gap(m, k2[i])
+        hit = g > 0
+        moved = np.where(hit, 1, -1)
+        halve[i], last[i] = moved == last[i], moved
+        b[i[hit]], g_b[i[hit]] = m[hit], g[hit]
+        a[i[~hit]], g_a[i[~hit]] = m[~hit], g[~hit]
+    return b
 
 
-def _first_refuting(gap: Callable[[np.ndarray, np.ndarray], np.ndarray], lo: np.ndarray, k2: np.ndarray,
-                    n_fav: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per k₂, a k₁ above ``lo`` whose bound refutes, and its gap (−inf where none up to n_fav): steps
-    up from ``lo`` that double, the first one two standard deviations of the log ratio
-    (√(1/k₁ + 1/k₂)) expressed in counts of k₁.  Not simply k₁ = n_fav: the joint test's correction by the upper bound
-    of p (1 at k₁ = n_fav) brings its bound back down near k₁ = n_fav."""
-    hi, g_hi = lo.copy(), np.full(lo.shape, -np.inf)
+def _first_refuting(gap: Gap, lo: np.ndarray, g_lo: np.ndarray, k2: np.ndarray, n_fav: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per k₂, a k₁ above ``lo`` whose bound refutes and its gap (≤ 0 where none does): steps up from
+    ``lo`` that double, the first one two standard deviations of the log ratio (√(1/k₁ + 1/k₂))
+    expressed in counts of k₁; where a step falls, the peak between the last three points."""
+    x, g = lo.copy(), g_lo.copy()
+    before = lo.copy()  # the point before x (the peak lies in [before, new x] once g falls)
     k1 = np.maximum(lo, 0) + 1
     step = np.ceil(2 * k1 * np.sqrt(1 / k1 + 1 / (k2 + 1))) + 8
     open_ = np.ones(lo.shape, dtype=bool)
+    passed = np.zeros(lo.shape, dtype=bool)
     while open_.any():
         i = np.flatnonzero(open_)
-        hi[i] = np.minimum(n_fav, hi[i] + step[i])
-        g_hi[i] = gap(hi[i], k2[i])
+        # never past half the way to n_fav: the bound falls off a cliff there (see _cliff)
+        new = np.minimum(x[i] + step[i], np.ceil((np.maximum(x[i], 0) + n_fav) / 2))
+        g_new = gap(new, k2[i])
+        passed[i] = (g_new <= 0) & (g_new < g[i])
+        before[i], x[i], g[i] = np.where(passed[i], before[i], x[i]), new, g_new
         step[i] *= 2
-        open_[i] = (g_hi[i] <= 0) & (hi[i] < n_fav)
-    return hi, np.where(g_hi > 0, g_hi, -np.inf)
+        open_[i] = (g_new <= 0) & (new < n_fav) & ~passed[i]
+    if passed.any():
+        j = np.flatnonzero(passed)
+        x[j], g[j] = _peak(gap, np.maximum(before[j], 0), x[j], k2[j])
+    return x, g
 
 
-def _grid(n: int, q: float) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct midpoint quantiles of Bin(n, q) over :data:`GRID` cells and their weights."""
-    k = stats.binom.ppf((np.arange(GRID) + 0.5) / GRID, n, q)
+def _peak(gap: Gap, a: np.ndarray, b: np.ndarray, k2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The integer k₁ in [a, b] where the unimodal gap is largest, and its gap: ternary search."""
+    a, b = a.astype(float), b.astype(float)
+    while (active := b - a > 2).any():
+        i = np.flatnonzero(active)
+        m1, m2 = a[i] + np.floor((b[i] - a[i]) / 3), b[i] - np.floor((b[i] - a[i]) / 3)
+        rising = gap(m1, k2[i]) < gap(m2, k2[i])
+        a[i[rising]], b[i[~rising]] = m1[rising], m2[~rising]
+    points = np.stack([a, np.minimum(a + 1, b), b])
+    values = np.stack([gap(p, k2) for p in points])
+    best = np.argmax(values, axis=0)
+    cols = np.arange(len(a))
+    return points[best, cols], values[best, cols]
+
+
+def _grid(n: int, q: float, cells: int = GRID) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct midpoint quantiles of Bin(n, q) over ``cells`` cells and their weights: exact for small
+    variances, by the Cornish–Fisher expansion with its skewness term above 100 (scipy's exact inverse
+    costs milliseconds per call at n = 10⁶, and the grid is rebuilt at every budget the search tries)."""
+    u = (np.arange(cells) + 0.5) / cells
+    var = n * q * (1 - q)
+    if var <= 100:
+        k = stats.binom.ppf(u, n, q)
+    else:
+        z = special.ndtri(u)
+        k = np.clip(np.round(n * q + z * math.sqrt(var) + (z * z - 1) * (1 - 2 * q) / 6), 0, n)
     values, counts = np.unique(k, return_counts=True)
-    return values, counts / GRID
+    return values, counts / cells
 
 
-def power(t: np.ndarray, weights: np.ndarray, n_fav: int, p: float) -> float:
-    """Σ_j w_j·P[Bin(n_fav, p) ≥ t_j]: the refutation probability given the thresholds t."""
-    tail = np.where(t <= 0, 1.0, np.where(t > n_fav, 0.0, special.bdtrc(np.maximum(t - 1, 0), n_fav, p)))
-    return float(np.sum(weights * tail))
+def power(window: tuple[np.ndarray, np.ndarray], weights: np.ndarray, n_fav: int, p: float) -> float:
+    """Σ_j w_j·P[t_j ≤ Bin(n_fav, p) ≤ u_j]: the refutation probability given the windows [t, u]."""
+    t, u = window
+    upper = np.where(u >= n_fav, 0.0, special.bdtrc(np.clip(u, 0, n_fav), n_fav, p))  # P[k₁ > u]
+    at_least = np.where(t <= 0, 1.0, np.where(t > n_fav, 0.0, special.bdtrc(np.clip(t - 1, 0, n_fav), n_fav, p)))
+    return float(np.sum(weights * np.maximum(at_least - upper, 0.0)))
 
 
 def smallest_leak(test: Test, n_fav: int, n_oth: int, q: float, epsilon_claim: float, delta: float,
                   alpha: float) -> float:
-    """The smallest ε with π(min(1, q·e^ε + δ)) ≥ :data:`POWER` (module docstring); ∞ when none."""
-    k2, w = _grid(n_oth, q)
-    t = thresholds(test, k2, n_fav, n_oth, epsilon_claim, delta, alpha)
-    if power(t, w, n_fav, 1.0) < POWER or q <= 0:
+    """The smallest ε with π(min(1, q·e^ε + δ)) ≥ :data:`POWER` (module docstring); ∞ when none.
+
+    π rises with p and, for the joint test, falls again as p nears 1 (its refuting window ends below
+    n_fav): the bisection runs between the claim's p and the p of the largest power (golden section)."""
+    if q <= 0:
         return math.inf
+    k2, w = _grid(n_oth, q)
+    window = thresholds(test, k2, n_fav, n_oth, epsilon_claim, delta, alpha)
     lo = min(1.0, q * math.exp(epsilon_claim) + delta)
-    if power(t, w, n_fav, lo) >= POWER:  # the claim itself is refuted this often: nothing above it is needed
+    if power(window, w, n_fav, lo) >= POWER:  # the claim itself is refuted this often: nothing above it is needed
         return epsilon_claim
-    hi = 1.0
+    hi = _most_powerful(window, w, n_fav, lo)
+    if power(window, w, n_fav, hi) < POWER:
+        return math.inf
     for _ in range(_BISECT):
         mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if power(t, w, n_fav, mid) >= POWER else (mid, hi)
+        lo, hi = (lo, mid) if power(window, w, n_fav, mid) >= POWER else (mid, hi)
     return math.log((hi - delta) / q) if hi - delta > 0 else math.inf
+
+
+def _most_powerful(window: tuple[np.ndarray, np.ndarray], weights: np.ndarray, n_fav: int, lo: float) -> float:
+    """The p in [lo, 1] of the largest power: 1 when the windows reach n_fav (π then rises all the way),
+    else a golden-section search of the unimodal π."""
+    if np.all(window[1] >= n_fav):
+        return 1.0
+    a, b = lo, 1.0
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(_BISECT):
+        c, d = b - ratio * (b - a), a + ratio * (b - a)
+        a, b = (a, d) if power(window, weights, n_fav, c) >= power(window, weights, n_fav, d) else (c, b)
+    return (a + b) / 2
 
 
 def _power_at(test: Test, scale: float, n_fav: int, n_oth: int, q: float, p: float, epsilon_claim: float,
               delta: float, alpha: float) -> float:
     nf, no = max(1, math.ceil(scale * n_fav)), max(1, math.ceil(scale * n_oth))
-    k2, w = _grid(no, q)
+    k2, w = _grid(no, q, BUDGET_GRID)
     return power(thresholds(test, k2, nf, no, epsilon_claim, delta, alpha), w, nf, p)
 
 
@@ -195,8 +288,8 @@ def budget_scale(test: Test, n_fav: int, n_oth: int, q: float, epsilon_claim: fl
 
     The search starts from the large-sample guess s = ((detectable − ε_c)/ε_c)² (the excess a test
     resolves shrinks as 1/√n) and brackets by factors of 2 around it."""
-    p = min(1.0, q * math.exp(2 * epsilon_claim) + delta)
-    if epsilon_claim <= 0 or q <= 0:
+    p = q * math.exp(2 * epsilon_claim) + delta
+    if epsilon_claim <= 0 or q <= 0 or p >= 1:  # this event cannot carry a leak of twice the claim
         return None
 
     def caught(s: float) -> bool:

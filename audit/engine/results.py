@@ -180,7 +180,8 @@ class ClaimCheck:
 def detectable_dict(d: detect.Detectable | None) -> dict[str, Any] | None:
     """A record's ``detectable`` key: the smallest leak (``epsilon``, "inf" when the witness event can
     refute none) refuted with probability 0.9, the samples per side that refute twice the claim as often
-    (``samples_for_twice``, null past 10¹³ or for a claim of 0) and the ``model`` both assume."""
+    (``samples_for_twice``, null past 10¹³, for a claim of 0, or when the event cannot carry that leak)
+    and the ``model`` both assume."""
     if d is None:
         return None
     return {"epsilon": jsonable(d.epsilon), "samples_for_twice": d.samples_for_twice, "model": d.model}
