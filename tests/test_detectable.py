@@ -190,7 +190,7 @@ def test_a_vector_histogram_leaking_the_stated_amount_is_caught():
 
 @pytest.mark.parametrize("test", ["joint", "clopper-pearson"])
 @pytest.mark.parametrize("delta", [0.0, 0.01])
-def test_the_windows_are_exactly_the_refuting_counts(test, delta):
+def test_the_windows_are_the_refuting_counts(test, delta):
     """The searched window [t, u] of k₁ is the set of counts whose bound exceeds ε_c, as a scan of every
     k₁ finds (n = 400 per side, k₂ from 0 to 120, ε_c = 0.7): t exactly; the joint test's bound falls
     again near k₁ = n (its correction by p's upper bound), and u is found on the refuting side within
