@@ -18,7 +18,7 @@ from dpaudit.engine.results import NOT_APPLICABLE, NOT_REPRODUCIBLE
 from dpaudit.reports import plots
 from dpaudit.reports.layout import figure, gap, heading, keep, para, section_break, table, text
 from dpaudit.reports.onerun_page import is_onerun
-from dpaudit.reports.text import fmt, value_views_note
+from dpaudit.reports.text import caught_note, fmt, value_views_note
 from dpaudit.reports.wording import (
     OTHER_SECTION,
     REFUTED,
@@ -199,12 +199,13 @@ def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
                 drawn = _table(rows, common, delta, by_scenario)
                 story += [keep(intro, drawn)] if len(rows) <= 3 else [intro, drawn]
                 intro = gap(4)
-            # A real-valued output whose doubles decided: the mechanism's verdict as mathematics beside it.
+            # A real-valued output whose doubles decided: the mechanism's verdict as mathematics beside it;
+            # a claim that holds: what the audit could have caught.
             for sc in group:
                 for r in by_scenario.get(sc["scenario"], []):
-                    note = value_views_note(r)
-                    if note is not None:
-                        story.append(para(text(f"{sc['scenario']}, {r['claim_id'] or 'no claim'}: {note}.")))
+                    for note in (value_views_note(r), caught_note(r)):
+                        if note is not None:
+                            story.append(para(text(f"{sc['scenario']}, {r['claim_id'] or 'no claim'}: {note}.")))
         figures = _figures(scenarios, by_scenario, user)
         title = heading("Figures" if len(scenarios) > 1 else "Figures of the scenario", "h2")
         story += [keep(title, figures[0]), *figures[1:]] if figures else []

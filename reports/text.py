@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, outcome
+from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, caught_words, doubles_words, outcome
 from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
 
 WIDTH = 100  # the default table's width: a terminal's, with room
@@ -67,6 +67,11 @@ def value_views_note(r: dict[str, Any]) -> str | None:
             + (f". {fix}" if fix else ""))
 
 
+def caught_note(r: dict[str, Any], model: bool = True) -> str | None:
+    """What a claim that holds could have caught (the record's ``detectable``), in words; None otherwise."""
+    return caught_words(r.get("detectable"), r.get("epsilon_claim"), model=model)
+
+
 def onerun_words(r: dict[str, Any]) -> str | None:
     """What a one-run record's scenario played: the counts, the canaries and the rule."""
     info = r.get("onerun")
@@ -95,7 +100,8 @@ def curve_note(r: dict[str, Any]) -> str | None:
 
 def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, width: int = WIDTH) -> str:
     """One header line per scenario, then one line per claim: claim, δ, ε_claim, ε_lower, ε_exact,
-    the finding; an outcome other than ok, and the value views' verdict, on a line under it.
+    the finding; an outcome other than ok, the value views' verdict, and for a claim that holds what
+    the audit could have caught (the record's ``detectable``), on lines under it.
     Columns are dropped (samples, ε_exact, δ) and the claim id clipped until a line fits ``width``."""
     records = printable_all(records)
     sequential = any(r.get("sequential") for r in records)
@@ -149,6 +155,9 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
         event = r.get("event") or {}
         if witness and event.get("witness"):
             notes.append(f"witness: {event['witness']}")
+        caught = caught_note(r, model=False)
+        if caught:
+            notes.append(caught)
         for note in notes:
             lines += textwrap.wrap(note, width=width, initial_indent="      ", subsequent_indent="        ")
     return "\n".join(lines) + "\n"
@@ -186,6 +195,9 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
         event = r.get("event") or {}
         if witness and event.get("witness"):
             extra.append(f"witness: {event['witness']}")
+        caught = caught_note(r)
+        if caught:
+            extra.append(caught)
         if extra:
             notes[len(rows) - 1] = extra
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]

@@ -14,12 +14,14 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from dpaudit import __version__
 from dpaudit.core import Claim, Document, Guarantee
+from dpaudit.engine import detectable as detect
 from dpaudit.engine.estimate import Bound, Estimate
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.verdicts import (  # noqa: F401  (re-exported: their old home)
@@ -175,6 +177,31 @@ class ClaimCheck:
                 "event": None if self.bound is None else self.bound.to_dict(), "value_views": self.value_views}
 
 
+def detectable_dict(d: detect.Detectable | None) -> dict[str, Any] | None:
+    """A record's ``detectable`` key: the smallest leak (``epsilon``, "inf" when the witness event can
+    refute none) refuted with probability 0.9, the samples per side that refute twice the claim as often
+    (``samples_for_twice``, null past 10¹³, for a claim of 0, or when the event cannot carry that leak)
+    and the ``model`` both assume."""
+    if d is None:
+        return None
+    return {"epsilon": jsonable(d.epsilon), "samples_for_twice": d.samples_for_twice, "model": d.model}
+
+
+def caught_words(d: dict[str, Any] | None, epsilon_claim: Any, model: bool = True) -> str | None:
+    """A holding claim's ``detectable`` in words: what this audit would have refuted 9 times in 10,
+    with its model unless ``model`` is False (a table's note; the JSON and the wide table keep it)."""
+    if not d:
+        return None
+    eps = d["epsilon"]
+    if eps == "inf":
+        head = "could have caught: no leak on this witness event is refuted 9 times in 10 at this budget"
+    else:
+        head = f"could have caught: a leak of eps >= {float(eps):.4g}, 9 times in 10"
+    if d["samples_for_twice"] is not None and isinstance(epsilon_claim, (int, float)):
+        head += f"; eps = {2 * epsilon_claim:.4g} (twice the claim) needs {d['samples_for_twice']:,} samples per side"
+    return f"{head} (model: {d['model']})" if model else head
+
+
 def two_verdicts(c: ClaimCheck) -> str:
     """The two verdicts of a real-valued output in words, when the floating view decided: the
     implementation's (its doubles) and the mechanism's as mathematics (the value views)."""
@@ -205,6 +232,15 @@ class AuditResult:
     distributions: tuple[list[float], list[float]] | None = None  # exact P[M(D)], P[M(D')] for small finite outputs
     seeded: bool = True  # False for a mechanism that declares it cannot be seeded: the numbers are not reproducible
     search: dict[str, Any] | None = None  # the pair search that chose the pair (dpaudit.engine.search.search_pair)
+
+    @cached_property
+    def detectable(self) -> tuple[detect.Detectable | None, ...]:
+        """Per claim, what the audit could have caught (:mod:`dpaudit.engine.detectable`): for a claim
+        that passed the empirical test with measured counts, the smallest leak its witness event refutes
+        with probability 0.9 and the budget that refutes twice the claim as often; None otherwise."""
+        return tuple(detect.for_claim(c.bound, c.claim.epsilon, self.samples)
+                     if c.verdict == "pass" and c.bound is not None and self.estimate.measured else None
+                     for c in self.claims)
 
     @property
     def estimates(self) -> tuple[Bound, ...]:
@@ -306,6 +342,7 @@ class AuditResult:
             if len(groups) > 8:
                 said.append(f"and {len(groups) - 8} more claims")
             parts.append(f"Claims: {'; '.join(said)}.")
+        parts += self._caught_sentences()
         for c in self.claims:
             if c.value_views is not None:
                 parts.append(two_verdicts(c))
@@ -316,6 +353,18 @@ class AuditResult:
         assert witness is not None, "a violated claim has a bound"
         parts.append(f"Witness at delta = {witness.delta:g}: {self._compress_sets(witness.witness())}.")
         return " ".join(parts)
+
+    def _caught_sentences(self, most: int = 3) -> list[str]:
+        """"Could have caught" for the tightest holding point of the first ``most`` claims that hold."""
+        found = dict(zip(map(id, self.claims), self.detectable, strict=True))
+        out: list[str] = []
+        for cid, checks in self._claim_groups():
+            held = [c for c in checks if found[id(c)] is not None]
+            if held and len(out) < most:
+                c = min(held, key=lambda c: c.slack if c.slack is not None else math.inf)
+                words = caught_words(detectable_dict(found[id(c)]), c.claim.epsilon)
+                out.append(f"'{cid}' {words}.")
+        return out
 
     def _claim_groups(self) -> list[tuple[str, list[ClaimCheck]]]:
         """Claims grouped by id in order of appearance (the points of one curve share an id)."""
@@ -411,7 +460,8 @@ class AuditResult:
                      "epsilon_exact": jsonable(self.epsilon_exact), "verdict": "not-applicable",
                      "exact_verdict": None, "finding": NO_CLAIM, "premise": None, "expected_verdict": None,
                      "as_expected": True, "event": b.to_dict(), "value_views": None}]
-        return [{**head, **c.to_dict(), "relation": self.relation} for c in self.claims]
+        return [{**head, **c.to_dict(), "relation": self.relation, "detectable": detectable_dict(d)}
+                for c, d in zip(self.claims, self.detectable, strict=True)]
 
     def to_dict(self) -> dict[str, Any]:
         return {"scenario": self.scenario, "mechanism": self.mechanism, "relation": self.relation,
@@ -424,7 +474,9 @@ class AuditResult:
                 "exact_profile": self.exact_profile(),
                 "verdict": self.verdict, "samples": self.samples, "confidence": self.confidence,
                 "seed": self.seed, "seeded": self.seeded, "seconds": self.seconds, "estimate": self.estimate.to_dict(),
-                "claims": [c.to_dict() for c in self.claims], "search": self.search}
+                "claims": [{**c.to_dict(), "detectable": detectable_dict(d)}
+                           for c, d in zip(self.claims, self.detectable, strict=True)],
+                "search": self.search}
 
 
 def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: str | None, settings: Any,
