@@ -182,16 +182,19 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
                fmt(r["delta"]), fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
                fmt(r.get("epsilon_sup") if r["delta"] == 0 else None), r["finding"], outcome(r))
         rows.append(row + ((str(r["samples"]),) if sequential else ()))
-        extra = []
-        if onerun_words(r) and row[0] not in seen:
-            extra.append(onerun_words(r))
+        extra: list[str] = []
+        played = onerun_words(r)
+        if played and row[0] not in seen:
+            extra.append(played)
             seen.add(row[0])
-        if curve_note(r):
-            extra.append(curve_note(r))
+        curve = curve_note(r)
+        if curve:
+            extra.append(curve)
         if r.get("premise"):
             extra.append(r["premise"])
-        if value_views_note(r):
-            extra.append(value_views_note(r))
+        views = value_views_note(r)
+        if views:
+            extra.append(views)
         event = r.get("event") or {}
         if witness and event.get("witness"):
             extra.append(f"witness: {event['witness']}")
