@@ -12,8 +12,9 @@ Three rules keep it:
 * :class:`Split` — the canaries are split at random (a stream of the rule's own seed,
   independent of the secret and of the scores) into a selection part and a bound part; k is
   chosen on the selection part, whose secret bits are then spent, and the one test runs on
-  the bound part alone at level α.  Conditioning on the selection part's bits, the bound part
-  is a game of its own with m = its size.
+  the bound part alone at level α, never with fewer guesses than can reject at all
+  (:func:`smallest_capable_k`, a function of the bound part's size and α only).  Conditioning on
+  the selection part's bits, the bound part is a game of its own with m = its size.
 
 Scores rank the canaries.  Ties are broken by a tie-break key (:func:`counts`): m distinct
 values in uniformly random order (:func:`tiebreak_keys`, from a seed that
@@ -32,7 +33,7 @@ import numpy as np
 
 from dpaudit.core import require
 
-__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule", "tiebreak_keys"]
+__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule", "smallest_capable_k", "tiebreak_keys"]
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,7 @@ class Split:
         own canaries' keys."""
         sel, bnd = self.parts(scores.size)
         keys = None if tiebreak is None else _check_tiebreak(tiebreak, scores.size)
-        best, best_f = -np.inf, self.fractions[0]
+        best, best_f = 0.0, None
         for f in self.fractions:
             k = max(1, round(f * sel.size))
             if 2 * k > sel.size:
@@ -244,13 +245,39 @@ class Split:
             value = objective(sel.size, 2 * k, v, alpha)
             if value > best:
                 best, best_f = value, f
-        k_b = max(1, min(bnd.size // 2, round(best_f * bnd.size)))
+        # No fraction gave a positive bound on the selection part (best_f None), or the one chosen is
+        # too small for the bound part: take the smallest k whose test there can give a positive bound.
+        k_min = smallest_capable_k(int(bnd.size), alpha, objective)
+        k_b = k_min if best_f is None else max(k_min, min(bnd.size // 2, round(best_f * bnd.size)))
         v = counts(scores[bnd], secret[bnd], k_b, k_b, None if keys is None else keys[bnd])
         return [Test(int(bnd.size), k_b, k_b, v, alpha)]
 
     def to_dict(self) -> dict[str, object]:
         return {"rule": "split", "select": self.select, "fractions": list(self.fractions), "seed": self.seed,
-                "correction": "k chosen on the selection part, bound on the held-out part only (no reuse)"}
+                "correction": "k chosen on the selection part, bound on the held-out part only (no reuse)",
+                "fallback": "when no fraction gives a positive bound on the selection part (or the chosen k "
+                            "cannot give one on the bound part), the smallest k whose test on the bound part can "
+                            "reject eps = 0 with every guess right; refused when no k can"}
+
+
+def smallest_capable_k(n: int, alpha: float, objective: Objective) -> int:
+    """The smallest k (k₊ = k₋ = k ≤ n/2) whose test on n canaries at level α can reject ε = 0:
+    ``objective(n, 2k, 2k, α) > 0``, every guess right.  A test below it can never give a positive
+    bound (4 guesses all right at α = 0.05: P = 2⁻⁴ > α even at ε = 0), so no rule falls back to it.
+    The ceiling grows with k (more right guesses are more evidence), so bisection finds it; an
+    :class:`InputError` when even k = ⌊n/2⌋ cannot."""
+    top = n // 2
+    require(top >= 1 and objective(n, 2 * top, 2 * top, alpha) > 0, "Split.select", f"<bound part of {n} canaries>",
+            f"leaves a bound part where no test at alpha = {alpha:g} can give a positive bound, even with every "
+            "guess right: hold out more canaries (a smaller select) or play a larger game")
+    lo, hi = 0, top  # objective fails at lo (or lo = 0), holds at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if objective(n, 2 * mid, 2 * mid, alpha) > 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 Rule = Fixed | Grid | Split
