@@ -148,3 +148,15 @@ def test_claims_at_the_truth_are_rejected_at_most_alpha_and_a_leakier_mechanism_
         assert np.all(rate <= ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / seeds))
     else:
         assert rate[1] >= 0.8
+
+
+def test_a_small_claim_never_plans_a_rule_that_cannot_reject():
+    """At a small claimed μ the median bound is 0 for every k and the planner's argmax was k = 1:
+    two guesses, which no outcome makes significant (the old assert_private_one_run rule at
+    ε = 0.5, m = 1000)."""
+    rule = planned_rule(M, epsilon=0.5, delta=DELTA, confidence=0.99)
+    assert _eps(M, 2 * rule.k_plus, 2 * rule.k_plus, 0.01) > 0
+    scores, secret = _game(0, 0.1)
+    res = one_run_bound(scores, secret, deltas=(DELTA,), claims=[Guarantee(epsilon=0.2, delta=DELTA)], tiebreak=0)
+    assert res.rule["planned_from"] == "claims"
+    assert _eps(M, 2 * res.rule["k_plus"], 2 * res.rule["k_plus"], ALPHA) > 0

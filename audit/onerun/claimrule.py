@@ -5,7 +5,10 @@ Thm 3.3; Mahloujifar, Melis, Chaudhuri 2025, Thm 9).  Claims are known before th
 fix the rule: each applicable claim names a GDP separation μ (its own for a μ-GDP curve; the μ whose
 GDP profile passes through (ε, δ) for an (ε, δ) claim, the smallest over a profile's points), and
 :func:`~dpaudit.onerun.planner.best_fixed_rule` picks k₊ = k₋ = k with the largest median bound for
-Gaussian canaries at ``separation`` × the smallest such μ — the claim nearest to being refuted.  The
+Gaussian canaries at ``separation`` × the smallest such μ — the claim nearest to being refuted —
+among the μ-GDP claims when there are any (else the (ε, δ) claims, else the other curves), and
+never fewer guesses than can reject ε = 0 with every guess right
+(:func:`~dpaudit.onerun.rules.smallest_capable_k`).  The
 rule is a function of (m, the claims, confidence, δ) only: no score, no secret, so it is one test at
 level α and pays no Bonferroni correction (the default grid of :func:`~dpaudit.onerun.rules.default_rule`
 pays one over ~10 pairs: 13–21 % of the median bound on Gaussian canaries at m = 1000).
@@ -20,7 +23,8 @@ from collections.abc import Sequence
 from dpaudit.core import Guarantee
 from dpaudit.onerun.curves import CurveClaim, gdp_mu
 from dpaudit.onerun.planner import MU_MAX, best_fixed_rule
-from dpaudit.onerun.rules import Fixed
+from dpaudit.onerun.rules import Fixed, smallest_capable_k
+from dpaudit.onerun.steinke import epsilon_lower
 
 __all__ = ["FALLBACK_MU", "claim_mu", "rule_from_claims"]
 
@@ -50,10 +54,23 @@ def claim_mu(claim: Guarantee | CurveClaim) -> float:
     return min(float(mu), MU_MAX)
 
 
+def _first_kind(claims: list[Guarantee | CurveClaim]) -> list[Guarantee | CurveClaim]:
+    """The claims whose μ the plan uses: μ-GDP curves (their μ is the claim itself), else (ε, δ)
+    claims, else the other curves (approx-dp, profiles)."""
+    gdps = [c for c in claims if isinstance(c, CurveClaim) and c.family == "gdp"]
+    guarantees = [c for c in claims if isinstance(c, Guarantee)]
+    return gdps or guarantees or claims
+
+
 @functools.lru_cache(maxsize=256)
 def _planned(m: int, delta: float, confidence: float, mu: float, objective: str) -> Fixed:
-    """Cached: a suite or a test loop audits many games of one size against one claim."""
-    return best_fixed_rule(m, delta=delta, confidence=confidence, mu=mu, objective=objective)[0]
+    """The planner's k, never below the smallest k that can reject at all (at a small claimed μ the
+    median bound is 0 for every k and the planner's argmax is k = 1: 2 guesses, which no outcome
+    makes significant).  Cached: a suite or a test loop audits many games of one size and claim."""
+    rule = best_fixed_rule(m, delta=delta, confidence=confidence, mu=mu, objective=objective)[0]
+    alpha = 1.0 - confidence
+    floor = smallest_capable_k(m, alpha, lambda n, r, v, a: epsilon_lower(n, r, v, delta=delta, alpha=a))
+    return rule if floor is None or rule.k_plus >= floor else Fixed(floor, floor)
 
 
 def _applies(claim: Guarantee | CurveClaim, relation: str | None) -> bool:
@@ -76,7 +93,7 @@ def rule_from_claims(m: int, claims: Sequence[Guarantee | CurveClaim], *, confid
     usable = [c for c in claims if isinstance(c, (Guarantee, CurveClaim)) and _applies(c, relation)]
     if not usable:
         return None
-    nearest = min(usable, key=claim_mu)
+    nearest = min(_first_kind(usable), key=claim_mu)
     mu = min(separation * claim_mu(nearest), MU_MAX)
     objective = "gdp-mu" if any(isinstance(c, CurveClaim) for c in usable) else "steinke"
     plan_delta = float(nearest.delta) if isinstance(nearest, Guarantee) and nearest.delta > 0 else delta

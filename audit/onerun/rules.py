@@ -248,6 +248,10 @@ class Split:
         # No fraction gave a positive bound on the selection part (best_f None), or the one chosen is
         # too small for the bound part: take the smallest k whose test there can give a positive bound.
         k_min = smallest_capable_k(int(bnd.size), alpha, objective)
+        require(k_min is not None, "Split.select", self.select,
+                f"leaves a bound part of {bnd.size} canaries where no test at alpha = {alpha:g} can give a positive "
+                "bound, even with every guess right: hold out more canaries (a smaller select) or play a larger game")
+        assert k_min is not None
         k_b = k_min if best_f is None else max(k_min, min(bnd.size // 2, round(best_f * bnd.size)))
         v = counts(scores[bnd], secret[bnd], k_b, k_b, None if keys is None else keys[bnd])
         return [Test(int(bnd.size), k_b, k_b, v, alpha)]
@@ -260,17 +264,16 @@ class Split:
                             "reject eps = 0 with every guess right; refused when no k can"}
 
 
-def smallest_capable_k(n: int, alpha: float, objective: Objective) -> int:
+def smallest_capable_k(n: int, alpha: float, objective: Objective) -> int | None:
     """The smallest k (k₊ = k₋ = k ≤ n/2) whose test on n canaries at level α can reject ε = 0:
-    ``objective(n, 2k, 2k, α) > 0``, every guess right.  A test below it can never give a positive
-    bound (4 guesses all right at α = 0.05: P = 2⁻⁴ > α even at ε = 0), so no rule falls back to it.
-    The ceiling grows with k (more right guesses are more evidence), so bisection finds it; an
-    :class:`InputError` when even k = ⌊n/2⌋ cannot."""
+    ``objective(n, 2k, 2k, α) > 0``, every guess right; None when even k = ⌊n/2⌋ cannot.  A test
+    below it can never give a positive bound (4 guesses all right at α = 0.05: P = 2⁻⁴ > α even at
+    ε = 0), so no rule falls back to it.  The ceiling grows with k (more right guesses are more
+    evidence), so bisection finds it."""
     top = n // 2
-    require(top >= 1 and objective(n, 2 * top, 2 * top, alpha) > 0, "Split.select", f"<bound part of {n} canaries>",
-            f"leaves a bound part where no test at alpha = {alpha:g} can give a positive bound, even with every "
-            "guess right: hold out more canaries (a smaller select) or play a larger game")
-    lo, hi = 0, top  # objective fails at lo (or lo = 0), holds at hi
+    if top < 1 or objective(n, 2 * top, 2 * top, alpha) <= 0:
+        return None
+    lo, hi = 0, top  # the ceiling is 0 at lo (or lo = 0) and positive at hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if objective(n, 2 * mid, 2 * mid, alpha) > 0:
