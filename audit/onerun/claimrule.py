@@ -57,8 +57,8 @@ def claim_mu(claim: Guarantee | CurveClaim) -> float:
 def _first_kind(claims: list[Guarantee | CurveClaim]) -> list[Guarantee | CurveClaim]:
     """The claims whose μ the plan uses: μ-GDP curves (their μ is the claim itself), else (ε, δ)
     claims, else the other curves (approx-dp, profiles)."""
-    gdps = [c for c in claims if isinstance(c, CurveClaim) and c.family == "gdp"]
-    guarantees = [c for c in claims if isinstance(c, Guarantee)]
+    gdps: list[Guarantee | CurveClaim] = [c for c in claims if isinstance(c, CurveClaim) and c.family == "gdp"]
+    guarantees: list[Guarantee | CurveClaim] = [c for c in claims if isinstance(c, Guarantee)]
     return gdps or guarantees or claims
 
 
