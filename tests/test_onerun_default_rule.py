@@ -160,3 +160,15 @@ def test_a_small_claim_never_plans_a_rule_that_cannot_reject():
     res = one_run_bound(scores, secret, deltas=(DELTA,), claims=[Guarantee(epsilon=0.2, delta=DELTA)], tiebreak=0)
     assert res.rule["planned_from"] == "claims"
     assert _eps(M, 2 * res.rule["k_plus"], 2 * res.rule["k_plus"], ALPHA) > 0
+
+
+def test_split_with_a_claim_and_no_signal_keeps_a_test_that_can_reject_the_claim():
+    secret = np.random.default_rng([1, 31]).integers(0, 2, M)
+    claim = Guarantee(epsilon=2.0, delta=DELTA)
+    res = one_run_bound(np.zeros(M), secret, rule=Split(seed=4), deltas=(DELTA,), claims=[claim],
+                        tiebreak="worst-case")
+    (test,) = res.tests
+    assert res.rule["fallback_floor"] == 2.0
+    assert _eps(test.m, test.r, test.r, ALPHA) > 2.0  # every guess right would refute the claim
+    assert _eps(test.m, test.r - 2, test.r - 2, ALPHA) <= 2.0  # the smallest such k
+    assert res.claims[0].rejected is False

@@ -8,6 +8,7 @@ f-DP recursion (each at its level, so the family-wise error is ≤ α).
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Sequence
 from typing import Any
@@ -157,7 +158,12 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
         return epsilon_lower(mm, r, v, delta=deltas[0], alpha=a)
 
     tie_seed, keys = _tiebreak(tiebreak, m)
-    tests = tuple(rule.tests(s, b, alpha, objective, keys))
+    if isinstance(rule, Split):
+        floor = _split_floor(claims, deltas[0], relation)
+        planned = planned | {"fallback_floor": floor}
+        tests = tuple(rule.tests(s, b, alpha, objective, keys, floor=floor))
+    else:
+        tests = tuple(rule.tests(s, b, alpha, objective, keys))
     per_test = np.array([[epsilon_lower(t.m, t.r, t.v, delta=d, alpha=t.alpha) for d in deltas] for t in tests])
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
@@ -168,6 +174,14 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
                         alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
                         secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b,
                         tiebreak=tie_seed)
+
+
+def _split_floor(claims: Claims, delta: float, relation: str | None) -> float:
+    """The claim a :class:`Split`'s bound-part test should be able to reject: the smallest ε of the
+    applicable (ε, δ) claims at the bound's first δ (0 without one), fixed by the claims alone."""
+    eps = [float(c.epsilon) for c in claims if isinstance(c, Guarantee) and c.applicable and c.delta == delta
+           and (relation is None or c.relation == relation) and math.isfinite(c.epsilon)]
+    return min(eps, default=0.0)
 
 
 def _default(m: int, claims: Claims, *, confidence: float, delta: float,

@@ -231,9 +231,11 @@ class Split:
         return perm[:n_sel], perm[n_sel:]
 
     def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective,
-              tiebreak: np.ndarray | None = None) -> list[Test]:
+              tiebreak: np.ndarray | None = None, *, floor: float = 0.0) -> list[Test]:
         """The one test on the bound part; ``tiebreak`` (a key per canary) ranks each part by its
-        own canaries' keys."""
+        own canaries' keys.  ``floor``: the claim the bound part's test should be able to reject
+        (an objective value, 0 without a claim): k is never below the smallest k whose ceiling
+        exceeds it, or, when no k's does, the smallest whose ceiling exceeds 0."""
         sel, bnd = self.parts(scores.size)
         keys = None if tiebreak is None else _check_tiebreak(tiebreak, scores.size)
         best, best_f = 0.0, None
@@ -246,8 +248,9 @@ class Split:
             if value > best:
                 best, best_f = value, f
         # No fraction gave a positive bound on the selection part (best_f None), or the one chosen is
-        # too small for the bound part: take the smallest k whose test there can give a positive bound.
-        k_min = smallest_capable_k(int(bnd.size), alpha, objective)
+        # too small for the bound part: take the smallest k whose test there can reject the claim (or 0).
+        k_min = smallest_capable_k(int(bnd.size), alpha, objective, floor=floor) if floor > 0 else None
+        k_min = smallest_capable_k(int(bnd.size), alpha, objective) if k_min is None else k_min
         require(k_min is not None, "Split.select", self.select,
                 f"leaves a bound part of {bnd.size} canaries where no test at alpha = {alpha:g} can give a positive "
                 "bound, even with every guess right: hold out more canaries (a smaller select) or play a larger game")
@@ -260,23 +263,25 @@ class Split:
         return {"rule": "split", "select": self.select, "fractions": list(self.fractions), "seed": self.seed,
                 "correction": "k chosen on the selection part, bound on the held-out part only (no reuse)",
                 "fallback": "when no fraction gives a positive bound on the selection part (or the chosen k "
-                            "cannot give one on the bound part), the smallest k whose test on the bound part can "
-                            "reject eps = 0 with every guess right; refused when no k can"}
+                            "cannot reject on the bound part), the smallest k whose test on the bound part can "
+                            "reject the claim (fallback_floor; else eps = 0) with every guess right; refused when "
+                            "no k can reject eps = 0"}
 
 
-def smallest_capable_k(n: int, alpha: float, objective: Objective) -> int | None:
-    """The smallest k (k₊ = k₋ = k ≤ n/2) whose test on n canaries at level α can reject ε = 0:
-    ``objective(n, 2k, 2k, α) > 0``, every guess right; None when even k = ⌊n/2⌋ cannot.  A test
+def smallest_capable_k(n: int, alpha: float, objective: Objective, *, floor: float = 0.0) -> int | None:
+    """The smallest k (k₊ = k₋ = k ≤ n/2) whose test on n canaries at level α can reject ε = ``floor``
+    (0: any positive bound): ``objective(n, 2k, 2k, α) > floor``, every guess right; None when even
+    k = ⌊n/2⌋ cannot.  A test
     below it can never give a positive bound (4 guesses all right at α = 0.05: P = 2⁻⁴ > α even at
     ε = 0), so no rule falls back to it.  The ceiling grows with k (more right guesses are more
     evidence), so bisection finds it."""
     top = n // 2
-    if top < 1 or objective(n, 2 * top, 2 * top, alpha) <= 0:
+    if top < 1 or objective(n, 2 * top, 2 * top, alpha) <= floor:
         return None
     lo, hi = 0, top  # the ceiling is 0 at lo (or lo = 0) and positive at hi
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if objective(n, 2 * mid, 2 * mid, alpha) > 0:
+        if objective(n, 2 * mid, 2 * mid, alpha) > floor:
             hi = mid
         else:
             lo = mid
