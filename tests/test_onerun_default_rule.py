@@ -8,6 +8,7 @@ seeds; the rule planned from the claims gives the planner's fixed-k figures, 3.0
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -22,6 +23,7 @@ from dpaudit.onerun.game import CanaryGame
 from dpaudit.onerun.rules import Split, smallest_capable_k
 from dpaudit.onerun.steinke import epsilon_lower
 from dpaudit.testing.one_run import ALTERNATIVE, planned_rule
+from tests.clirun import in_process
 
 M = 1000
 DELTA = 1e-5
@@ -172,3 +174,37 @@ def test_split_with_a_claim_and_no_signal_keeps_a_test_that_can_reject_the_claim
     assert _eps(test.m, test.r, test.r, ALPHA) > 2.0  # every guess right would refute the claim
     assert _eps(test.m, test.r - 2, test.r - 2, ALPHA) <= 2.0  # the smallest such k
     assert res.claims[0].rejected is False
+
+
+SPLIT_RUN = """
+[run]
+seed = 5
+
+[[scenario]]
+name = "null-split"
+mechanism = "tests.plugins.training_runs:RandomizedResponse"
+params = { m = 400, epsilon = 0.0 }
+scorer = "tests.plugins.training_runs:score"
+canaries = 400
+rule = { kind = "split", seed = 2 }
+
+[[scenario.claim]]
+epsilon = 0.5
+delta = 1e-5
+id = "user/claim"
+"""
+
+
+def test_a_split_run_with_a_claim_records_its_floor_and_rechecks(tmp_path):
+    """A leak-free run (RR at ε = 0): the selection part mostly finds nothing, so the bound part's k
+    is the smallest that can refute the 0.5 claim; ``summary`` recounts the game with the stored
+    floor and accepts it (before the floor was stored, it would recount a smaller k)."""
+    (tmp_path / "c.toml").write_text(SPLIT_RUN, encoding="utf-8")
+    plugin = "tests.plugins.training_runs"
+    done = in_process("run", tmp_path / "c.toml", "--allow-plugin", plugin, "--quiet", "--out", tmp_path / "run")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "run" / "results.json").read_text(encoding="utf-8")
+    assert '"fallback_floor": 0.5' in text
+    again = in_process("summary", tmp_path / "run" / "results.json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(text)
