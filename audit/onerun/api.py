@@ -43,6 +43,9 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     ``tiebreak``: the seed of the key that ranks tied scores, drawn from fresh entropy after the game
     when None (default) and recorded in the result; give a recorded one to replay a game
     (:func:`~dpaudit.onerun.bound.one_run_bound`).
+    ``rule``: None (default) plans the rule from ``claims`` before the game (one fixed k, from m, the
+    claims, ``confidence`` and ``deltas[0]`` alone: ``"planned_from": "claims"`` in ``result.rule``),
+    or, without claims, uses :func:`~dpaudit.onerun.rules.default_rule`'s Bonferroni grid.
     ``SystemExit`` or ``KeyboardInterrupt`` from the mechanism or scorer is an ``InputError`` naming
     it.  The bound assumes the scorer does not read the secret.
     """

@@ -8,6 +8,7 @@ f-DP recursion (each at its level, so the family-wise error is ≤ α).
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +17,7 @@ import numpy as np
 from scipy import stats
 
 from dpaudit.core import Guarantee, InputError, check_real_array, require
+from dpaudit.onerun.claimrule import rule_from_claims
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import GameRecord, secret_sha256
@@ -126,7 +128,14 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     and recorded (``result.tiebreak``).  ``tiebreak``: None (default) draws it; an integer replays a
     recorded one (a re-check, a resume, a reproducible test: choosing it after seeing the counts, or
     keeping the best of several, voids the bound); :data:`WORST_CASE` counts tied blocks
-    worst-case instead (valid, without power on discrete scores)."""
+    worst-case instead (valid, without power on discrete scores).
+
+    ``rule=None``: with claims that apply, the rule is planned from the claims alone
+    (:func:`~dpaudit.onerun.claimrule.rule_from_claims`: k₊ = k₋ = k with the largest median bound
+    for Gaussian canaries at the nearest claim's μ, from m, the claims, ``confidence`` and
+    ``deltas[0]`` only, never from the scores or the secret), one test at level α, recorded with
+    ``"planned_from": "claims"`` in ``result.rule``; without claims, :func:`default_rule` (a
+    Bonferroni grid)."""
     s, b = _check_inputs(scores, secret)
     deltas = _check_deltas(deltas)
     require(isinstance(confidence, float) and 0.5 <= confidence < 1.0, "confidence", confidence,
@@ -136,7 +145,9 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     _check_secret_fair(b, runs)
     alpha = float(f"{1.0 - confidence:.12g}")  # 0.05, not 0.050000000000000044, in the record
     m = int(s.size)
-    rule = default_rule(m) if rule is None else rule
+    planned: dict[str, object] = {}
+    if rule is None:
+        rule, planned = _default(m, claims, confidence=confidence, delta=deltas[0], relation=relation)
     require(isinstance(rule, (Fixed, Grid, Split)), "rule", rule, "must be Fixed, Grid or Split")
     if isinstance(rule, Fixed):
         require(rule.k_plus + rule.k_minus <= m, "rule", rule, f"makes more guesses than canaries ({m})")
@@ -147,20 +158,42 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
         return epsilon_lower(mm, r, v, delta=deltas[0], alpha=a)
 
     tie_seed, keys = _tiebreak(tiebreak, m)
-    tests = tuple(rule.tests(s, b, alpha, objective, keys))
+    if isinstance(rule, Split):
+        floor = _split_floor(claims, deltas[0], relation)
+        planned = planned | {"fallback_floor": floor}
+        tests = tuple(rule.tests(s, b, alpha, objective, keys, floor=floor))
+    else:
+        tests = tuple(rule.tests(s, b, alpha, objective, keys))
     per_test = np.array([[epsilon_lower(t.m, t.r, t.v, delta=d, alpha=t.alpha) for d in deltas] for t in tests])
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
     mu = max(largest_rejected_mu(m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
     checks = tuple(_check_claim(c, tests, deltas, per_test, relation) for c in claims)
-    return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best, rule=rule.to_dict(),
+    return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best,
+                        rule=rule.to_dict() | planned,
                         alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
                         secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b,
                         tiebreak=tie_seed)
 
 
+def _split_floor(claims: Claims, delta: float, relation: str | None) -> float:
+    """The claim a :class:`Split`'s bound-part test should be able to reject: the smallest ε of the
+    applicable (ε, δ) claims at the bound's first δ (0 without one), fixed by the claims alone."""
+    eps = [float(c.epsilon) for c in claims if isinstance(c, Guarantee) and c.applicable and c.delta == delta
+           and (relation is None or c.relation == relation) and math.isfinite(c.epsilon)]
+    return min(eps, default=0.0)
+
+
+def _default(m: int, claims: Claims, *, confidence: float, delta: float,
+             relation: str | None) -> tuple[Fixed | Grid, dict[str, object]]:
+    """The rule when none is given: planned from the claims that apply, else the default grid."""
+    planned = rule_from_claims(m, claims, confidence=confidence, delta=delta, relation=relation)
+    return planned if planned is not None else (default_rule(m), {})
+
+
 def bound_record(record: GameRecord, **kwargs: Any) -> OneRunResult:
-    """:func:`one_run_bound` of a played :class:`GameRecord` (keeps its seed and relation)."""
+    """:func:`one_run_bound` of a played :class:`GameRecord` (keeps its seed and relation; with claims
+    and no ``rule``, the rule is planned from the claims, as there)."""
     return one_run_bound(record.scores, record.secret, runs=record.runs, seed=record.seed, relation=record.relation,
                          **kwargs)
 

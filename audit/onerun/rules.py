@@ -12,8 +12,9 @@ Three rules keep it:
 * :class:`Split` — the canaries are split at random (a stream of the rule's own seed,
   independent of the secret and of the scores) into a selection part and a bound part; k is
   chosen on the selection part, whose secret bits are then spent, and the one test runs on
-  the bound part alone at level α.  Conditioning on the selection part's bits, the bound part
-  is a game of its own with m = its size.
+  the bound part alone at level α, never with fewer guesses than can reject at all
+  (:func:`smallest_capable_k`, a function of the bound part's size and α only).  Conditioning on
+  the selection part's bits, the bound part is a game of its own with m = its size.
 
 Scores rank the canaries.  Ties are broken by a tie-break key (:func:`counts`): m distinct
 values in uniformly random order (:func:`tiebreak_keys`, from a seed that
@@ -32,7 +33,7 @@ import numpy as np
 
 from dpaudit.core import require
 
-__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule", "tiebreak_keys"]
+__all__ = ["Fixed", "Grid", "Rule", "Split", "Test", "counts", "default_rule", "smallest_capable_k", "tiebreak_keys"]
 
 
 @dataclass(frozen=True)
@@ -230,12 +231,14 @@ class Split:
         return perm[:n_sel], perm[n_sel:]
 
     def tests(self, scores: np.ndarray, secret: np.ndarray, alpha: float, objective: Objective,
-              tiebreak: np.ndarray | None = None) -> list[Test]:
+              tiebreak: np.ndarray | None = None, *, floor: float = 0.0) -> list[Test]:
         """The one test on the bound part; ``tiebreak`` (a key per canary) ranks each part by its
-        own canaries' keys."""
+        own canaries' keys.  ``floor``: the claim the bound part's test should be able to reject
+        (an objective value, 0 without a claim): k is never below the smallest k whose ceiling
+        exceeds it, or, when no k's does, the smallest whose ceiling exceeds 0."""
         sel, bnd = self.parts(scores.size)
         keys = None if tiebreak is None else _check_tiebreak(tiebreak, scores.size)
-        best, best_f = -np.inf, self.fractions[0]
+        best, best_f = 0.0, None
         for f in self.fractions:
             k = max(1, round(f * sel.size))
             if 2 * k > sel.size:
@@ -244,13 +247,45 @@ class Split:
             value = objective(sel.size, 2 * k, v, alpha)
             if value > best:
                 best, best_f = value, f
-        k_b = max(1, min(bnd.size // 2, round(best_f * bnd.size)))
+        # No fraction gave a positive bound on the selection part (best_f None), or the one chosen is
+        # too small for the bound part: take the smallest k whose test there can reject the claim (or 0).
+        k_min = smallest_capable_k(int(bnd.size), alpha, objective, floor=floor) if floor > 0 else None
+        k_min = smallest_capable_k(int(bnd.size), alpha, objective) if k_min is None else k_min
+        require(k_min is not None, "Split.select", self.select,
+                f"leaves a bound part of {bnd.size} canaries where no test at alpha = {alpha:g} can give a positive "
+                "bound, even with every guess right: hold out more canaries (a smaller select) or play a larger game")
+        assert k_min is not None
+        k_b = k_min if best_f is None else max(k_min, min(bnd.size // 2, round(best_f * bnd.size)))
         v = counts(scores[bnd], secret[bnd], k_b, k_b, None if keys is None else keys[bnd])
         return [Test(int(bnd.size), k_b, k_b, v, alpha)]
 
     def to_dict(self) -> dict[str, object]:
         return {"rule": "split", "select": self.select, "fractions": list(self.fractions), "seed": self.seed,
-                "correction": "k chosen on the selection part, bound on the held-out part only (no reuse)"}
+                "correction": "k chosen on the selection part, bound on the held-out part only (no reuse)",
+                "fallback": "when no fraction gives a positive bound on the selection part (or the chosen k "
+                            "cannot reject on the bound part), the smallest k whose test on the bound part can "
+                            "reject the claim (fallback_floor; else eps = 0) with every guess right; refused when "
+                            "no k can reject eps = 0"}
+
+
+def smallest_capable_k(n: int, alpha: float, objective: Objective, *, floor: float = 0.0) -> int | None:
+    """The smallest k (k₊ = k₋ = k ≤ n/2) whose test on n canaries at level α can reject ε = ``floor``
+    (0: any positive bound): ``objective(n, 2k, 2k, α) > floor``, every guess right; None when even
+    k = ⌊n/2⌋ cannot.  A test
+    below it can never give a positive bound (4 guesses all right at α = 0.05: P = 2⁻⁴ > α even at
+    ε = 0), so no rule falls back to it.  The ceiling grows with k (more right guesses are more
+    evidence), so bisection finds it."""
+    top = n // 2
+    if top < 1 or objective(n, 2 * top, 2 * top, alpha) <= floor:
+        return None
+    lo, hi = 0, top  # the ceiling is 0 at lo (or lo = 0) and positive at hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if objective(n, 2 * mid, 2 * mid, alpha) > floor:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 Rule = Fixed | Grid | Split

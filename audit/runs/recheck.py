@@ -338,8 +338,13 @@ def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> None:
         delta = float(sc["bounds"][0]["delta"])
         split = Split(select=float(rule["select"]), fractions=tuple(float(f) for f in rule["fractions"]),
                       seed=int(rule["seed"]))
+        floor = rule.get("fallback_floor", 0.0)  # absent in files written before Split had one: 0
+        if not (isinstance(floor, (int, float)) and not isinstance(floor, bool) and math.isfinite(floor)
+                and floor >= 0):
+            fail("rule.fallback_floor", floor, "must be a finite number >= 0")
         again = split.tests(scores, secret, tests[0].alpha,
-                            lambda mm, r, v, a: epsilon_lower(mm, r, v, delta=delta, alpha=a), keys)
+                            lambda mm, r, v, a: epsilon_lower(mm, r, v, delta=delta, alpha=a), keys,
+                            floor=float(floor))
     else:
         again = [Test(m, t.k_plus, t.k_minus, counts(scores, secret, t.k_plus, t.k_minus, keys), t.alpha)
                  for t in tests]

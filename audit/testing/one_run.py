@@ -27,9 +27,9 @@ from typing import Any
 
 from dpaudit.core import Guarantee, Relation, is_real, require
 from dpaudit.onerun.api import audit_one_run
-from dpaudit.onerun.curves import CurveClaim, gdp_mu
+from dpaudit.onerun.claimrule import rule_from_claims
+from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import check_game_size
-from dpaudit.onerun.planner import best_fixed_rule
 from dpaudit.onerun.result import MU_LABEL, OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.testing.assertions import PrivacyViolation
@@ -45,21 +45,18 @@ ALTERNATIVE = 2.0  # the default rule is tuned to catch canaries this many times
 
 def planned_rule(m: int, *, epsilon: float, delta: float, confidence: float,
                  curve: CurveClaim | None = None) -> Fixed:
-    """The default rule, from the claim alone: k₊ = k₋ = k maximising the median bound under
-    Gaussian canaries at twice the claim's μ (``curve``'s μ for a GDP curve, else the μ whose GDP
-    profile passes through (ε, δ)) — half the noise the claim allows, the size of violation a test
-    should catch; the GDP-μ objective when a curve is tested, Steinke's else.  Nothing of the run
-    enters the choice, so the rule is fixed in advance and no correction is due."""
-    if curve is not None and curve.family == "gdp" and curve.mu > 0:
-        mu = curve.mu
-    elif epsilon > 0 and delta > 0:
-        mu = gdp_mu(epsilon, delta)
-    else:
-        mu = gdp_mu(max(epsilon, 0.1), 1e-5)  # δ = 0 or ε = 0: plan at a nearby finite claim
-    objective = "gdp-mu" if curve is not None else "steinke"
-    rule, _value = best_fixed_rule(m, delta=delta if delta > 0 else 1e-5, confidence=confidence, mu=ALTERNATIVE * mu,
-                                   objective=objective)
-    return rule
+    """The default rule, from the claim alone (:func:`~dpaudit.onerun.claimrule.rule_from_claims`):
+    k₊ = k₋ = k maximising the median bound under Gaussian canaries at twice the claims' μ (the
+    smaller of ``curve``'s μ and the μ whose GDP profile passes through (ε, δ)) — half the noise the
+    claim allows, the size of violation a test should catch; the GDP-μ objective when a curve is
+    tested, Steinke's else.  Nothing of the run enters the choice, so the rule is fixed in advance
+    and no correction is due."""
+    claims: list[Guarantee | CurveClaim] = [Guarantee(epsilon=epsilon, delta=delta)]
+    if curve is not None:
+        claims.append(curve)
+    planned = rule_from_claims(m, claims, confidence=confidence, delta=delta, separation=ALTERNATIVE)
+    assert planned is not None  # the (ε, δ) claim always applies
+    return planned[0]
 
 
 def _check(train: Any, score: Any, epsilon: Any, delta: Any, confidence: Any, curve: Any, seed: Any,
