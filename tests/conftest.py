@@ -89,3 +89,25 @@ def cli():
     what the CLI says and returns.  Tests of the process itself (signals, start-up imports,
     ``python -m``) keep a subprocess."""
     return in_process
+
+
+# One-run games draw their secret and their tie-break seed from fresh entropy (no seed a user's code
+# could know fixes them).  A test's statistics must not depend on the machine's entropy: in this test
+# process, every test gets the two draws from one fixed stream instead (still i.i.d. Bernoulli(1/2)
+# bits and uniform seeds, now reproducible), unless it is marked `fresh_entropy` because it checks the
+# draws themselves.  Subprocesses draw fresh entropy, as a user's run does.
+ENTROPY_SEED = 20261127
+
+
+@pytest.fixture(autouse=True)
+def _reproducible_one_run_entropy(request, monkeypatch):
+    if request.node.get_closest_marker("fresh_entropy") is not None:
+        yield
+        return
+    import numpy as np
+
+    stream = np.random.default_rng(ENTROPY_SEED)
+    monkeypatch.setattr("dpaudit.onerun.game.fresh_secret",
+                        lambda size: stream.integers(0, 2, size=size, dtype=np.int8))
+    monkeypatch.setattr("dpaudit.onerun.bound.fresh_tiebreak", lambda: int(stream.integers(0, 2**63)))
+    yield

@@ -27,6 +27,7 @@ class Recorder:
         return output
 
 
+@pytest.mark.fresh_entropy
 def test_secret_is_fresh_balanced_and_hashed():
     # the secret no longer follows the seed (issue 37 item 3): the same seed gives two different
     # secrets, each balanced (|S| in (400, 600) for m = 1000 fails with probability < 1e-9) and hashed

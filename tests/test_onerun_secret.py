@@ -35,6 +35,7 @@ def rederive(output, canaries):
     return rng.integers(0, 2, size=len(canaries), dtype=np.int8).astype(float)
 
 
+@pytest.mark.fresh_entropy
 def test_a_scorer_that_rederives_the_secret_from_the_seed_guesses_at_chance():
     claim = Guarantee(epsilon=1.0, delta=1e-5, claim_id="user/claim")
     res = audit_one_run(blind, rederive, m=M, rule=Fixed(50, 50), seed=0, claims=[claim])
@@ -42,6 +43,7 @@ def test_a_scorer_that_rederives_the_secret_from_the_seed_guesses_at_chance():
     assert res.secret_source == "fresh entropy"
 
 
+@pytest.mark.fresh_entropy
 def test_the_seed_does_not_determine_the_secret():
     a = audit_one_run(blind, rederive, m=M, rule=Fixed(50, 50), seed=3)
     b = audit_one_run(blind, rederive, m=M, rule=Fixed(50, 50), seed=3)

@@ -157,6 +157,7 @@ def test_the_key_is_a_permutation_of_its_seed():
 
 # --- drawn fresh, recorded, replayed ----------------------------------------------------------------
 
+@pytest.mark.fresh_entropy
 def test_the_seed_is_drawn_from_fresh_entropy_and_recorded():
     scores, secret = _rr_game(0)
     a = one_run_bound(scores, secret, rule=Fixed(50, 50), seed=0)
