@@ -76,8 +76,11 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except SystemExit:
-        raise  # argparse's --help, or sys.exit of our own
+    except SystemExit as exc:  # no command of ours exits: this is user code's sys.exit, never a pass
+        where = user_frame(exc)
+        _error(f"your code called sys.exit({exc.code!r})" + (f" at {where}" if where else "") + ": a mechanism, "
+               "its builder or a property must return or raise, not end the process")
+        return EXIT_USAGE
     except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:
         log = _log_failure(session)
         _error(f"environment failure: {_explain(exc)} (traceback in {log})")

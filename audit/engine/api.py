@@ -126,9 +126,15 @@ def _check_mechanism_name(mechanism: Any) -> None:
     """A mechanism's ``name`` is read in every record: it must be readable and, when set, a non-empty string."""
     try:
         name = getattr(mechanism, "name", None)
-    except Exception as exc:  # a property of the user's class
+    except KeyboardInterrupt:
+        if runner.USER_INTERRUPT.is_set():
+            raise
         raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name raised "
-                                    f"{type(exc).__name__}: {exc}") from None
+                                    "KeyboardInterrupt") from None
+    except BaseException as exc:  # a property of the user's class: sys.exit(0) there must not end the run
+        what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
+                else f"raised {type(exc).__name__}: {exc}")
+        raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name {what}") from None
     require(name is None or (isinstance(name, str) and bool(name)), "mechanism.name", name,
             "must be a non-empty string (or absent)")
 

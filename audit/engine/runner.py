@@ -77,7 +77,11 @@ def mechanism_name(mechanism: Any) -> str:
     """The mechanism's ``name`` when it is a string, else its type's name."""
     try:
         name = getattr(mechanism, "name", None)
-    except Exception:  # a name property may raise: dpaudit.engine.api refuses such a mechanism up front
+    except KeyboardInterrupt:
+        if USER_INTERRUPT.is_set():
+            raise
+        name = None
+    except BaseException:  # a name property may raise, sys.exit included: dpaudit.engine.api refuses it up front
         name = None
     return name if isinstance(name, str) else type(mechanism).__name__
 

@@ -135,6 +135,7 @@ def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:
         return obj(**params)
     except InputError as exc:
         raise InputError(f"config: {where}.params: {exc}") from None
-    except Exception as exc:  # the user's builder rejected its params (or failed): their input, exit 2
-        raise InputError(f"config: {where}.params = {params!r} is invalid: {spec}(**params) raised "
-                         f"{type(exc).__name__}: {exc}") from None
+    except (Exception, SystemExit) as exc:  # the user's builder rejected its params, failed or exited: exit 2
+        what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
+                else f"raised {type(exc).__name__}: {exc}")
+        raise InputError(f"config: {where}.params = {params!r} is invalid: {spec}(**params) {what}") from None
