@@ -256,7 +256,7 @@ def smallest_leak(test: Test, n_fav: int, n_oth: int, q: float, epsilon_claim: f
         return math.inf
     k2, w = _grid(n_oth, q)
     window = thresholds(test, k2, n_fav, n_oth, epsilon_claim, delta, alpha)
-    lo = min(1.0, q * math.exp(epsilon_claim) + delta)
+    lo = _favoured(q, epsilon_claim, delta)
     if power(window, w, n_fav, lo) >= POWER:  # the claim itself is refuted this often: nothing above it is needed
         return epsilon_claim
     hi = _most_powerful(window, w, n_fav, lo)
@@ -266,6 +266,11 @@ def smallest_leak(test: Test, n_fav: int, n_oth: int, q: float, epsilon_claim: f
         mid = (lo + hi) / 2
         lo, hi = (lo, mid) if power(window, w, n_fav, mid) >= POWER else (mid, hi)
     return math.log((hi - delta) / q) if hi - delta > 0 else math.inf
+
+
+def _favoured(q: float, epsilon: float, delta: float) -> float:
+    """min(1, q·e^ε + δ), the favoured side's probability under a leak of ε (1 where e^ε overflows)."""
+    return 1.0 if epsilon >= math.log(1.0 / q) - 1e-12 else min(1.0, q * math.exp(epsilon) + delta)
 
 
 def _most_powerful(window: tuple[np.ndarray, np.ndarray], weights: np.ndarray, n_fav: int, lo: float) -> float:
@@ -295,7 +300,7 @@ def budget_scale(test: Test, n_fav: int, n_oth: int, q: float, epsilon_claim: fl
 
     The search starts from the large-sample guess s = ((detectable − ε_c)/ε_c)² (the excess a test
     resolves shrinks as 1/√n) and brackets by factors of 2 around it."""
-    p = q * math.exp(2 * epsilon_claim) + delta
+    p = _favoured(q, 2 * epsilon_claim, delta)
     if epsilon_claim <= 0 or q <= 0 or p >= 1:  # this event cannot carry a leak of twice the claim
         return None
 
