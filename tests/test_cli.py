@@ -117,7 +117,7 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf, monkeypat
     (vector outputs, sequential looks) at a smaller budget (verdicts may then differ from the
     default's): every number the same with one job and with two.
 
-    At 2e5 the alignment family misses an expected refutation, and a run then plans the budget it
+    At 2e5 the alignment family may miss an expected refutation, and a run then plans the budget it
     would need (dpaudit.cli.expectations.missed_notes): ~90 s of CPU per run, the same with any
     --jobs (the planner runs with one job by construction), in a note this test never reads
     (tests/test_voice.py checks it).  The notes are left out here; the missed scenarios they
@@ -139,7 +139,9 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf, monkeypat
         records = json.loads((out / "results.json").read_text())["records"]
         runs.append([{k: r[k] for k in NUMBERS} for r in records])
     assert codes[0] == codes[1] and runs[0] == runs[1]
-    assert len(asked) == 2 and asked[0] == asked[1] == ["align-alg2-swap"]
+    # with the joint test of the ratio nothing is missed at 2e5 and seed 7 (the pair missed align-alg2-swap):
+    # whatever is missed, one job and two miss the same
+    assert len(asked) in (0, 2) and (not asked or asked[0] == asked[1]) and codes[0] in (0, 1)
 
 
 @pytest.mark.slow  # the KL family at 2e5 samples

@@ -348,6 +348,8 @@ def _corrupt(rng, payload):
             value = parent[key]
         except (KeyError, IndexError, TypeError):
             continue
+        if not isinstance(parent, (dict, list)):  # an earlier edit made a container a string: its path is gone
+            continue
         if op < 0.35 and isinstance(value, (int, float)) and not isinstance(value, bool):
             parent[key] = rng.choice([value * rng.choice([0.5, 2, -1, 1.0001]), value + rng.choice([1, -1]),
                                       10**400, 2**63, 0, 1e308])

@@ -49,6 +49,7 @@ ODDS_SHARE = 0.9      # of α spent on the conditional test of ψ; the rest boun
 WINDOW_SD = 8.0       # half-width of the summed window beyond z_α, in standard deviations of k₁ given m ...
 WINDOW_EXTRA = 30     # ... plus this many terms (skewed laws at small counts)
 BATCH_TERMS = 2_000_000  # terms summed at once (memory: a few arrays of this many floats)
+MAX_TERMS = 4_000_000    # the largest window summed exactly (beyond: the Clopper-Pearson pair, epsilon_lower)
 CACHE_SIZE = 100_000   # solved events kept (a selection scores, then bounds, the same projected counts)
 _CACHE: dict[tuple[float, ...], float] = {}
 _TOL = 1e-12          # on log ψ
@@ -217,9 +218,27 @@ def clopper_pearson_lower(k: np.ndarray, n: np.ndarray, alpha: float) -> np.ndar
 def epsilon_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray | float,
                   n2: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
     """ε_lower(δ) = log r_lo + log(1 − δ/p_lo) at total level ``alpha`` (module docstring), −inf where
-    nothing is certified (p_lo ≤ δ, or r_lo = 0); not clipped at 0."""
-    k1, n1, k2, n2 = _counts(k1, n1, k2, n2)
-    return _corrected(odds_ratio_lower(k1, n1, k2, n2, ODDS_SHARE * alpha), k1, n1, delta, alpha)
+    nothing is certified (p_lo ≤ δ, or r_lo = 0); not clipped at 0.
+
+    An event whose exact window would sum more than :data:`MAX_TERMS` terms (counts of the order of
+    10¹² and more, where the two tests agree to a few parts in 10⁴) gets the Clopper–Pearson pair at
+    the same total level instead, log((p_lo − δ)/q_hi) with each bound at α/2: valid as well, and its
+    memory does not grow with the counts."""
+    k1, n1, k2, n2 = np.broadcast_arrays(*_counts(k1, n1, k2, n2))
+    huge = window_terms(k1, n1, k2, n2, ODDS_SHARE * alpha) > MAX_TERMS
+    if not huge.any():
+        return _corrected(odds_ratio_lower(k1, n1, k2, n2, ODDS_SHARE * alpha), k1, n1, delta, alpha)
+    out = np.empty(k1.shape)
+    small = ~huge
+    if small.any():
+        out[small] = _corrected(odds_ratio_lower(k1[small], n1[small], k2[small], n2[small], ODDS_SHARE * alpha),
+                                k1[small], n1[small], delta, alpha)
+    p_lo = clopper_pearson_lower(k1[huge], n1[huge], alpha / 2)
+    q_hi = clopper_pearson_upper(k2[huge], n2[huge], alpha / 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out[huge] = np.where(p_lo > delta, np.log(np.maximum(p_lo - delta, 1e-300) / np.maximum(q_hi, 1e-300)),
+                             -np.inf)
+    return out
 
 
 def _corrected(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, delta: float, alpha: float) -> np.ndarray:

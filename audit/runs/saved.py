@@ -293,7 +293,24 @@ def _scenario(c: _Checker, value: Any, where: str) -> None:
         if check.get("event") is not None:
             event = c.obj(check["event"], f"{where}.claims[{i}].event")
             c.counts(c.get(event, "counts", where), f"{where}.claims[{i}].event.counts")
+        _detectable(c, check.get("detectable"), f"{where}.claims[{i}].detectable")
     _estimate(c, c.get(s, "estimate", where), f"{where}.estimate")
+
+
+def _detectable(c: _Checker, value: Any, where: str) -> None:
+    """A holding claim's ``detectable`` (dpaudit.engine.results.detectable_dict): null, or exactly an
+    ``epsilon`` (>= 0 or "inf"), a ``samples_for_twice`` (an integer >= 1 or null) and a ``model`` text."""
+    if value is None:
+        return
+    d = c.obj(value, where)
+    for key in d:
+        if key not in ("epsilon", "samples_for_twice", "model"):
+            c.fail(f"{where}.{key}", d[key], "is not a key of detectable (epsilon, samples_for_twice, model)")
+    if "samples_for_twice" not in d:
+        c.fail(f"{where}.samples_for_twice", _MISSING, "is required (null when there is none)")
+    c.number(c.get(d, "epsilon", where), f"{where}.epsilon", 0, inf=True)
+    c.integer(c.get(d, "samples_for_twice", where), f"{where}.samples_for_twice", 1, optional=True)
+    c.text(c.get(d, "model", where), f"{where}.model")
 
 
 def _record(c: _Checker, value: Any, where: str) -> None:
@@ -349,6 +366,7 @@ def _record(c: _Checker, value: Any, where: str) -> None:
         if claim is None or vv_lower is None or (vv_verdict == "violation") != (vv_lower > claim):
             c.fail(f"{where}.value_views.verdict", vv_verdict, f"contradicts epsilon_lower {vv_lower} and the claim")
         c.choice(c.get(vv, "finding", where), f"{where}.value_views.finding", _FINDINGS)
+    _detectable(c, rec.get("detectable"), f"{where}.detectable")
     ok = c.flag(c.get(rec, "as_expected", where), f"{where}.as_expected")
     if ok != (outcome(rec) in OK_OUTCOMES):
         c.fail(f"{where}.as_expected", ok, f"contradicts the record's outcome ({outcome(rec)})")
