@@ -21,25 +21,13 @@ from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
 from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.steinke import epsilon_lower
 from tests.clirun import in_process
+from tests.plugins.training_runs import RR_GAME_CONFIG
 
 PLUGIN = "tests.plugins.training_runs"
 CONFIG = """
 [run]
 seed = 3
-
-[[scenario]]
-name = "rr-training"
-mechanism = "tests.plugins.training_runs:RandomizedResponse"
-params = { m = 200, epsilon = 1.0 }
-scorer = "tests.plugins.training_runs:score"
-canaries = 200
-rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
-
-[[scenario.claim]]
-epsilon = 4.0
-delta = 1e-5
-id = "user/claim"
-"""
+""" + RR_GAME_CONFIG
 
 
 @pytest.fixture(scope="module")

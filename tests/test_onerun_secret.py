@@ -20,6 +20,7 @@ import pytest
 from dpaudit.core import Guarantee, InputError
 from dpaudit.onerun import CanaryGame, Fixed, audit_one_run
 from dpaudit.onerun.game import GameRecord, secret_sha256
+from tests.plugins.training_runs import RR_GAME_CONFIG
 
 M = 1000
 
@@ -162,20 +163,7 @@ def test_pack_and_unpack_refuse_a_wrong_length():
 
 # --- a resumed command-line run takes the stored game, never a new secret ------------------------------
 
-RESUME_CONFIG = """
-[[scenario]]
-name = "rr-training"
-mechanism = "tests.plugins.training_runs:RandomizedResponse"
-params = { m = 200, epsilon = 1.0 }
-scorer = "tests.plugins.training_runs:score"
-canaries = 200
-rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
-
-[[scenario.claim]]
-epsilon = 4.0
-delta = 1e-5
-id = "user/claim"
-"""
+RESUME_CONFIG = RR_GAME_CONFIG
 
 
 def _resume_run(tmp_path):

@@ -39,6 +39,7 @@ from dpaudit.onerun.steinke import epsilon_lower
 from dpaudit.runs.recheck import check_onerun_scenario
 from dpaudit.testing import PrivacyViolation, assert_private_one_run
 from tests.clirun import in_process
+from tests.plugins.training_runs import RR_GAME_CONFIG
 
 M = 1000
 ALPHA = 0.05
@@ -276,20 +277,7 @@ def test_an_older_record_without_a_seed_is_recounted_worst_case(rr_entry):
 
 # --- a run's results file and its resume ----------------------------------------------------------------
 
-CONFIG = """
-[[scenario]]
-name = "rr-training"
-mechanism = "tests.plugins.training_runs:RandomizedResponse"
-params = { m = 200, epsilon = 1.0 }
-scorer = "tests.plugins.training_runs:score"
-canaries = 200
-rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
-
-[[scenario.claim]]
-epsilon = 4.0
-delta = 1e-5
-id = "user/claim"
-"""
+CONFIG = RR_GAME_CONFIG
 
 
 def test_a_run_records_the_seed_summary_checks_it_and_resume_keeps_it(tmp_path: Path):

@@ -8,6 +8,23 @@ import math
 
 import numpy as np
 
+# One randomized-response game of 200 canaries, Fixed(50, 50), against a (4, 1e-5) claim no 100-guess
+# bound can reach (3.49): the config the one-run secret, recheck and tie-break tests run and resume.
+RR_GAME_CONFIG = """
+[[scenario]]
+name = "rr-training"
+mechanism = "tests.plugins.training_runs:RandomizedResponse"
+params = { m = 200, epsilon = 1.0 }
+scorer = "tests.plugins.training_runs:score"
+canaries = 200
+rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
+
+[[scenario.claim]]
+epsilon = 4.0
+delta = 1e-5
+id = "user/claim"
+"""
+
 
 class RandomizedResponse:
     """Each canary's bit, kept with probability e^ε/(1+e^ε): ε-DP towards each canary."""
