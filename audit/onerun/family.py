@@ -40,32 +40,40 @@ class FamilyRejection:
     delta: float
     validity: str
     evaluations: int
+    method: str | None = None  # None: the f-DP recursion
 
     def to_dict(self) -> dict[str, object]:
         return {"family": self.family, "parameter": {self.parameter_name: self.parameter},
                 "epsilon_read": self.epsilon, "delta": self.delta, "validity": self.validity,
-                "method": "Mahloujifar-Melis-Chaudhuri 2025, Alg. 2, bisection over an ordered family"}
+                "method": self.method or "Mahloujifar-Melis-Chaudhuri 2025, Alg. 2, bisection over an ordered family"}
 
 
-def _rejected(claim: CurveClaim, tests: Sequence[Test]) -> bool:
+def _recursion_rejects(claim: CurveClaim, tests: Sequence[Test]) -> bool:
     # Each test at its own level (α, or α/G on a Bonferroni grid), as for a single curve claim.
     return any(rejects_claim(claim, m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
 
 
 def strongest_rejected(tests: Sequence[Test], curve: Callable[[float], CurveClaim], *, lower: float, upper: float,
                        read: Callable[[float], float], delta: float, family: str, parameter_name: str = "sigma",
-                       tolerance: float = 0.01) -> FamilyRejection:
+                       tolerance: float = 0.01, rejects: Callable[[CurveClaim], bool] | None = None,
+                       method: str | None = None) -> FamilyRejection:
     """Bisection (geometric) for the least private rejected member in [lower, upper].
 
     ``curve(p)`` is the member of parameter p, more private as p grows; ``read(p)`` its ε at
     ``delta``.  The returned parameter is always one the run rejected (the bracket's rejected
-    end), so the statement is conservative to within ``tolerance`` (relative)."""
+    end), so the statement is conservative to within ``tolerance`` (relative).  ``rejects``: the
+    test of one member when it is not the f-DP recursion over ``tests`` (the independent-canary
+    test, :mod:`dpaudit.onerun.isolated`; ``method`` then names it in the record)."""
     require(0 < lower < upper and math.isfinite(upper), "lower/upper", (lower, upper), "must satisfy 0 < lower < upper")
-    require(len(tests) >= 1, "tests", tests, "must hold the rule's tests")
+    require(rejects is not None or len(tests) >= 1, "tests", tests, "must hold the rule's tests")
     label = f"valid against the {family} family only; not an (epsilon, delta) lower bound"
+
+    def _rejected(claim: CurveClaim, tests: Sequence[Test]) -> bool:
+        return rejects(claim) if rejects is not None else _recursion_rejects(claim, tests)
+
     calls = 1
     if not _rejected(curve(upper), tests):
-        return FamilyRejection(family, parameter_name, None, 0.0, delta, label, calls)
+        return FamilyRejection(family, parameter_name, None, 0.0, delta, label, calls, method)
     calls += 1
     if _rejected(curve(lower), tests):
         hi = lower
@@ -78,4 +86,4 @@ def strongest_rejected(tests: Sequence[Test], curve: Callable[[float], CurveClai
                 hi = mid
             else:
                 lo = mid
-    return FamilyRejection(family, parameter_name, float(hi), float(read(hi)), delta, label, calls)
+    return FamilyRejection(family, parameter_name, float(hi), float(read(hi)), delta, label, calls, method)

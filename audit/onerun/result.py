@@ -19,6 +19,7 @@ from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import finding, jsonable
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import PREMISE, pack_secret
+from dpaudit.onerun.isolated import IsolatedBound
 from dpaudit.onerun.rules import Test
 
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
@@ -91,6 +92,9 @@ class OneRunResult:
     drawn from fresh entropy after the game), None when ties were counted worst-case.  In
     :meth:`to_dict` it is a string of decimal digits, as ``secret_bits`` is a string: a 128-bit
     seed is past the integers a JSON reader keeps exactly (2⁵³).
+
+    ``isolated``: the independent-canary test (:mod:`dpaudit.onerun.isolated`), present only when a
+    design or the caller declared its premise (``declared_by`` in it says which).
     """
 
     m: int
@@ -112,6 +116,7 @@ class OneRunResult:
     secret_source: str | None = None  # "fresh entropy" (the game's), "supplied by the caller", None: unknown
     premise: str = PREMISE
     tiebreak: int | None = None
+    isolated: IsolatedBound | None = None  # the independent-canary test, when its premise is declared
 
     @property
     def confidence(self) -> float:
@@ -164,6 +169,8 @@ class OneRunResult:
             "tiebreak": None if self.tiebreak is None else str(self.tiebreak),
             "verdict": self.verdict, "claims": [c.to_dict() for c in self.claims],
         }
+        if self.isolated is not None:
+            out["isolated"] = self.isolated.to_dict()
         if self.secret is not None:  # compact (m/6 characters): a re-check or a replay needs it
             out["secret_bits"] = pack_secret(self.secret)
         if include_scores and self.scores is not None and self.secret is not None:
@@ -186,4 +193,5 @@ class OneRunResult:
         return (f"one-run audit, m={self.m} ({self.runs} run(s)), {self.v}/{self.r} right "
                 f"(k+={self.k_plus}, k-={self.k_minus}), {self.rule['rule']} rule, confidence {self.confidence:.3g}: "
                 f"{eps}; GDP mu rejected up to {self.gdp_mu_lower:.4g} (GDP claims only)"
-                + (f"; {claims}" if claims else ""))
+                + (f"; {claims}" if claims else "")
+                + (f"; {self.isolated.summary()}" if self.isolated is not None else ""))

@@ -104,7 +104,7 @@ def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confiden
                            confidence=confidence, claims=design.claims, runs=int(getattr(design, "runs", 1)),
                            seed=seed, relation=design.neighbours or design.relation,
                            tiebreak=WORST_CASE if tiebreak is None else tiebreak)
-    result = dataclasses.replace(result, secret_source=entry.get("secret_source"))
+    result = design.with_isolated(dataclasses.replace(result, secret_source=entry.get("secret_source")))
     return OneRunScenario(design, result, float(entry["seconds"]), str(entry["mechanism"]), registry,
                           family_rejection(design, result))
 

@@ -8,6 +8,7 @@ verdict expected of it.  :meth:`CanaryDesign.audit` plays the canary game once a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import CanaryGame
+from dpaudit.onerun.isolated import IsolatedCanaries, isolated_bound
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 
@@ -30,7 +32,12 @@ class CanaryDesign:
 
     ``neighbours``: the relation between a run with canary j and one without, when the
     mechanism's slots make it other than the game's ``relation`` (a slot that holds the canary or
-    its zeroed record: ``zero-out``); the claims are checked against it."""
+    its zeroed record: ``zero-out``); the claims are checked against it.
+
+    ``isolated_canaries``: the design's declaration that each canary's score depends on its own bit
+    and independent noise only (:class:`~dpaudit.onerun.isolated.IsolatedCanaries`: why, each
+    canary's own coordinate, the threshold planned from the claims); :meth:`audit` then attaches the
+    independent-canary test to the result, ``declared_by="design"``.  None: not declared, no test."""
 
     name: str
     mechanism: Any
@@ -44,11 +51,16 @@ class CanaryDesign:
     expected: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
     neighbours: str | None = None
+    isolated_canaries: IsolatedCanaries | None = None
 
     def __post_init__(self) -> None:
         require(len(self.canaries) >= 2, "canaries", f"<{len(self.canaries)}>", "a design needs at least 2 canaries")
         ids = {getattr(c, "claim_id", "") for c in self.claims}
         require(set(self.expected) <= ids, "expected", dict(self.expected), f"must name claims of the design ({ids})")
+        iso = self.isolated_canaries
+        require(iso is None or len(iso.coordinates) == len(self.canaries), "isolated_canaries",
+                None if iso is None else f"<{len(iso.coordinates)} coordinates>",
+                f"must give one coordinate per canary ({len(self.canaries)})")
 
     @property
     def m(self) -> int:
@@ -62,12 +74,26 @@ class CanaryDesign:
         if self.neighbours is not None:
             record = CanaryGame(m=self.m, seed=seed, relation=self.relation).play(
                 self.mechanism, self.scorer, list(self.canaries), self.base, secret=secret)
-            return one_run_bound(record.scores, record.secret, rule=self.rule, deltas=self.deltas,
-                                 confidence=confidence, claims=self.claims, runs=record.runs, seed=record.seed,
-                                 relation=self.neighbours, tiebreak=tiebreak)
-        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), base=self.base,
-                             rule=self.rule, deltas=self.deltas, confidence=confidence, claims=self.claims,
-                             seed=seed, relation=self.relation, secret=secret, tiebreak=tiebreak)
+            result = one_run_bound(record.scores, record.secret, rule=self.rule, deltas=self.deltas,
+                                   confidence=confidence, claims=self.claims, runs=record.runs, seed=record.seed,
+                                   relation=self.neighbours, tiebreak=tiebreak)
+        else:
+            result = audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), base=self.base,
+                                   rule=self.rule, deltas=self.deltas, confidence=confidence, claims=self.claims,
+                                   seed=seed, relation=self.relation, secret=secret, tiebreak=tiebreak)
+        return self.with_isolated(result)
+
+    def with_isolated(self, result: OneRunResult) -> OneRunResult:
+        """``result`` with the independent-canary test attached when the design declares isolated
+        canaries (at the result's α, the design's δs, claims and planned threshold); else unchanged."""
+        iso = self.isolated_canaries
+        if iso is None or result.scores is None or result.secret is None:
+            return result
+        bound = isolated_bound(result.scores, result.secret, threshold=iso.threshold, declared_by="design",
+                               reason=iso.reason, check=iso.check, threshold_source=iso.threshold_source,
+                               deltas=self.deltas, alpha=result.alpha, claims=self.claims,
+                               relation=self.neighbours or self.relation)
+        return dataclasses.replace(result, isolated=bound)
 
     def as_expected(self, result: OneRunResult) -> bool:
         """Every claim's verdict is the expected one."""

@@ -51,11 +51,13 @@ from dpaudit.mechanisms.dpsgd import (
 from dpaudit.onerun.curves import CurveClaim, profile
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection, strongest_rejected
+from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_threshold, point_rejects
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["CANARY_NORM", "EPS_GRID", "RULE", "accountant_curve", "blackbox_design", "family_rejection",
-           "noise_for_epsilon", "shuffle_score", "whitebox_design", "whitebox_score"]
+           "isolated_family_rejection", "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design",
+           "whitebox_score"]
 
 CANARY_NORM = 4.0
 # The profile's ε grid: fine where DP-SGD curves bend, up to ε = 40.
@@ -64,6 +66,7 @@ EPS_GRID = tuple(float(e) for e in np.concatenate([np.linspace(0.0, 4.0, 81)[:-1
 # (seeds 100–104, none of which an audit or test uses): k₊ = k₋ = 50 maximised both the median
 # Steinke bound (2.17) and the family reading (3.51) over k ∈ {5 … 300}.
 RULE = Fixed(k_plus=50, k_minus=50)
+PLANNING_SEED = 20_261_127  # the independent-canary threshold's planning stream; no audited run uses it
 
 
 @functools.lru_cache(maxsize=64)
@@ -90,12 +93,13 @@ def accountant_curve(noise_multiplier: float, sampling_probability: float, steps
                           f"q={sampling_probability:.4g}, T={steps}, add-remove")
 
 
-def whitebox_score(sigma: float, q: float, clip: float, offset: int) -> Any:
+def whitebox_score(sigma: float, q: float, clip: float, offset: int, per_coordinate: int = 1) -> Any:
     """The scorer: Σ_t log(1 − q + q·exp((2x − 1)/(2σ²))), x = U_t[offset + j] / C, using the
-    *claimed* σ, q and C (the auditor's knowledge)."""
+    *claimed* σ, q and C (the auditor's knowledge); ``per_coordinate`` canaries share each
+    coordinate (offset + j // per_coordinate) in the premise-breaking twin."""
 
     def score(output: DPSGDOutput, canaries: Sequence[Any]) -> np.ndarray:
-        cols = offset + np.arange(len(canaries))
+        cols = offset + np.arange(len(canaries)) // per_coordinate
         x = output.updates[:, cols] / clip
         return np.log1p(q * np.expm1((2.0 * x - 1.0) / (2.0 * sigma ** 2))).sum(axis=0)
 
@@ -118,6 +122,47 @@ def shuffle_score(sigma: float, q: float, clip: float, offset: int) -> Any:
     return score
 
 
+@functools.lru_cache(maxsize=32)
+def planned_threshold(noise_multiplier: float, sampling_probability: float, steps: int, m: int, *,
+                      samples: int = 40_000) -> float:
+    """The independent-canary test's threshold, planned from the claim alone (never from an audited
+    run): single canaries' white-box scores simulated under the claimed σ, q and T (x_t = B_t + σZ_t,
+    B_t ~ Bernoulli(q) when in, 0 when out: the per-coordinate law of the module docstring), then
+    :func:`~dpaudit.onerun.isolated.plan_threshold` at m canaries (95 % confidence)."""
+    rng = np.random.default_rng(PLANNING_SEED)
+    sigma, q = noise_multiplier, sampling_probability
+
+    def simulate(included: bool) -> np.ndarray:
+        out = []
+        for start in range(0, samples, 4000):  # chunks: steps x 4000 floats at a time
+            x = sigma * rng.standard_normal((steps, min(4000, samples - start)))
+            if included:
+                x += rng.random(x.shape) < q
+            out.append(np.log1p(q * np.expm1((2.0 * x - 1.0) / (2.0 * sigma ** 2))).sum(axis=0))
+        return np.concatenate(out)
+
+    return plan_threshold(simulate(True), simulate(False), m=m)
+
+
+ISOLATION_REASON = ("gradient canary j is the only record with weight on coordinate d0+j (checked on the arrays); "
+                    "Poisson sampling includes each record independently at every step and the Gaussian noise is "
+                    "independent per coordinate, so canary j's score (coordinate d0+j only) is a function of its "
+                    "own bit, its own sampling draws and its coordinate's noise")
+
+
+def _isolation(canaries: np.ndarray, base: np.ndarray, threshold: float, source: str) -> IsolatedCanaries:
+    """The declaration, from the arrays themselves: each canary's one coordinate (refused when two
+    canaries share one: :class:`~dpaudit.onerun.isolated.IsolatedCanaries`), none touched by a base record."""
+    nonzero = canaries[:, :-2] != 0
+    require(bool(np.all(nonzero.sum(axis=1) == 1)), "canaries", "<gradient canaries>",
+            "isolated canaries need exactly one nonzero coordinate each")
+    coords = np.argmax(nonzero, axis=1)
+    require(not bool(np.any(base[:, :-2][:, np.unique(coords)] != 0)), "base", "<preference records>",
+            "must have no weight on a canary's coordinate")
+    return IsolatedCanaries(reason=ISOLATION_REASON, coordinates=tuple(int(c) for c in coords),
+                            threshold=threshold, threshold_source=source)
+
+
 def _claims(mech: DPSGD, delta: float) -> tuple[Guarantee | CurveClaim, ...]:
     g = mech.guarantees(delta)[0]
     curve = accountant_curve(mech.noise_multiplier, mech.sampling_probability, mech.steps)
@@ -138,28 +183,43 @@ _EXPECTED: dict[str, dict[str, str]] = {
 def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5, sampling_probability: float = 0.02,
                     steps: int = 500, n_base: int = 2000, features: int = 16, clip: float = 1.0,
                     noise_multiplier: float | None = None, bug: str = "none", scorer: str = "poisson",
-                    data_seed: int = 12345) -> CanaryDesign:
+                    data_seed: int = 12345, canaries_per_coordinate: int = 1,
+                    declare_isolated: bool = True) -> CanaryDesign:
     """m isolated gradient canaries against DP-SGD calibrated (by the accountant) to ``epsilon``
     at ``delta``, or run at ``noise_multiplier`` when given.  ``bug`` makes a faulty twin that
-    keeps the correct claims (expected: a violation)."""
+    keeps the correct claims (expected: a violation).
+
+    The design declares isolated canaries (the independent-canary test,
+    :mod:`dpaudit.onerun.isolated`) for Poisson batches and the Poisson scorer when
+    ``declare_isolated``.  ``canaries_per_coordinate`` > 1 is the premise-breaking twin (that many
+    canaries on each coordinate): its declaration is refused (an InputError), and built with
+    ``declare_isolated=False`` it is what the dependence pilot must flag."""
     require(isinstance(m, int) and m >= 2, "m", m, "must be an integer >= 2")
+    require(isinstance(canaries_per_coordinate, int) and canaries_per_coordinate >= 1, "canaries_per_coordinate",
+            canaries_per_coordinate, "must be an integer >= 1")
     require(bug in BUGS, "bug", bug, f"must be one of {', '.join(BUGS)}")
     require(scorer in ("poisson", "shuffle"), "scorer", scorer, "must be poisson or shuffle")
     sigma = noise_for_epsilon(epsilon, sampling_probability, steps, delta) if noise_multiplier is None \
         else float(noise_multiplier)
     mech = DPSGD(noise_multiplier=sigma, sampling_probability=float(sampling_probability), steps=steps, clip=clip,
                  bug=bug)
-    dim = features + m
+    k = canaries_per_coordinate
+    dim = features + -(-m // k)
     base = preference_data(n_base, features, dim, np.random.default_rng(data_seed))
     canaries = np.zeros((m, dim + 2))
-    canaries[np.arange(m), features + np.arange(m)] = CANARY_NORM * clip
+    canaries[np.arange(m), features + np.arange(m) // k] = CANARY_NORM * clip
     canaries[:, -1] = 1.0  # kind: gradient canary
     claims = _claims(mech, delta)
+    isolation = None
+    if declare_isolated and scorer == "poisson" and bug != "shuffle-batches":
+        isolation = _isolation(canaries, base, planned_threshold(sigma, float(sampling_probability), steps, m),
+                               f"planned from the claim (sigma={sigma:g}, q={sampling_probability:g}, T={steps}, "
+                               f"m={m}; planning seed {PLANNING_SEED})")
     return CanaryDesign(
         name=f"dpsgd-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=mech, canaries=list(canaries),
-        scorer=(whitebox_score if scorer == "poisson" else shuffle_score)(sigma, float(sampling_probability), clip,
-                                                                          features),
-        claims=claims, rule=RULE,
+        scorer=whitebox_score(sigma, float(sampling_probability), clip, features, k) if scorer == "poisson"
+        else shuffle_score(sigma, float(sampling_probability), clip, features),
+        claims=claims, rule=RULE, isolated_canaries=isolation,
         base=base, deltas=(delta,), expected=_EXPECTED.get(bug, {}),
         description=f"DP-SGD reward model, sigma={sigma}, q={sampling_probability}, T={steps}, m={m} gradient "
                     f"canaries (white box), bug={bug}")
@@ -201,3 +261,22 @@ def family_rejection(result: OneRunResult, mech: DPSGD, *, delta: float = 1e-5, 
     return strongest_rejected(result.tests, curve, lower=lower, upper=upper, delta=delta,
                               read=lambda s: optimistic_epsilon(round(s, 6), q, t, delta),
                               family=f"DP-SGD accountant curves (q={q:g}, T={t}, sigma varied)")
+
+
+def isolated_family_rejection(bound: IsolatedBound, mech: DPSGD, *, delta: float = 1e-5, lower: float = 0.3,
+                              upper: float = 20.0) -> FamilyRejection:
+    """:func:`family_rejection` through the independent-canary test instead of the f-DP recursion:
+    the strongest DP-SGD accountant curve (same q and T, σ varied) that the test's point (FPR_hi,
+    1 − TPR_lo) lies below, read as ε at ``delta`` — valid against that family only, and only under
+    the isolated-canary premise the bound carries."""
+    q, t = mech.sampling_probability, mech.steps
+
+    def curve(s: float) -> CurveClaim:
+        return accountant_curve(round(s, 6), q, t, discretisation=1e-3, claim_id="dpsgd/family")
+
+    return strongest_rejected((), curve, lower=lower, upper=upper, delta=delta,
+                              read=lambda s: optimistic_epsilon(round(s, 6), q, t, delta),
+                              family=f"DP-SGD accountant curves (q={q:g}, T={t}, sigma varied)",
+                              rejects=lambda c: point_rejects(c, bound.tpr_lower, bound.fpr_upper),
+                              method="independent-canary test (two Clopper-Pearson bounds), bisection over an "
+                                     "ordered family; under the isolated-canary premise")

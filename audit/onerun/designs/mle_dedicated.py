@@ -43,12 +43,31 @@ from dpaudit.mechanisms.faulty import PrivateMLEOnTenthNoise
 from dpaudit.mechanisms.preferences import BradleyTerry
 from dpaudit.neighbors import Dataset
 from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.isolated import IsolatedCanaries, plan_threshold
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["MLE_RULE", "CoordinateComparison", "DedicatedMLE", "mle_dedicated_design"]
 
 # The random-direction design's rule, kept: fixed before any dedicated-coordinate run was seen.
 MLE_RULE = Fixed(k_plus=50, k_minus=50)
+PLANNING_SEED = 20_261_128  # the independent-canary threshold's planning stream; no audited run uses it
+ISOLATION_REASON = ("canary j is the only comparison on coordinate d0+j and the objective separates by coordinate "
+                    "(module docstring), so the released coordinate d0+j is a function of canary j's bit and of the "
+                    "noise b, w at d0+j only, independent across coordinates")
+
+
+def planned_threshold(wrapper: DedicatedMLE, claimed: PrivateMLE, *, samples: int = 20_000) -> float:
+    """The independent-canary threshold, planned from the claimed mechanism alone (its σ_b, ν, λ at
+    d = d0 + m, never an audited run): canary coordinates simulated out (−b/λ + w) and in (the
+    one-dimensional solve of the module docstring, + w), then
+    :func:`~dpaudit.onerun.isolated.plan_threshold` at m canaries."""
+    rng = np.random.default_rng(PLANNING_SEED)
+    model, lam = claimed.model, claimed.regulariser(wrapper.d)
+    b = claimed.sigma_b * rng.standard_normal(samples)
+    w = claimed.nu * rng.standard_normal(samples) if claimed.output_noise else np.zeros(samples)
+    one = model.loss_terms(Dataset({"x": np.array([[2 * model.L]]), "y": np.array([1])}))
+    theta_in = minimise_batch(model, one, lam, b[:, None], (-b / lam)[:, None], wrapper.tol)[:, 0]
+    return plan_threshold(theta_in + w, -b / lam + w, m=wrapper.m)
 
 
 @dataclass(frozen=True)
@@ -174,12 +193,19 @@ def mle_dedicated_design(*, n: int = 100_000, m: int = 1000, d0: int = 10, epsil
     def score(theta: np.ndarray, cans: Sequence[Any]) -> np.ndarray:
         return np.asarray(theta)[[c.coordinate for c in cans]]
 
+    isolation = IsolatedCanaries(
+        reason=ISOLATION_REASON, coordinates=tuple(c.coordinate for c in canaries),
+        threshold=planned_threshold(wrapper, PrivateMLE(model, epsilon, delta, calibration=calibration,
+                                                        output_noise=output_noise)),
+        threshold_source=f"planned from the claimed mechanism (Algorithm 1, {calibration}, m={m}; planning seed "
+                         f"{PLANNING_SEED})")
     # The claims depend on the data only through d (λ_R of the printed calibration grows with √d).
     stand_in = Dataset({"x": np.zeros((1, wrapper.d)), "y": np.array([1])})
     claims: list[Guarantee] = [g for g in mech.guarantees(stand_in, "add-remove") if g.applicable]
     suffix = "" if bug == "none" else "-" + bug
     return CanaryDesign(name=f"align-alg1-dedicated-{calibration}{suffix}", mechanism=wrapper, canaries=canaries,
                         scorer=score, claims=tuple(claims), rule=rule, deltas=(delta / 2,),
+                        isolated_canaries=isolation,
                         expected={g.claim_id: "pass" for g in claims} if bug == "none" else {},
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={wrapper.d} (d0={d0}), "
                                     f"m={m} canaries on dedicated coordinates (score: the fitted coordinate)")
