@@ -131,3 +131,12 @@ def test_the_dedicated_mle_design_declares_isolated_canaries():
     result = design.audit(0, secret=np.arange(200) % 2, tiebreak=1)
     assert result.isolated is not None and result.isolated.declared_by == "design"
     assert not result.isolated.rejected  # its own claims at eps = 1 (a per-canary mu of a few hundredths)
+
+
+def test_at_delta_zero_the_record_is_valid_json():
+    scores, bits = _gaussian_game(2.0, 1)
+    got = declare(one_run_bound(scores, bits, rule=Fixed(50, 50), deltas=(0.0,), tiebreak=1), threshold=1.0,
+                  isolated_canaries=True)
+    rec = json.loads(got.to_json())["isolated"]
+    assert rec["gdp_mu_lower"]["epsilon_read"] is None and rec["gdp_mu_lower"]["mu"] > 0
+    assert rec["bounds"][0]["epsilon_lower"] > 0 and "GDP claims only" in got.summary()

@@ -120,9 +120,10 @@ class IsolatedBound:
     premise: str = PREMISE
 
     @property
-    def gdp_epsilon_read(self) -> float:
-        """μ_lower read as ε at the first δ (a GDP-family statement, never an (ε, δ) bound)."""
-        return gdp_epsilon(self.gdp_mu_lower, self.deltas[0]) if 0 < self.deltas[0] < 1 else math.inf
+    def gdp_epsilon_read(self) -> float | None:
+        """μ_lower read as ε at the first δ (a GDP-family statement, never an (ε, δ) bound); None at
+        δ = 0, where every μ > 0 reads as ε = ∞."""
+        return gdp_epsilon(self.gdp_mu_lower, self.deltas[0]) if 0 < self.deltas[0] < 1 else None
 
     @property
     def rejected(self) -> bool:
@@ -143,9 +144,11 @@ class IsolatedBound:
     def summary(self) -> str:
         eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lower,
                                                                             strict=True))
+        read = self.gdp_epsilon_read
         return (f"isolated canaries (declared by the {self.declared_by}): {self.tp}/{self.n_in} in and "
                 f"{self.fp}/{self.n_out} out above {self.threshold:.4g}: {eps}; GDP mu >= {self.gdp_mu_lower:.4g} "
-                f"(read as eps {self.gdp_epsilon_read:.4g}, GDP claims only)")
+                + (f"(read as eps {read:.4g} at delta={self.deltas[0]:.3g}, GDP claims only)" if read is not None
+                   else "(GDP claims only)"))
 
 
 def _epsilon(tpr_lo: float, fpr_hi: float, delta: float) -> float:
