@@ -140,3 +140,15 @@ def test_at_delta_zero_the_record_is_valid_json():
     rec = json.loads(got.to_json())["isolated"]
     assert rec["gdp_mu_lower"]["epsilon_read"] is None and rec["gdp_mu_lower"]["mu"] > 0
     assert rec["bounds"][0]["epsilon_lower"] > 0 and "GDP claims only" in got.summary()
+
+
+def test_a_resumed_game_keeps_its_isolated_reading():
+    from dpaudit.catalog.onerun import run_design
+    from dpaudit.runs.onerun import onerun_scenario
+
+    design = _toy_design((0, 1, 2, 3))
+    first = run_design(design, seed=0, confidence=0.95, registry={})
+    entry = json.loads(json.dumps(first.to_dict()))
+    assert entry["isolated"]["declared_by"] == "design"
+    again = onerun_scenario(design, seed=0, confidence=0.95, registry={}, saved=entry)
+    assert again.result.isolated == first.result.isolated
