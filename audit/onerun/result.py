@@ -24,6 +24,9 @@ from dpaudit.onerun.rules import Test
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
 
 MU_LABEL = "valid against GDP-family claims only; not an (epsilon, delta) lower bound"
+# ``secret_source`` as the summary line says it (the record keeps the short value)
+SECRET_SOURCE_TEXT = {"fresh entropy": "secret drawn by dpaudit (fresh entropy)",
+                      "supplied by the caller": "secret supplied by the caller (balanced rules only)"}
 MAX_TIEBREAK_DIGITS = 80  # a 128-bit seed has 39; a replayed one may be larger, never this long
 
 
@@ -109,7 +112,9 @@ class OneRunResult:
     relation: str | None = None
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
     secret: np.ndarray | None = field(default=None, repr=False, compare=False)
-    secret_source: str | None = None  # "fresh entropy" (the game's), "supplied by the caller", None: unknown
+    # who drew the secret: "fresh entropy" (dpaudit's own game), "supplied by the caller" (an array given to
+    # one_run_bound or audit_one_run: balanced rules only), None (a record written before the key existed)
+    secret_source: str | None = None
     premise: str = PREMISE
     tiebreak: int | None = None
 
@@ -186,4 +191,5 @@ class OneRunResult:
         return (f"one-run audit, m={self.m} ({self.runs} run(s)), {self.v}/{self.r} right "
                 f"(k+={self.k_plus}, k-={self.k_minus}), {self.rule['rule']} rule, confidence {self.confidence:.3g}: "
                 f"{eps}; GDP mu rejected up to {self.gdp_mu_lower:.4g} (GDP claims only)"
-                + (f"; {claims}" if claims else ""))
+                + (f"; {claims}" if claims else "")
+                + (f"; {SECRET_SOURCE_TEXT.get(self.secret_source, self.secret_source)}" if self.secret_source else ""))
