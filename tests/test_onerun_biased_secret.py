@@ -131,7 +131,7 @@ def test_a_leak_is_still_caught_with_a_biased_callers_secret_and_a_balanced_rule
 def test_the_record_says_who_drew_the_secret():
     scores, secret = _games(0.5, 1)
     mine = one_run_bound(scores[0], secret[0], rule=Fixed(50, 50), tiebreak=0)
-    assert mine.secret_source == "supplied by the caller" and mine.to_dict()["secret_source"] == "supplied by the caller"
+    assert mine.secret_source == mine.to_dict()["secret_source"] == "supplied by the caller"
     assert "secret supplied by the caller" in mine.summary()
     ours = audit_one_run(GaussianCanaries(1.0, 200), coordinate_score, m=200, rule=Fixed(20, 20))
     assert ours.secret_source == "fresh entropy" and ours.to_dict()["secret_source"] == "fresh entropy"

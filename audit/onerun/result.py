@@ -95,6 +95,13 @@ class OneRunResult:
     drawn from fresh entropy after the game), None when ties were counted worst-case.  In
     :meth:`to_dict` it is a string of decimal digits, as ``secret_bits`` is a string: a 128-bit
     seed is past the integers a JSON reader keeps exactly (2⁵³).
+
+    ``secret_source`` (``"secret_source"`` in :meth:`to_dict`) says who drew the secret: ``"fresh
+    entropy"`` (dpaudit's own game), ``"supplied by the caller"`` (an array given to
+    :func:`~dpaudit.onerun.bound.one_run_bound` or ``audit_one_run(secret=...)``: bounded under
+    balanced rules only, :func:`~dpaudit.onerun.bound.check_rule_for_secret`), None (a record written
+    before the key existed).  :attr:`detectable` (``claims[i].detectable`` in :meth:`to_dict`) is what
+    each holding claim could have caught (:mod:`dpaudit.onerun.detectable`).
     """
 
     m: int
