@@ -158,7 +158,7 @@ class OneRunResult:
         """Per claim, what the audit could have caught (:mod:`dpaudit.onerun.detectable`): for a claim
         that holds, the smallest GDP canary leak refuted 9 times in 10 at this m and rule and the
         canaries that refute twice the claim's μ; None for a claim that is violated or not applicable.
-        Computed on first use (0.1–0.5 s per holding claim at m = 1000), then kept."""
+        Computed on first use (0.1–0.6 s per holding claim at m = 1000), then kept."""
         from dpaudit.onerun import detectable as detect  # late: it reaches the planner, which reaches this module
         from dpaudit.onerun.bound import prior_guard
         from dpaudit.onerun.claimrule import claim_mu
