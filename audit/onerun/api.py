@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpaudit.core import Relation, require
-from dpaudit.onerun.bound import Claims, bound_record, check_tiebreak, one_run_bound
-from dpaudit.onerun.game import CanaryGame, check_game_size
+from dpaudit.onerun.bound import Claims, bound_record, check_rule_for_secret, check_tiebreak, one_run_bound
+from dpaudit.onerun.game import FRESH, SUPPLIED, CanaryGame, check_game_size
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
 
@@ -51,6 +51,7 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     """
     require(canaries is not None or m is not None, "canaries", canaries, "give the canaries or m")
     check_tiebreak(tiebreak)  # before anything is trained
+    check_rule_for_secret(rule, FRESH if secret is None else SUPPLIED)  # a caller's secret: balanced rules only
     require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
             "must be an integer >= 1")
     if canaries is None:

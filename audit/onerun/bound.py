@@ -20,12 +20,13 @@ from dpaudit.core import Guarantee, InputError, check_real_array, require
 from dpaudit.onerun.claimrule import rule_from_claims
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
-from dpaudit.onerun.game import GameRecord, secret_sha256
+from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, secret_sha256
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
 
-__all__ = ["WORST_CASE", "bound_record", "check_tiebreak", "fresh_tiebreak", "one_run_bound"]
+__all__ = ["WORST_CASE", "bound_record", "check_rule_for_secret", "check_tiebreak", "fresh_tiebreak",
+           "one_run_bound", "prior_guard"]
 
 Claims = Sequence[Guarantee | CurveClaim]
 
@@ -79,6 +80,64 @@ def _check_secret_fair(b: np.ndarray, runs: int) -> None:
                 f"{FAIR_P_MIN:g}/{runs} runs under Binomial(m, 1/2); {how}")
 
 
+def _unbalanced(rule: Fixed | Grid | Split) -> list[tuple[int, int]]:
+    """The (k₊, k₋) pairs of ``rule`` with k₊ ≠ k₋ (a :class:`Split` only ever tests k₊ = k₋)."""
+    pairs = [(rule.k_plus, rule.k_minus)] if isinstance(rule, Fixed) else list(getattr(rule, "pairs", ()))
+    return [(a, c) for a, c in pairs if a != c]
+
+
+def check_rule_for_secret(rule: Fixed | Grid | Split | None, source: str | None) -> None:
+    """Refuse a rule with an unbalanced test (k₊ ≠ k₋) unless dpaudit drew the secret (``source`` is
+    :data:`~dpaudit.onerun.game.FRESH`).
+
+    **Why.**  Every bound's p-value is that of S ~ Bernoulli(½)^m.  A secret the caller drew may be
+    Bernoulli(p) with p ≠ ½ and still pass :func:`_check_secret_fair` (p = 0.55 at m = 1000 does
+    almost always).  Under ε-DP with i.i.d. Bernoulli(p) bits, l = logit p, a guess "in" is right
+    with probability ≤ σ(ε + l) and a guess "out" with probability ≤ σ(ε − l), conditionally on
+    the earlier guesses (the proof of Steinke, Nasr, Jagielski 2023, Thm 3.1, with the prior p in
+    place of ½).  So the right count V is dominated by Bin(k₊, σ(ε + l)) + Bin(k₋, σ(ε − l)):
+
+    * k₊ ≠ k₋: its tail exceeds Bin(r, σ(ε))'s; at ε = 0, p = 0.55, ``Fixed(100, 0)`` on scores
+      independent of S gave ε_LB > 0 in 25.7 % of seeds at α = 0.05.  Refused.
+    * k₊ = k₋ = k/2: the mean rate (σ(ε + l) + σ(ε − l))/2 is ≤ σ(ε) for every l (maximal at
+      l = 0), and a sum of independent Bernoullis has P[X ≥ c] ≤ the binomial tail of the same
+      mean whenever c ≥ mean + 1 (Hoeffding 1956, Thm 4).  So P[V ≥ v] ≤ P[Bin(r, σ(ε)) ≥ v] for
+      v ≥ r·σ(ε) + 1, whatever p: the Bernoulli(½) p-value stays valid (:func:`prior_guard`
+      keeps every rejection in that range).  Allowed.
+
+    The argument is exact for Steinke's pure term; his δ term (Thm 3.3) is carried over unchanged
+    and was checked by simulation, not proved, for p ≠ ½.
+
+    **The f-DP / GDP readings** (Mahloujifar, Melis, Chaudhuri 2025, Thm 9: ``gdp_mu_lower`` and
+    curve claims) assume Bernoulli(½) too, and no prior-free argument is given here: their validity
+    under a balanced rule and a biased secret is a measured premise.  m = 1000, α = 0.05, 400 seeds
+    per cell, the fairness check switched off so that the bias itself is measured (at P[in] = 0.6 it
+    refuses ≈ 95 % of such secrets, at 0.55 ≈ 5 %): on scores independent of S, P[μ_LB > 0] was
+    3.0 % ± 0.9 % (claims-planned rule) and 2.3 % ± 0.7 % (default grid) at P[in] = 0.55, 1.5 % ±
+    0.6 % and 1.0 % ± 0.5 % at 0.6 (3.8 % ± 0.9 % and 2.3 % ± 0.7 % for a fair secret: no
+    inflation); on Gaussian canaries at a true, tight claim μ = 2, the claim was rejected (and
+    μ_LB > 2) in 0 of 400 at both biases, under both rules (tests/test_onerun_biased_secret.py
+    checks μ_LB > 0 on null scores for every accepted rule)."""
+    if source == FRESH or rule is None:
+        return
+    bad = _unbalanced(rule)
+    require(not bad, "rule", rule,
+            f"has k_plus != k_minus ({', '.join(f'({a}, {c})' for a, c in bad[:4])}), valid only for a secret "
+            "drawn exactly Bernoulli(1/2); with a secret you drew, use a balanced rule (k_plus == k_minus), valid "
+            "whatever the secret's bias, e.g. Fixed(50, 50), Grid.symmetric([...]), Split() or rule=None, or let "
+            "dpaudit draw the secret: audit_one_run(..., secret=None)")
+
+
+def prior_guard(test: Test) -> float:
+    """The largest ε a balanced test may reject when the secret's prior is unknown: the ε with
+    r·σ(ε) + 1 = v, i.e. logit((v − 1)/r) (0 when v − 1 ≤ r/2).  Below it, Hoeffding's comparison
+    (:func:`check_rule_for_secret`) does not apply.  At α ≤ ¼ it never binds: P[Bin(r, q) ≥ v] ≥
+    P[Bin(r, q) ≥ rq] > ¼ for v < rq + 1 (Greenberg and Mohri 2013), so no such v rejects."""
+    if 2 * (test.v - 1) <= test.r:
+        return 0.0
+    return math.log((test.v - 1) / (test.r - test.v + 1))
+
+
 def fresh_tiebreak() -> int:
     """A tie-break seed from fresh operating-system entropy (128 bits): nothing the user's code, the
     run's seed, the scores or the secret determines it."""
@@ -121,7 +180,12 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     The secret must be drawn i.i.d. Bernoulli(½) per canary, independently of the scorer (e.g.
     ``np.random.default_rng().integers(0, 2, m)`` from fresh entropy): a secret whose count of ones
     has a two-sided exact binomial p-value below 1e-6 (per run too, at 1e-6/R) is refused with an
-    :class:`InputError`.
+    :class:`InputError`.  That check cannot see a mild bias (P[in] = 0.55 passes at m = 1000), so a
+    secret given here is recorded as ``"supplied by the caller"`` (``result.secret_source``) and
+    bounded only under a balanced rule (k₊ = k₋ in every test: valid whatever the secret's bias,
+    :func:`check_rule_for_secret`); an unbalanced one is refused.  A game dpaudit played
+    (:func:`bound_record` of a :class:`~dpaudit.onerun.game.GameRecord` whose secret it drew) has no
+    such restriction.
 
     Tied scores are ranked by a random key (:func:`~dpaudit.onerun.rules.counts`) whose seed is
     drawn here from fresh entropy, after the scores and the secret exist and independently of both,
@@ -136,6 +200,15 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     ``deltas[0]`` only, never from the scores or the secret), one test at level α, recorded with
     ``"planned_from": "claims"`` in ``result.rule``; without claims, :func:`default_rule` (a
     Bonferroni grid)."""
+    return _bound(scores, secret, source=SUPPLIED, rule=rule, deltas=deltas, confidence=confidence, claims=claims,
+                  runs=runs, seed=seed, relation=relation, tiebreak=tiebreak)
+
+
+def _bound(scores: Any, secret: Any, *, source: str | None, rule: Fixed | Grid | Split | None,
+           deltas: Sequence[float], confidence: float, claims: Claims, runs: int, seed: int | None,
+           relation: str | None, tiebreak: int | str | None) -> OneRunResult:
+    """:func:`one_run_bound` for a secret from ``source`` (:data:`~dpaudit.onerun.game.FRESH`: drawn by
+    dpaudit; anything else: the caller's, balanced rules only, each ε capped by :func:`prior_guard`)."""
     s, b = _check_inputs(scores, secret)
     deltas = _check_deltas(deltas)
     require(isinstance(confidence, float) and 0.5 <= confidence < 1.0, "confidence", confidence,
@@ -143,6 +216,7 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     require(isinstance(runs, int) and runs >= 1 and s.size % runs == 0, "runs", runs,
             f"must be an integer >= 1 dividing the number of canaries ({s.size})")
     _check_secret_fair(b, runs)
+    check_rule_for_secret(rule, source)
     alpha = float(f"{1.0 - confidence:.12g}")  # 0.05, not 0.050000000000000044, in the record
     m = int(s.size)
     planned: dict[str, object] = {}
@@ -164,16 +238,23 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
         tests = tuple(rule.tests(s, b, alpha, objective, keys, floor=floor))
     else:
         tests = tuple(rule.tests(s, b, alpha, objective, keys))
-    per_test = np.array([[epsilon_lower(t.m, t.r, t.v, delta=d, alpha=t.alpha) for d in deltas] for t in tests])
+    guarded = source != FRESH
+    per_test = np.array([[_eps(t, d, guarded) for d in deltas] for t in tests])
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
     mu = max(largest_rejected_mu(m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
-    checks = tuple(_check_claim(c, tests, deltas, per_test, relation) for c in claims)
+    checks = tuple(_check_claim(c, tests, deltas, per_test, relation, guarded) for c in claims)
     return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best,
                         rule=rule.to_dict() | planned,
                         alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
                         secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b,
-                        tiebreak=tie_seed)
+                        tiebreak=tie_seed, secret_source=source)
+
+
+def _eps(test: Test, delta: float, guarded: bool) -> float:
+    """Steinke's bound of one test at δ; with a caller's secret, at most :func:`prior_guard`."""
+    eps = epsilon_lower(test.m, test.r, test.v, delta=delta, alpha=test.alpha)
+    return min(eps, prior_guard(test)) if guarded else eps
 
 
 def _split_floor(claims: Claims, delta: float, relation: str | None) -> float:
@@ -191,15 +272,21 @@ def _default(m: int, claims: Claims, *, confidence: float, delta: float,
     return planned if planned is not None else (default_rule(m), {})
 
 
-def bound_record(record: GameRecord, **kwargs: Any) -> OneRunResult:
-    """:func:`one_run_bound` of a played :class:`GameRecord` (keeps its seed and relation; with claims
-    and no ``rule``, the rule is planned from the claims, as there)."""
-    return one_run_bound(record.scores, record.secret, runs=record.runs, seed=record.seed, relation=record.relation,
-                         **kwargs)
+def bound_record(record: GameRecord, *, rule: Fixed | Grid | Split | None = None, deltas: Sequence[float] = (1e-5,),
+                 confidence: float = 0.95, claims: Claims = (), relation: str | None = None,
+                 tiebreak: int | str | None = None) -> OneRunResult:
+    """:func:`one_run_bound` of a played :class:`GameRecord` (keeps its seed, and its relation unless
+    ``relation`` names the claims' own; with claims and no ``rule``, the rule is planned from the
+    claims, as there).  The record's ``secret_source`` says who drew the secret: a secret dpaudit
+    drew (:data:`~dpaudit.onerun.game.FRESH`) may be bounded under any rule, a caller's under a
+    balanced one only (:func:`check_rule_for_secret`)."""
+    return _bound(record.scores, record.secret, source=record.secret_source, rule=rule, deltas=deltas,
+                  confidence=confidence, claims=claims, runs=record.runs, seed=record.seed,
+                  relation=record.relation if relation is None else relation, tiebreak=tiebreak)
 
 
 def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas: tuple[float, ...],
-                 per_test: np.ndarray, relation: str | None) -> OneRunClaimCheck:
+                 per_test: np.ndarray, relation: str | None, guarded: bool = False) -> OneRunClaimCheck:
     if isinstance(claim, CurveClaim):
         if not claim.applicable:
             return OneRunClaimCheck(claim=claim, rejected=None)
@@ -213,5 +300,5 @@ def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas:
     if claim.delta in deltas:
         eps = float(per_test[:, deltas.index(claim.delta)].max())
     else:
-        eps = max(epsilon_lower(t.m, t.r, t.v, delta=claim.delta, alpha=t.alpha) for t in tests)
+        eps = max(_eps(t, claim.delta, guarded) for t in tests)
     return OneRunClaimCheck(claim=claim, rejected=eps > claim.epsilon, epsilon_lower=eps)

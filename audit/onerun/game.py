@@ -181,7 +181,7 @@ class GameRecord:
     seed: int
     relation: str
     sha256: str = ""          # of the secret when drawn ("" : computed from ``secret``)
-    secret_source: str = FRESH
+    secret_source: str = SUPPLIED  # only CanaryGame.play says FRESH: a record built by hand is the caller's
     premise: str = field(default=PREMISE)
 
     @property

@@ -7,6 +7,7 @@ Verdict words are the project's own: the per-claim verdict is a :class:`dpaudit.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
@@ -25,6 +26,9 @@ from dpaudit.onerun.rules import Test
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
 
 MU_LABEL = "valid against GDP-family claims only; not an (epsilon, delta) lower bound"
+# ``secret_source`` as the summary line says it (the record keeps the short value)
+SECRET_SOURCE_TEXT = {"fresh entropy": "secret drawn by dpaudit (fresh entropy)",
+                      "supplied by the caller": "secret supplied by the caller (balanced rules only)"}
 MAX_TIEBREAK_DIGITS = 80  # a 128-bit seed has 39; a replayed one may be larger, never this long
 
 
@@ -95,6 +99,13 @@ class OneRunResult:
 
     ``isolated``: the independent-canary test (:mod:`dpaudit.onerun.isolated`), present only when a
     design or the caller declared its premise (``declared_by`` in it says which).
+
+    ``secret_source`` (``"secret_source"`` in :meth:`to_dict`) says who drew the secret: ``"fresh
+    entropy"`` (dpaudit's own game), ``"supplied by the caller"`` (an array given to
+    :func:`~dpaudit.onerun.bound.one_run_bound` or ``audit_one_run(secret=...)``: bounded under
+    balanced rules only, :func:`~dpaudit.onerun.bound.check_rule_for_secret`), None (a record written
+    before the key existed).  :attr:`detectable` (``claims[i].detectable`` in :meth:`to_dict`) is what
+    each holding claim could have caught (:mod:`dpaudit.onerun.detectable`).
     """
 
     m: int
@@ -113,7 +124,9 @@ class OneRunResult:
     relation: str | None = None
     scores: np.ndarray | None = field(default=None, repr=False, compare=False)
     secret: np.ndarray | None = field(default=None, repr=False, compare=False)
-    secret_source: str | None = None  # "fresh entropy" (the game's), "supplied by the caller", None: unknown
+    # who drew the secret: "fresh entropy" (dpaudit's own game), "supplied by the caller" (an array given to
+    # one_run_bound or audit_one_run: balanced rules only), None (a record written before the key existed)
+    secret_source: str | None = None
     premise: str = PREMISE
     tiebreak: int | None = None
     isolated: IsolatedBound | None = None  # the independent-canary test, when its premise is declared
@@ -145,6 +158,21 @@ class OneRunResult:
                 return e
         raise KeyError(delta)
 
+    @functools.cached_property
+    def detectable(self) -> tuple[Any, ...]:
+        """Per claim, what the audit could have caught (:mod:`dpaudit.onerun.detectable`): for a claim
+        that holds, the smallest GDP canary leak refuted 9 times in 10 at this m and rule and the
+        canaries that refute twice the claim's μ; None for a claim that is violated or not applicable.
+        Computed on first use (0.1–0.6 s per holding claim at m = 1000), then kept."""
+        from dpaudit.onerun import detectable as detect  # late: it reaches the planner, which reaches this module
+        from dpaudit.onerun.bound import prior_guard
+        from dpaudit.onerun.claimrule import claim_mu
+        from dpaudit.onerun.planner import MU_MAX
+        guard = None if self.secret_source == "fresh entropy" else prior_guard
+        return tuple(detect.for_check(c.claim, self.tests, delta=self.deltas[0], guard=guard, mu_max=MU_MAX,
+                                      claim_mu=claim_mu(c.claim)) if c.verdict == Verdict.PASS.value else None
+                     for c in self.claims)
+
     @property
     def verdict(self) -> str:
         """Over all claims: violation if any is violated, else pass if any passes."""
@@ -167,7 +195,9 @@ class OneRunResult:
             "secret_sha256": self.secret_sha256, "secret_source": self.secret_source, "premise": self.premise,
             "seed": self.seed, "relation": self.relation,
             "tiebreak": None if self.tiebreak is None else str(self.tiebreak),
-            "verdict": self.verdict, "claims": [c.to_dict() for c in self.claims],
+            "verdict": self.verdict,
+            "claims": [c.to_dict() | {"detectable": None if d is None else d.to_dict()}
+                       for c, d in zip(self.claims, self.detectable, strict=True)],
         }
         if self.isolated is not None:
             out["isolated"] = self.isolated.to_dict()
@@ -189,9 +219,12 @@ class OneRunResult:
         """One line: counts, rule, bounds, μ (labelled) and the verdicts."""
         eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lower,
                                                                             strict=True))
-        claims = "; ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}" for c in self.claims)
+        claims = "; ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}"
+                           + ("" if d is None else f" ({d.words()})")
+                           for c, d in zip(self.claims, self.detectable, strict=True))
         return (f"one-run audit, m={self.m} ({self.runs} run(s)), {self.v}/{self.r} right "
                 f"(k+={self.k_plus}, k-={self.k_minus}), {self.rule['rule']} rule, confidence {self.confidence:.3g}: "
                 f"{eps}; GDP mu rejected up to {self.gdp_mu_lower:.4g} (GDP claims only)"
                 + (f"; {claims}" if claims else "")
-                + (f"; {self.isolated.summary()}" if self.isolated is not None else ""))
+                + (f"; {self.isolated.summary()}" if self.isolated is not None else "")
+                + (f"; {SECRET_SOURCE_TEXT.get(self.secret_source, self.secret_source)}" if self.secret_source else ""))

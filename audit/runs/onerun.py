@@ -50,10 +50,10 @@ from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
-from dpaudit.onerun.bound import WORST_CASE, one_run_bound
+from dpaudit.onerun.bound import WORST_CASE, bound_record
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.game import check_game_size, secret_sha256, unpack_secret
+from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, check_game_size, secret_sha256, unpack_secret
 from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult, read_tiebreak
 from dpaudit.onerun.rules import Fixed, Grid, Split
@@ -100,10 +100,14 @@ def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confiden
         raise InputError(f"scenario {design.name!r}: the saved game's secret or seed is not this run's: refusing to "
                          "resume it; start a new run")
     tiebreak = read_tiebreak(entry.get("tiebreak"))
-    result = one_run_bound(np.asarray(entry["scores"], dtype=float), secret, rule=design.rule, deltas=design.deltas,
-                           confidence=confidence, claims=design.claims, runs=int(getattr(design, "runs", 1)),
-                           seed=seed, relation=design.neighbours or design.relation,
-                           tiebreak=WORST_CASE if tiebreak is None else tiebreak)
+    runs = int(getattr(design, "runs", 1))
+    # who drew the secret decides which rules may bound it (a caller's: balanced ones only)
+    game = GameRecord(scores=np.asarray(entry["scores"], dtype=float), secret=secret, canaries_per_run=m // runs,
+                      runs=runs, seed=seed, relation=design.relation,
+                      secret_source=FRESH if entry.get("secret_source") == FRESH else SUPPLIED)
+    result = bound_record(game, rule=design.rule, deltas=design.deltas, confidence=confidence, claims=design.claims,
+                          relation=design.neighbours or design.relation,
+                          tiebreak=WORST_CASE if tiebreak is None else tiebreak)
     result = design.with_isolated(dataclasses.replace(result, secret_source=entry.get("secret_source")))
     return OneRunScenario(design, result, float(entry["seconds"]), str(entry["mechanism"]), registry,
                           family_rejection(design, result))

@@ -15,7 +15,7 @@ from typing import Any
 
 from dpaudit.core import Guarantee, require
 from dpaudit.onerun.api import audit_one_run
-from dpaudit.onerun.bound import one_run_bound
+from dpaudit.onerun.bound import bound_record
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import CanaryGame
 from dpaudit.onerun.isolated import IsolatedCanaries, isolated_bound
@@ -74,9 +74,8 @@ class CanaryDesign:
         if self.neighbours is not None:
             record = CanaryGame(m=self.m, seed=seed, relation=self.relation).play(
                 self.mechanism, self.scorer, list(self.canaries), self.base, secret=secret)
-            result = one_run_bound(record.scores, record.secret, rule=self.rule, deltas=self.deltas,
-                                   confidence=confidence, claims=self.claims, runs=record.runs, seed=record.seed,
-                                   relation=self.neighbours, tiebreak=tiebreak)
+            result = bound_record(record, rule=self.rule, deltas=self.deltas, confidence=confidence,
+                                  claims=self.claims, relation=self.neighbours, tiebreak=tiebreak)
         else:
             result = audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), base=self.base,
                                    rule=self.rule, deltas=self.deltas, confidence=confidence, claims=self.claims,
