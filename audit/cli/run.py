@@ -43,6 +43,7 @@ from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
+from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
 from dpaudit.neighbors import Pair
 from dpaudit.onerun.designs.suite import left_out
@@ -192,12 +193,20 @@ def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None
         elif args.overwrite:
             raise UsageError("--overwrite replaces the run in --out DIR: give --out")
         if not getattr(args, "json", False):
-            return _audit(args, argv, folder, saved, started, clock, sys.stdout.write)
+            return _audit_from_import(args, argv, folder, saved, started, clock, sys.stdout.write)
         with StdoutToStderr() as stdout:  # --json owns stdout: the user's code prints to stderr
-            return _audit(args, argv, folder, saved, started, clock, stdout.write)
+            return _audit_from_import(args, argv, folder, saved, started, clock, stdout.write)
     finally:
         if folder is not None:
             folder.release()
+
+
+def _audit_from_import(*audit_args: Any) -> int:
+    """:func:`_audit`, recording what the user's code reaches from before its modules are imported
+    (``EPS = float(os.environ["EPS"])`` at a module's top), so a resume refuses its change too
+    (:func:`dpaudit.engine.reach.from_import`)."""
+    with from_import():
+        return _audit(*audit_args)
 
 
 def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path) -> argparse.Namespace:
