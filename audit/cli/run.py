@@ -52,6 +52,7 @@ from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
 from dpaudit.runs.onerun import onerun_scenario, saved_games
+from dpaudit.runs.plugins import resume_refusal
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 from dpaudit.runs.saved import check_plan_sizes
 
@@ -235,18 +236,24 @@ def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path)
             setattr(resumed, name, getattr(args, name))
     # A folder may come from someone else: its run.json is data, so a plugin it names is imported
     # only when this command line allows it (as a config's plugins are), never before.
+    _refuse_unallowed_plugins(resumed, args.allow_plugin, folder)
     resumed.allow_plugin = list(args.allow_plugin)
-    for flag, spec in (("--mechanism", resumed.mechanism), ("--pair", resumed.pair)):
-        module = spec.partition(":")[0] if spec and ":" in spec else None
-        if module is not None and not config.allows(module, resumed.allow_plugin):
-            raise UsageError(f"--resume {folder}: its {rundir.RUN_FILE} runs {flag} {spec}; to import the plugin "
-                             f"module {module!r}, allow it on the command line: --allow-plugin {module}")
     resumed.quiet = args.quiet
     # how the result is shown is not the run's identity: this command line's choice
     resumed.json, resumed.witness, resumed.wide = (getattr(args, key, False) for key in ("json", "witness", "wide"))
     resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
     resumed.started_in = saved.get("cwd")
     return resumed
+
+
+def _refuse_unallowed_plugins(resumed: argparse.Namespace, given: Sequence[str], folder: Path) -> None:
+    """Stop a resume whose run allowed (``--allow-plugin``) or ran (``--mechanism``, ``--pair``)
+    plugin modules this command line does not allow, naming every flag to add (exit 2)."""
+    recorded = list(resumed.allow_plugin) + [spec.partition(":")[0] for spec in (resumed.mechanism, resumed.pair)
+                                             if spec and ":" in spec]
+    refusal = resume_refusal(folder, recorded, given)
+    if refusal is not None:
+        raise UsageError(refusal)
 
 
 def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
