@@ -181,3 +181,25 @@ def test_the_bytes_environment_and_whole_environment_reads_are_recorded(monkeypa
     changed = window.reach.changed()
     assert len(changed) == 1 and changed[0].startswith("the whole environment"), changed
 
+
+
+def test_a_module_loaded_from_its_cache_and_dropped_from_sys_modules_is_recorded_by_its_source(
+        tmp_path, monkeypatch):
+    """The import system opens a module's cached ``.pyc``, not its ``.py``; a module the user's code
+    loads and then drops from ``sys.modules`` is recorded by its source all the same."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    source = tmp_path / "importtime_cached.py"
+    source.write_text("EPSILON = 3.0\n")
+    try:
+        importlib.import_module("importtime_cached")  # writes the cache
+        sys.modules.pop("importtime_cached")
+        importlib.invalidate_caches()
+        with watch() as window:
+            assert importlib.import_module("importtime_cached").EPSILON == 3.0
+            sys.modules.pop("importtime_cached")
+        assert str(source) in window.reach.files, window.reach.to_dict()
+        source.write_text("EPSILON = 1.0\n")
+        assert window.reach.changed() == [f"file {source}"]
+    finally:
+        sys.modules.pop("importtime_cached", None)
