@@ -203,3 +203,24 @@ def test_a_module_loaded_from_its_cache_and_dropped_from_sys_modules_is_recorded
         assert window.reach.changed() == [f"file {source}"]
     finally:
         sys.modules.pop("importtime_cached", None)
+
+
+def test_only_reads_above_where_the_window_opened_are_the_mechanisms(tmp_path):
+    """A read by dpaudit's own code inside the window is not recorded even when the caller of
+    dpaudit is the user's (a test running the command line in its own process); the user's code
+    called inside the window is.  ``Checkpoint.recording`` wraps ``watch`` in a generator that is
+    suspended while the block runs, so the window's base is the frame that entered it."""
+    from dpaudit.engine import reach
+    from dpaudit.engine.checkpoint import Checkpoint
+
+    data = tmp_path / "read.txt"
+    data.write_text("x")
+    # code that runs under dpaudit's file name: frames the window must treat as dpaudit's
+    ours: dict = {}
+    exec(compile("def opener(checkpoint, read):\n    with checkpoint.recording():\n        read()\n\n"
+                 f"def dpaudit_reads():\n    open({str(data)!r}).close()\n", reach.__file__, "exec"), ours)
+    checkpoint = Checkpoint(tmp_path / "checkpoint.jsonl", "fp", fresh=True)
+    ours["opener"](checkpoint, ours["dpaudit_reads"])
+    assert str(data) not in checkpoint.reached.files
+    ours["opener"](checkpoint, lambda: data.read_text())  # the user's code (this lambda) called inside it
+    assert str(data) in checkpoint.reached.files

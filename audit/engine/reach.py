@@ -58,6 +58,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
+import inspect
 import os
 import stat
 import sys
@@ -273,6 +274,17 @@ def _install() -> None:
     _installed = True
 
 
+def _opener() -> FrameType | None:
+    """The frame that entered the ``with`` block of the context manager calling this: two frames
+    down (the generator, then contextlib's ``__enter__``), and past any ``@contextmanager``
+    generator that wraps it (``Checkpoint.recording``): a generator is suspended while the block
+    runs, so it would never be met on the way down and every frame below would count."""
+    frame: FrameType | None = sys._getframe(3)
+    while frame is not None and frame.f_code.co_flags & inspect.CO_GENERATOR and frame.f_back is not None:
+        frame = frame.f_back.f_back
+    return frame
+
+
 def _opened(base: FrameType | None) -> Window:
     _install()
     window = Window(base=base)
@@ -291,7 +303,7 @@ def from_import() -> Iterator[None]:
     module docstring): the first :func:`watch` takes it in and closes it; otherwise it closes
     with the block, and what it saw is dropped (a run without a checkpoint records nothing)."""
     global _from_import
-    window = _opened(sys._getframe(2))  # the caller's frame (this one's, then contextlib's __enter__)
+    window = _opened(_opener())
     _from_import = window
     try:
         yield
@@ -307,7 +319,7 @@ def watch() -> Iterator[Window]:
     the window's ``reach`` holds the filtered, hashed record (see the module docstring), with what
     the open :func:`from_import` window saw, which closes."""
     global _from_import
-    window = _opened(sys._getframe(2))
+    window = _opened(_opener())
     try:
         yield window
     finally:
