@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--resume", type=_path, metavar="DIR",
                      help="continue the run in DIR exactly as it started (DIR may have moved); only --jobs, "
                           "--backend, --scheduler and --quiet may change; refused if the modules, files or "
-                          "environment variables the mechanism reached at its first chunk changed")
+                          "environment variables the mechanism reached from its import to its first chunk changed")
     run.add_argument("--out", type=_path, metavar="DIR",
                      help="write the run to DIR: results.json, summary.txt and, with the [report] extra installed, "
                           "report.pdf (also run.json and checkpoint.jsonl, which --resume DIR reads)")

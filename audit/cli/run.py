@@ -43,6 +43,7 @@ from dpaudit.engine import runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
+from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
 from dpaudit.neighbors import Pair
 from dpaudit.onerun.designs.suite import left_out
@@ -51,6 +52,7 @@ from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
 from dpaudit.runs.onerun import onerun_scenario, saved_games
+from dpaudit.runs.plugins import resume_refusal
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 from dpaudit.runs.saved import check_plan_sizes
 
@@ -192,12 +194,20 @@ def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None
         elif args.overwrite:
             raise UsageError("--overwrite replaces the run in --out DIR: give --out")
         if not getattr(args, "json", False):
-            return _audit(args, argv, folder, saved, started, clock, sys.stdout.write)
+            return _audit_from_import(args, argv, folder, saved, started, clock, sys.stdout.write)
         with StdoutToStderr() as stdout:  # --json owns stdout: the user's code prints to stderr
-            return _audit(args, argv, folder, saved, started, clock, stdout.write)
+            return _audit_from_import(args, argv, folder, saved, started, clock, stdout.write)
     finally:
         if folder is not None:
             folder.release()
+
+
+def _audit_from_import(*audit_args: Any) -> int:
+    """:func:`_audit`, recording what the user's code reaches from before its modules are imported
+    (``EPS = float(os.environ["EPS"])`` at a module's top), so a resume refuses its change too
+    (:func:`dpaudit.engine.reach.from_import`)."""
+    with from_import():
+        return _audit(*audit_args)
 
 
 def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path) -> argparse.Namespace:
@@ -226,18 +236,24 @@ def _resumed_args(args: argparse.Namespace, saved: dict[str, Any], folder: Path)
             setattr(resumed, name, getattr(args, name))
     # A folder may come from someone else: its run.json is data, so a plugin it names is imported
     # only when this command line allows it (as a config's plugins are), never before.
+    _refuse_unallowed_plugins(resumed, args.allow_plugin, folder)
     resumed.allow_plugin = list(args.allow_plugin)
-    for flag, spec in (("--mechanism", resumed.mechanism), ("--pair", resumed.pair)):
-        module = spec.partition(":")[0] if spec and ":" in spec else None
-        if module is not None and not config.allows(module, resumed.allow_plugin):
-            raise UsageError(f"--resume {folder}: its {rundir.RUN_FILE} runs {flag} {spec}; to import the plugin "
-                             f"module {module!r}, allow it on the command line: --allow-plugin {module}")
     resumed.quiet = args.quiet
     # how the result is shown is not the run's identity: this command line's choice
     resumed.json, resumed.witness, resumed.wide = (getattr(args, key, False) for key in ("json", "witness", "wide"))
     resumed.resume, resumed.out, resumed.overwrite = folder, folder, False
     resumed.started_in = saved.get("cwd")
     return resumed
+
+
+def _refuse_unallowed_plugins(resumed: argparse.Namespace, given: Sequence[str], folder: Path) -> None:
+    """Stop a resume whose run allowed (``--allow-plugin``) or ran (``--mechanism``, ``--pair``)
+    plugin modules this command line does not allow, naming every flag to add (exit 2)."""
+    recorded = list(resumed.allow_plugin) + [spec.partition(":")[0] for spec in (resumed.mechanism, resumed.pair)
+                                             if spec and ":" in spec]
+    refusal = resume_refusal(folder, recorded, given)
+    if refusal is not None:
+        raise UsageError(refusal)
 
 
 def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:

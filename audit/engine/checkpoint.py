@@ -1,7 +1,8 @@
 """A run's checkpoint: every finished chunk's counts appended to ``DIR/checkpoint.jsonl`` with the
 run's fingerprint and a checksum, so ``--resume`` reuses exactly the chunks of this run; and
-beside it, ``DIR/checkpoint.reached.jsonl``: what the mechanism reached while each audit's first
-chunk ran (:mod:`dpaudit.engine.reach`), checked before any chunk is reused."""
+beside it, ``DIR/checkpoint.reached.jsonl``: what the mechanism reached from the import of its
+modules through each audit's first chunk (:mod:`dpaudit.engine.reach`), checked before any chunk
+is reused."""
 
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ class Checkpoint:
     ``fresh`` starts a new file (an existing one is an error: a run never appends to another's).
 
     The fingerprint is fixed before anything runs, so it cannot hold what ``sample`` reaches only
-    when it is called (a module it imports, a file it reads, a variable it looks up).  That is
-    recorded while each audit's first chunk is drawn (:meth:`recording`), hashed, and appended to
+    when it is called, nor what its modules read when they were imported (a module, a file, an
+    environment variable).  That is recorded while each audit's first chunk is drawn
+    (:meth:`recording`, which takes in what :func:`dpaudit.engine.reach.from_import` recorded
+    before the command line imported the user's modules), hashed, and appended to
     :attr:`reached_path` before any count of that audit; reopening the checkpoint recomputes those
     hashes and refuses (:class:`InputError`, naming what changed) when one differs.
     """
@@ -128,9 +131,9 @@ class Checkpoint:
             shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
             them = "it" if len(changed) == 1 else "they"
             raise InputError(f"cannot resume {where}: the mechanism reached {shown} while the run's first chunk "
-                             f"ran, and {them} changed since (the SHA-256 is not the one {name} recorded): "
-                             "refusing to mix counts of two versions of its code or inputs; start a new run "
-                             "(--overwrite)")
+                             f"ran or when its modules were imported before it, and {them} changed since (the "
+                             f"SHA-256 is not the one {name} recorded): refusing to mix counts of two versions of "
+                             "its code or inputs; restore them as they were, or start a new run (--overwrite)")
 
     @contextmanager
     def recording(self) -> Iterator[None]:

@@ -1,56 +1,83 @@
-"""What a mechanism reached while it ran: the user's modules loaded, the files it read and the
-environment variables it looked up — hashed, so a resume can tell whether they changed.
+"""What a mechanism reached from its import through its first chunk: the user's modules loaded,
+the files its code read and the environment variables it looked up — hashed, so a resume can tell
+whether they changed.
 
 A run's fingerprint (:mod:`dpaudit.runs.rundir`) holds the mechanism's state and the files of the
-modules that define it and that they import by name.  Code and constants reached only when
-``sample`` runs escape it: ``import helper`` inside ``sample``, ``importlib.import_module``, a
-constant read from a data file or an environment variable.  A resume after such an edit would
-mix the counts of two mechanisms.  So while the first chunk of each audit is drawn (in the
-parent process: :func:`dpaudit.engine.runner.estimate` draws it there), :func:`watch` records
+modules that define it and that they import by name.  Code and constants reached otherwise escape
+it: ``import helper`` inside ``sample``, ``importlib.import_module``, a constant read from a data
+file or an environment variable — at call time, or when the user's module is imported (``EPS =
+float(os.environ["EPS"])`` or ``from helper import NOISE`` at its top).  A resume after such an
+edit would mix the counts of two mechanisms.  So :func:`from_import` opens a window before the
+command line imports the user's modules (a config's plugins, ``--mechanism``, ``--pair``), and
+:func:`watch` one while each audit's first chunk is drawn (in the parent process:
+:func:`dpaudit.engine.runner.estimate` draws it there); the first :func:`watch` takes in what the
+import-time window saw and closes it.  They record
 
 * every module of the user's (a file that is neither dpaudit's, the interpreter's nor an installed
   package's: :func:`dpaudit.engine.blame.is_user_file`) loaded in the process when the chunk
-  ends — all of them, not only those the chunk loaded: a module imported before (by the
-  plugin's own import) can still be fetched from ``sys.modules`` by ``importlib`` at call time;
-* every user's file opened for reading and never for writing (a file the run writes is its own
-  scratch, not an input), through one process-wide audit hook on the ``open`` event (PEP 578:
-  ``open``, ``os.open``, ``io.open_code``, hence ``numpy.load`` and ``Path.read_text`` too);
-* every environment variable looked up through ``os.environ`` (``os.getenv``, ``os.environ[..]``,
-  ``.get``, ``in``): ``os.environ`` is not audited, so its class's ``__getitem__``, which all of
-  these go through, is wrapped once per process.
+  ends — all of them, wherever they were imported: a module imported before (by the plugin's own
+  import) can still be fetched from ``sys.modules`` by ``importlib`` at call time — and the source
+  of each one the user's code loaded in the window even if it left ``sys.modules`` since (its
+  ``.py`` or cached ``.pyc`` was opened);
+* every user's file the user's code opened for reading and never for writing (a file the run
+  writes is its own scratch, not an input), through one process-wide audit hook on the ``open``
+  event (PEP 578: ``open``, ``os.open``, ``io.open_code``, hence ``numpy.load`` and
+  ``Path.read_text`` too);
+* every environment variable the user's code looked up through ``os.environ`` or ``os.environb``
+  (``os.getenv``, ``os.getenvb``, ``[..]``, ``.get``, ``in``): these mappings are not audited, so
+  their class's ``__getitem__``, which all of these go through, is wrapped once per process;
+* a whole-environment read (iterating, ``len``, ``copy()``, ``dict(os.environ)``, ``items()``,
+  printing) as the hash of the whole environment, :data:`WHOLE_ENVIRONMENT` — every name and value
+  — besides the variables it looked up one by one (``copy`` and ``dict`` do): such code can depend
+  on any variable, so any change refuses the resume, naming the variables that were read one by
+  one.  Refusing such a resume outright would refuse it even when nothing changed; the hash
+  refuses exactly when the environment differs.
+
+"The user's code" is a read with a frame of a user's file on the call stack above where the window
+was opened: dpaudit's own reads (its config, data files and run folder, which the fingerprint and
+the checkpoint's checksums cover) are not inputs of the mechanism, and the frames of whoever
+called dpaudit (a test calling the command line in its process) are not the mechanism's either.
+Installed packages that the user's code calls or imports inside the window are recorded (their
+reads have the user's frame below them).
 
 Each item is recorded by its SHA-256 (a file larger than :data:`HASH_LIMIT` by its size and
 modification time), an absent file as ``missing``, an unset variable as ``unset``; values are
 never stored.  :meth:`Reach.changed` recomputes them.  Audit hooks cannot be removed, so the hook
-and the wrapper are installed once and do nothing unless a window is open.
+and the wrappers are installed once and do nothing unless a window is open.
 
 Not seen: what the mechanism reaches only in later chunks (the first is drawn on D: a file read
-only on D' is missed), in worker processes or child processes; reads made before the first chunk
-(when its module was imported, or cached by an earlier call in the process such as a search
-pilot's); C code's ``getenv`` and ``os.environb``; the interpreter and installed packages (the
-environment).
+only on D' is missed), in worker processes or child processes; reads made before the window
+(a module imported before the command line ran, as in a program calling the API, or a library's
+import-time reads when dpaudit imported it first, such as numpy's); C code's ``getenv`` and
+``open`` (an extension module's own reads, ``posix.environ``); the interpreter and installed
+packages' own files (the environment, named by dpaudit's version only); one-run games.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
+import inspect
 import os
 import stat
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from dpaudit.engine.blame import is_user_file
 
-__all__ = ["HASH_LIMIT", "Reach", "Window", "watch"]
+__all__ = ["HASH_LIMIT", "WHOLE_ENVIRONMENT", "Reach", "Window", "from_import", "watch"]
 
 # A file larger than this is recorded by size and modification time: hashing a data set of
 # many GB once per audit would cost more than the run it protects.
 HASH_LIMIT = 256 * 2**20
 _KERNEL = ("/proc/", "/sys/", "/dev/")  # pseudo-files: their content is the system's state, not an input
+# The record of a whole-environment read: no variable's name can hold "=" (it separates name from value).
+WHOLE_ENVIRONMENT = "="
 
 
 @dataclass(frozen=True)
@@ -98,9 +125,15 @@ class Reach:
         out = [f"module {_shown(name)} ({_shown(path)})" for path, (name, digest) in sorted(self.modules.items())
                if file_digest(path) != digest]
         out += [f"file {_shown(path)}" for path, digest in sorted(self.files.items()) if file_digest(path) != digest]
-        out += [f"environment variable {_shown(name)}" for name, digest in sorted(self.env.items())
-                if env_digest(name) != digest]
+        out += [_env_shown(name) for name, digest in sorted(self.env.items()) if env_digest(name) != digest]
         return out
+
+
+def _env_shown(name: str) -> str:
+    if name == WHOLE_ENVIRONMENT:
+        return ("the whole environment (the code read all of it: iterated, copied or printed os.environ; a variable "
+                "was set, unset or changed)")
+    return f"environment variable {_shown(name)}"
 
 
 def _shown(text: str) -> str:
@@ -129,6 +162,12 @@ def file_digest(path: str) -> str:
 
 
 def env_digest(name: str) -> str:
+    """``sha256:HEX`` of the variable's value (``unset``); of every name and value for
+    :data:`WHOLE_ENVIRONMENT`."""
+    if name == WHOLE_ENVIRONMENT:
+        # the raw mapping, read around the wrapped methods (this read is dpaudit's, not the user's)
+        pairs = sorted((os.fsencode(k), os.fsencode(v)) for k, v in getattr(os.environ, "_data", {}).items())
+        return "sha256:" + hashlib.sha256(b"\0".join(k + b"=" + v for k, v in pairs)).hexdigest()
     value = os.environ.get(name)
     return "unset" if value is None else "sha256:" + hashlib.sha256(os.fsencode(value)).hexdigest()
 
@@ -141,17 +180,35 @@ class Window:
     written: set[str] = field(default_factory=set)
     env: set[str] = field(default_factory=set)
     reach: Reach = field(default_factory=Reach)  # the result, once the window closed without an error
+    base: FrameType | None = None  # the frame that opened it: frames below are its caller's, not the mechanism's
+
+    def take(self, other: Window) -> None:
+        self.read |= other.read
+        self.written |= other.written
+        self.env |= other.env
 
 
-_open: Window | None = None  # the window being recorded, read by the hook and the wrapper
+_windows: list[Window] = []  # the windows being recorded, read by the hook and the wrappers
+_from_import: Window | None = None  # the import-time window, until the first watch takes it in
 _installed = False
 
 
+def _users_code(window: Window, frame: FrameType | None) -> bool:
+    """Whether a frame of a user's file is on the stack from ``frame`` down to the window's base
+    (included: a test's own reads inside ``with watch()`` are its code's)."""
+    while frame is not None:
+        if _users(frame.f_code.co_filename):
+            return True
+        if frame is window.base:
+            return False
+        frame = frame.f_back
+    return False
+
+
 def _on_event(event: str, args: tuple[Any, ...]) -> None:
-    """The audit hook: notes the path of an ``open`` while a window is open.  It must never raise
-    (an exception here would fail the user's own ``open``)."""
-    window = _open
-    if window is None or event != "open":
+    """The audit hook: notes the path of an ``open`` by the user's code while a window is open.  It
+    must never raise (an exception here would fail the user's own ``open``)."""
+    if not _windows or event != "open":
         return
     try:
         path, mode, flags = args[0], args[1], args[2]
@@ -160,9 +217,52 @@ def _on_event(event: str, args: tuple[Any, ...]) -> None:
         name = os.path.abspath(os.fsdecode(path))
         writes = any(c in mode for c in "wax+") if isinstance(mode, str) else (
             isinstance(flags, int) and flags & os.O_ACCMODE != os.O_RDONLY)
-        (window.written if writes else window.read).add(name)
+        caller = sys._getframe(1)
+        for window in list(_windows):
+            if _users_code(window, caller):
+                (window.written if writes else window.read).add(name)
     except Exception:  # a path we cannot read is one we cannot record: nothing to do
         return
+
+
+def _note_env(self: Any, key: Any) -> None:
+    """A lookup of ``key`` (:data:`WHOLE_ENVIRONMENT`: of all of it) in ``os.environ`` or
+    ``os.environb``, noted in each open window whose user's code made it."""
+    if not _windows or not (self is os.environ or self is getattr(os, "environb", None)):
+        return
+    if isinstance(key, bytes):
+        key = os.fsdecode(key)
+    if not isinstance(key, str):
+        return
+    caller = sys._getframe(2)
+    for window in list(_windows):
+        if _users_code(window, caller):
+            window.env.add(key)
+
+
+def _wrap_environ() -> None:
+    """Wrap the lookups of the environment's mapping class (``os.environ`` and ``os.environb``
+    share it): ``__getitem__`` notes the key; ``__iter__``, ``__len__`` and ``__repr__`` read
+    every name (``copy``, ``dict()``, ``items()`` go through them) and note the whole environment."""
+    environ = type(os.environ)
+    getitem = environ.__getitem__
+
+    @functools.wraps(getitem)
+    def noted_getitem(self: Any, key: Any) -> Any:
+        _note_env(self, key)
+        return getitem(self, key)
+
+    setattr(environ, "__getitem__", noted_getitem)  # noqa: B010  (a class attribute of the stdlib's: no other way)
+    for method in ("__iter__", "__len__", "__repr__"):
+        setattr(environ, method, _noting_whole(getattr(environ, method)))
+
+
+def _noting_whole(original: Any) -> Any:
+    @functools.wraps(original)
+    def noted(self: Any) -> Any:
+        _note_env(self, WHOLE_ENVIRONMENT)
+        return original(self)
+    return noted
 
 
 def _install() -> None:
@@ -170,32 +270,64 @@ def _install() -> None:
     if _installed:
         return
     sys.addaudithook(_on_event)
-    environ = type(os.environ)
-    original = environ.__getitem__
-
-    @functools.wraps(original)
-    def getitem(self: Any, key: Any) -> Any:
-        window = _open
-        if window is not None and self is os.environ and isinstance(key, str):
-            window.env.add(key)
-        return original(self, key)
-
-    setattr(environ, "__getitem__", getitem)  # noqa: B010  (a class attribute of the stdlib's: no other way)
+    _wrap_environ()
     _installed = True
+
+
+def _opener() -> FrameType | None:
+    """The frame that entered the ``with`` block of the context manager calling this: two frames
+    down (the generator, then contextlib's ``__enter__``), and past any ``@contextmanager``
+    generator that wraps it (``Checkpoint.recording``): a generator is suspended while the block
+    runs, so it would never be met on the way down and every frame below would count."""
+    frame: FrameType | None = sys._getframe(3)
+    while frame is not None and frame.f_code.co_flags & inspect.CO_GENERATOR and frame.f_back is not None:
+        frame = frame.f_back.f_back
+    return frame
+
+
+def _opened(base: FrameType | None) -> Window:
+    _install()
+    window = Window(base=base)
+    _windows.append(window)
+    return window
+
+
+def _closed(window: Window) -> None:
+    if window in _windows:
+        _windows.remove(window)
+
+
+@contextmanager
+def from_import() -> Iterator[None]:
+    """Record, from before the user's modules are imported, what the user's code reaches (see the
+    module docstring): the first :func:`watch` takes it in and closes it; otherwise it closes
+    with the block, and what it saw is dropped (a run without a checkpoint records nothing)."""
+    global _from_import
+    window = _opened(_opener())
+    _from_import = window
+    try:
+        yield
+    finally:
+        _closed(window)
+        if _from_import is window:
+            _from_import = None
 
 
 @contextmanager
 def watch() -> Iterator[Window]:
     """Record what the process reaches inside the ``with`` block; when it ends without an error,
-    the window's ``reach`` holds the filtered, hashed record (see the module docstring)."""
-    global _open
-    _install()
-    window = Window()
-    _open = window
+    the window's ``reach`` holds the filtered, hashed record (see the module docstring), with what
+    the open :func:`from_import` window saw, which closes."""
+    global _from_import
+    window = _opened(_opener())
     try:
         yield window
     finally:
-        _open = None
+        _closed(window)
+    earlier, _from_import = _from_import, None
+    if earlier is not None:
+        _closed(earlier)
+        window.take(earlier)
     window.reach = _hashed(window)
 
 
@@ -211,14 +343,25 @@ def _hashed(window: Window) -> Reach:
         if isinstance(path, str) and _users(path):
             path = os.path.abspath(path)
             modules[path] = (name, file_digest(path))
-    files = {path: file_digest(path) for path in sorted(window.read - window.written - set(modules))
-             if _input(path)}
+    read = {_source(path) for path in window.read} - window.written - set(modules)
+    files = {path: file_digest(path) for path in sorted(read) if _input(path)}
     return Reach(modules, files, {name: env_digest(name) for name in sorted(window.env)})
 
 
 def _input(path: str) -> bool:
     """A file whose content can decide the outputs: the user's, not a kernel pseudo-file, not a
     compiled cache (its module's source is recorded), not a folder."""
-    if path.startswith(_KERNEL) or path.endswith((".pyc", ".pyo")) or os.path.isdir(path):
+    if path.startswith(_KERNEL) or path.endswith(".pyo") or os.path.isdir(path):
         return False
     return is_user_file(path)
+
+
+def _source(path: str) -> str:
+    """The source of a compiled cache ``__pycache__/m.cpython-311.pyc`` the import system opened
+    (``m.py``: a module loaded from its cache is recorded by its source); any other path as is."""
+    if not path.endswith(".pyc"):
+        return path
+    try:
+        return importlib.util.source_from_cache(path)
+    except ValueError:  # a .pyc outside __pycache__ (a sourceless module): recorded as itself
+        return path

@@ -83,6 +83,7 @@ from dpaudit.runs.datafiles import (  # noqa: F401  (read_npz: its old home)
     fail,
     hint_unknown_key,
     load_columns,
+    not_a_data_file,
     read_npz,
     unknown_key,
     with_key_path,
@@ -287,7 +288,7 @@ def _inside(folder: Path, name: Any, path: str) -> Path:
     if target.suffix not in (".npz", ".csv"):
         _fail(path, _shown(name), "must be an .npz or .csv file")
     if not exists:
-        _fail(path, _shown(name), "does not exist")
+        _fail(path, _shown(name), not_a_data_file(target))
     return target
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import math
 import re
+import stat
 import zipfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
@@ -55,6 +56,26 @@ def with_key_path(message: str, path: str, table: Mapping[str, Any]) -> str:
     if field in table:
         return f"{path}.{message}"
     return message if message.startswith(path) else f"{path}: {message}"
+
+
+_NOT_REGULAR = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+                (stat.S_ISBLK, "block device"))
+
+
+def not_a_data_file(target: Path) -> str:
+    """Why nothing can be read at ``target`` as a data file: ``does not exist``, ``is a
+    directory``, ``is not a regular file (FIFO)``...  Found by ``stat`` alone: opening a FIFO
+    would block until a writer came."""
+    try:
+        mode = target.stat().st_mode
+    except FileNotFoundError:
+        return "does not exist"
+    except (OSError, ValueError) as exc:
+        return f"cannot be read ({getattr(exc, 'strerror', None) or exc})"
+    if stat.S_ISDIR(mode):
+        return "is a directory, not a data file"
+    kind = next((name for test, name in _NOT_REGULAR if test(mode)), f"mode {stat.S_IFMT(mode):o}")
+    return f"is not a regular file ({kind}): a data file must be a regular .npz or .csv file"
 
 
 NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (an empty one too)

@@ -12,7 +12,8 @@ from typing import Any
 from dpaudit.core import InputError
 from dpaudit.runs.syspath import import_user_module, working_folder_last
 
-__all__ = ["allows", "build_plugin", "home_modules", "import_user_module", "load_plugin", "working_folder_last"]
+__all__ = ["allows", "build_plugin", "home_modules", "import_user_module", "load_plugin", "resume_refusal",
+           "working_folder_last"]
 
 
 def allows(module_name: str, allow_plugins: Sequence[str]) -> bool:
@@ -79,6 +80,23 @@ def _walk_inside(module: types.ModuleType, spec: str, path: str, allow_plugins: 
                 f"plugin modules the command line allows ({', '.join(allow_plugins)}); a config may name only "
                 "the classes, functions and objects those modules (or their submodules) define themselves")
     return obj
+
+
+def resume_refusal(folder: object, recorded: Sequence[str], given: Sequence[str]) -> str | None:
+    """Why ``--resume folder`` must stop before importing anything, or None: the run recorded
+    (in its ``run.json``) the plugin modules it allowed or ran, ``recorded``, and this command line
+    allows only ``given``.  The folder is data (it may come from someone else), so it never grants
+    the permission itself; the message names every ``--allow-plugin`` flag to add at once."""
+    # a narrower permission than the run's (``pkg.mod`` for ``pkg``) is the user's choice: the
+    # config's own check then names any module it leaves out
+    missing = list(dict.fromkeys(m for m in recorded
+                                 if not allows(m, given) and not any(g.startswith(m + ".") for g in given)))
+    if not missing:
+        return None
+    flags = " ".join(f"--allow-plugin {m}" for m in missing)
+    return (f"--resume {folder}: the run allowed the plugin module(s) {', '.join(map(repr, missing))}, and a "
+            "resume imports a plugin only when its own command line allows it (the run's folder is data: it "
+            f"never grants that itself); if you trust them, add {flags}")
 
 
 def load_plugin(spec: str, path: str, allow_plugins: Sequence[str], refused: str) -> Any:
