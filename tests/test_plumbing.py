@@ -425,7 +425,7 @@ def _huge_integer(payload):
 @pytest.mark.parametrize("edit,fragment", [
     (_exact_pass, "records[0].exact_verdict = 'pass' contradicts the record's own numbers: epsilon_exact 5 is above"),
     (_lower_contradicted, "records[0].event.epsilon_lower = 0.5 contradicts the record's own numbers: its counts give"),
-    (_huge_integer, "seed = 1000"),
+    (_huge_integer, "seed: 1000"),
 ], ids=["exact-pass-above-claim", "lower-contradicted", "integer-10-400"])
 @pytest.mark.parametrize("command", ["summary", "report"])
 def test_saved_records_are_recomputed_and_refused_when_they_disagree(finished, tmp_path, edit, fragment, command):
