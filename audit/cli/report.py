@@ -25,7 +25,10 @@ def _report(args: argparse.Namespace) -> int:
     if not target.parent.is_dir():
         raise UsageError(f"report -o {target}: the folder {target.parent} does not exist")
     check_output(target, "report -o", folder=False)
-    try:
+    if any("family" not in sc for sc in payload["scenarios"] if sc.get("kind") != "one-run"):
+        print(f"note: {args.results[0]} was written before results carried their family: its sections are "
+              "named from this install's catalog", file=sys.stderr)
+    try:  # the catalog's families only name the scenarios of a file written without them
         reports.write_pdf(payload, target, sweeps, families=_report_families())
     except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
         print(f"error: {exc}", file=sys.stderr)
