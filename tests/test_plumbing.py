@@ -370,8 +370,9 @@ def test_a_write_that_runs_out_of_space_exits_3_naming_the_path(tiny_disk, finis
     assert "Traceback" not in result.stderr
     (tiny_disk / "run" / "error.log").unlink(missing_ok=True)
     big = json.loads((finished / "results.json").read_text())
-    big["padding"] = "x" * 100_000  # larger than the disk: the PDF's and the rename's failure, not ours
-    (tiny_disk.parent / "big.json").write_text(json.dumps(big))
+    # larger than the disk (trailing white space: the closed schema refuses an unknown key): the PDF's and
+    # the rename's failure, not ours
+    (tiny_disk.parent / "big.json").write_text(json.dumps(big) + " " * 100_000)
     report = in_process("report", tiny_disk.parent / "big.json", "-o", tiny_disk / "r.pdf")
     if report.returncode == 3:  # the PDF did not fit: no 'wrote' line, the path named
         assert "wrote" not in report.stdout and str(tiny_disk / "r.pdf") in report.stderr

@@ -8,17 +8,16 @@ import sys
 from pathlib import Path
 
 from dpaudit import reports
-from dpaudit.cli.common import EXIT_INTERNAL, UsageError, _report_families
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, UsageError, _report_families
 from dpaudit.cli.expectations import exit_status
 from dpaudit.engine.files import check_output
 from dpaudit.runs.saved import load_results, load_sweep
 
 
 def _report(args: argparse.Namespace) -> int:
-    """The PDF of a saved run; exits as ``summary`` of the same file does
-    (:func:`dpaudit.cli.expectations.exit_status`): 0 only when every expectation was checked and met, so a
-    partial file (an interrupted run) still gets its PDF, marked INCOMPLETE, but never exits 0 (130, or 1
-    if what was checked already holds a finding)."""
+    """The PDF of a saved run (exit 0 once written); a partial file (an interrupted run) still gets its
+    PDF, marked INCOMPLETE, but exits as ``summary`` of it does (:func:`dpaudit.cli.expectations.exit_status`):
+    never 0, 130, or 1 if what was checked already holds a finding."""
     payload = load_results(args.results[0])
     sweeps = [load_sweep(p) for p in args.results[1:]]
     target = Path(args.output)
@@ -35,4 +34,5 @@ def _report(args: argparse.Namespace) -> int:
         return EXIT_INTERNAL
     complete = payload.get("complete", True)
     print(f"wrote {target}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
-    return exit_status(payload["records"], complete)
+    # a complete file: its PDF was the job (0); a partial one never exits 0, as summary of it
+    return EXIT_OK if complete else exit_status(payload["records"], complete)
