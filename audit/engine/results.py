@@ -504,7 +504,8 @@ def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: s
     (key → :class:`~dpaudit.core.Document`) gives the full reference of every source the records cite;
     ``fingerprint`` is the run's identity (:mod:`dpaudit.runs.rundir`), tying the file to its folder's checkpoint;
     ``families`` (see :func:`family_entry`) give each scenario its ``family``."""
-    records = [rec for r in results for rec in r.records()]
+    per_result = [r.records() for r in results]
+    records = [rec for recs in per_result for rec in recs]
     cited = sorted({r["claim_document"] for r in records if r.get("claim_document")})
     known = documents or {}
     return {"schema": SCHEMA_VERSION, "dpaudit_version": __version__, "command": list(command), "suite": suite,
@@ -514,7 +515,8 @@ def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: s
             "complete": complete, "scenarios_planned": planned, "fingerprint": fingerprint,
             "as_expected": run_as_expected(records),
             "environment": dict(environment), "records": records,
-            "scenarios": [{**r.to_dict(), "family": family_entry(r.mechanism, r.records(), families)} for r in results],
+            "scenarios": [{**r.to_dict(), "family": family_entry(r.mechanism, recs, families)}
+                          for r, recs in zip(results, per_result, strict=True)],
             "documents": {key: known[key].reference for key in cited if key in known}}
 
 
