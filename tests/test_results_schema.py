@@ -200,3 +200,56 @@ def test_the_same_results_give_the_same_pdf_with_and_without_a_plugin_family(tmp
     second = in_process("report", tmp_path / "run", "-o", tmp_path / "b.pdf")
     assert second.returncode == 0, second.stderr
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
+
+
+def test_a_file_written_before_the_family_key_falls_back_to_the_catalog_and_says_so(tmp_path):
+    with gzip.open(ROOT / "tests" / "data" / "report" / "config-user-results.json.gz") as f:
+        (tmp_path / "old.json").write_bytes(f.read())
+    done = in_process("report", tmp_path / "old.json", "-o", tmp_path / "old.pdf")
+    assert done.returncode == 0, done.stderr
+    assert "written before results carried their family" in done.stderr
+    assert (tmp_path / "old.pdf").read_bytes().startswith(b"%PDF")
+
+
+# --- the other file formats --------------------------------------------------------------------
+
+def _open_objects(schema: dict) -> list[str]:
+    found = []
+
+    def walk(node, at):
+        if isinstance(node, dict):
+            closed = node.get("additionalProperties") is False or node.get("unevaluatedProperties") is False
+            if "properties" in node and not closed and at != ".$defs.record" \
+                    and not any(k in at for k in (".then", ".if", ".allOf")):
+                found.append(at)
+            for k, v in node.items():
+                walk(v, f"{at}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{at}[{i}]")
+
+    walk(schema, "")
+    return found
+
+
+@pytest.mark.parametrize("name", ["list", "plan", "sweep", "summary"])
+def test_the_other_schemas_are_closed_too(name):
+    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert not _open_objects(schema)
+
+
+def test_a_sweep_file_is_checked_against_its_closed_schema(tiny, tmp_path):
+    done = in_process("sweep", "kl-rlhf", "--n", "10,20", "--samples", "2000", "--out", tmp_path)
+    assert done.returncode == 0, done.stderr
+    sweep = json.loads((tmp_path / "sweep.json").read_text())
+    assert not list(_validator("sweep").iter_errors(sweep))
+    sweep["records"][0]["extra"] = 1
+    (tmp_path / "bad.json").write_text(json.dumps(sweep))
+    refused = in_process("report", tiny, tmp_path / "bad.json", "-o", tmp_path / "r.pdf")
+    assert refused.returncode == 2 and "records[0]" in refused.stderr and "'extra' was unexpected" in refused.stderr
+    sweep["records"][0].pop("extra")
+    sweep["records"][0]["n"] = True
+    (tmp_path / "bad.json").write_text(json.dumps(sweep))
+    refused = in_process("report", tiny, tmp_path / "bad.json", "-o", tmp_path / "r.pdf")
+    assert refused.returncode == 2 and "records[0].n: True is not of type 'integer'" in refused.stderr

@@ -53,12 +53,13 @@ _NAMES = ("scenario", "mechanism", "claim_id", "claim_kind", "claim_document")  
 # pair of query vectors is described by its vectors (up to 4,096 answers each)
 
 _MISSING = object()
-_MAX_INT = 2**63 - 1  # a JSON integer beyond any count dpaudit writes (10**400 would overflow a float)
 RESULTS_SCHEMA = "run.schema.json"  # dpaudit/cli/schemas: the one schema of results.json and of run --json
+SWEEP_SCHEMA = "sweep.schema.json"  # and of sweep.json
 
 
 class _Checker:
-    """Type and range checks that name the file and the key path of a bad value."""
+    """The size checks the schema cannot make cheaply (every string and list of a file, before any is
+    formatted), naming the file and the key path of a bad value."""
 
     def __init__(self, source: Path) -> None:
         self.source = source
@@ -69,11 +70,6 @@ class _Checker:
 
     def get(self, obj: dict[str, Any], key: str, where: str) -> Any:
         return obj.get(key, _MISSING)
-
-    def obj(self, value: Any, where: str) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            self.fail(where, value, "must be an object")
-        return value
 
     def seq(self, value: Any, where: str, nonempty: bool = False, limit: int = MAX_ITEMS) -> list[Any]:
         if not isinstance(value, list) or (nonempty and not value):
@@ -113,28 +109,6 @@ class _Checker:
                 else:
                     stack += [(v, f"{at}[{i}]") for i, v in enumerate(item)]
 
-    def integer(self, value: Any, where: str, low: int, optional: bool = False) -> int | None:
-        if (value is None or value is _MISSING) and optional:
-            return None
-        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= _MAX_INT:
-            self.fail(where, value, f"must be an integer in [{low}, 2**63 - 1]")
-        return value
-
-    def number(self, value: Any, where: str, low: float = -math.inf, high: float = math.inf, *,
-            optional: bool = False, inf: bool = False, high_open: bool = False) -> float | None:
-        """A finite number in [low, high] (``high_open``: [low, high)); ``inf``: also the string "inf"."""
-        if (value is None or value is _MISSING) and optional:
-            return None
-        if inf and value == "inf":
-            return math.inf
-        ok = (isinstance(value, float) and math.isfinite(value)) or (
-            isinstance(value, int) and not isinstance(value, bool) and abs(value) <= _MAX_INT)
-        if not ok or value < low or value > high or (high_open and value >= high):
-            close = ")" if high_open else "]"
-            self.fail(where, value, f"must be a finite number in [{low:g}, {high:g}{close}"
-                      + (' or "inf"' if inf else "") + (" or null" if optional else ""))
-        return float(value)
-
 
 def _strict_json(path: Path) -> Any:
     """Strict JSON: no NaN/Infinity tokens (they are not JSON), no duplicate keys (which one is meant?)."""
@@ -168,7 +142,13 @@ def _schema_errors(payload: dict[str, Any], path: Path) -> None:
     shallow = {**payload, "scenarios": [
         {k: v for k, v in sc.items() if k not in ("scores", "secret")} if isinstance(sc, dict) else sc
         for sc in payload["scenarios"]]}
-    error = best_match(_results_validator().iter_errors(shallow))
+    _validate(shallow, RESULTS_SCHEMA, path)
+
+
+def _validate(document: Any, schema: str, path: Path) -> None:
+    """Refuse ``document`` at its first error against ``schema`` (a file of ``dpaudit/cli/schemas``),
+    naming the key path: ``records[0].seconds: -1 is less than the minimum of 0``."""
+    error = best_match(_validator(schema).iter_errors(document))
     if error is None:
         return
     parts = list(error.absolute_path)
@@ -180,6 +160,20 @@ def _schema_errors(payload: dict[str, Any], path: Path) -> None:
         message = _shown(error.instance) + message[len(said):] if message.startswith(said) else message
     message = message if len(message) <= 300 else message[:297] + "..."
     raise InputError(f"{path}: {_key_path(parts) or '(top level)'}: {message}")
+
+
+@functools.cache
+def _validator(schema: str) -> Draft202012Validator:
+    text = resources.files("dpaudit").joinpath("cli", "schemas", schema).read_text(encoding="utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+def _key_path(parts: Iterable[str | int]) -> str:
+    """``scenarios[3].records[0].epsilon_lower`` from the parts of a JSON path."""
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
 
 
 def _shown(value: Any) -> str:
@@ -333,25 +327,15 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
-    """Read a ``sweep.json`` written by ``python -m audit sweep --out``, checked like results."""
+    """Read a ``sweep.json`` written by ``python -m audit sweep --out``, checked like results: sizes, then
+    its closed schema (``dpaudit/cli/schemas/sweep.schema.json``)."""
     path = Path(path)
     payload = _strict_json(path)
     c = _Checker(path)
     if not isinstance(payload, dict) or payload.get("schema") != SCHEMA_VERSION or "family" not in payload:
         raise InputError(f"{path}: not a sweep.json of schema {SCHEMA_VERSION}")
     c.text(payload["family"], "family", limit=MAX_NAME_CHARS)
-    c.integer(c.get(payload, "samples", ""), "samples", 1)
-    c.integer(c.get(payload, "seed", ""), "seed", 0)
-    records = c.seq(c.get(payload, "records", ""), "records", nonempty=True, limit=MAX_RECORDS)
+    c.seq(c.get(payload, "records", ""), "records", nonempty=True, limit=MAX_RECORDS)
     c.sizes(payload, "")
-    for i, rec in enumerate(records):
-        r = c.obj(rec, f"records[{i}]")
-        c.integer(c.get(r, "n", ""), f"records[{i}].n", 1)
-        c.text(c.get(r, "claim_id", ""), f"records[{i}].claim_id")
-        for key in ("epsilon_claim", "epsilon_exact", "epsilon_lower"):
-            c.number(c.get(r, key, ""), f"records[{i}].{key}", 0)
-    for cid, s in c.obj(payload.get("slopes", {}), "slopes").items():
-        slope = c.obj(s, f"slopes.{cid}")
-        for key in ("epsilon_claim", "epsilon_exact"):
-            c.number(c.get(slope, key, ""), f"slopes.{cid}.{key}")
+    _validate(payload, SWEEP_SCHEMA, path)
     return payload
