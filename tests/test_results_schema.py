@@ -253,3 +253,9 @@ def test_a_sweep_file_is_checked_against_its_closed_schema(tiny, tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps(sweep))
     refused = in_process("report", tiny, tmp_path / "bad.json", "-o", tmp_path / "r.pdf")
     assert refused.returncode == 2 and "records[0].n: True is not of type 'integer'" in refused.stderr
+
+
+def test_the_plan_schema_takes_a_one_run_rule_as_results_json_does():
+    """One rule schema: a one-run design's rule (fixed, grid or split) in plan --json is results.json's."""
+    run, plan = (json.loads((SCHEMAS / f"{n}.schema.json").read_text()) for n in ("run", "plan"))
+    assert plan["$defs"]["rule"] == run["$defs"]["rule"]

@@ -189,14 +189,6 @@ def _results_validator() -> Draft202012Validator:
     return Draft202012Validator(json.loads(text))
 
 
-def _key_path(parts: Iterable[str | int]) -> str:
-    """``scenarios[3].records[0].epsilon_lower`` from the parts of a JSON path."""
-    out = ""
-    for part in parts:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out
-
-
 def _semantics(c: _Checker, payload: dict[str, Any], path: Path) -> None:
     """What the schema cannot say: counts k <= n, a display's lengths, verdicts against their own
     numbers, findings against verdicts, ``as_expected`` against the outcomes, the scenarios saved
