@@ -259,3 +259,12 @@ def test_the_plan_schema_takes_a_one_run_rule_as_results_json_does():
     """One rule schema: a one-run design's rule (fixed, grid or split) in plan --json is results.json's."""
     run, plan = (json.loads((SCHEMAS / f"{n}.schema.json").read_text()) for n in ("run", "plan"))
     assert plan["$defs"]["rule"] == run["$defs"]["rule"]
+
+
+@pytest.mark.slow  # the session's default-suite run (tests/conftest.py)
+def test_the_default_suite_output_validates_against_the_closed_schema(default_suite_run):
+    payload = default_suite_run.results
+    errors = [f"{list(e.absolute_path)}: {e.message[:200]}" for e in _validator().iter_errors(payload)]
+    assert not errors, errors[:5]
+    assert all("family" in sc for sc in payload["scenarios"])
+    assert in_process("summary", default_suite_run.out).returncode == default_suite_run.code

@@ -183,12 +183,6 @@ def _shown(value: Any) -> str:
     return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
-@functools.cache
-def _results_validator() -> Draft202012Validator:
-    text = resources.files("dpaudit").joinpath("cli", "schemas", RESULTS_SCHEMA).read_text(encoding="utf-8")
-    return Draft202012Validator(json.loads(text))
-
-
 def _semantics(c: _Checker, payload: dict[str, Any], path: Path) -> None:
     """What the schema cannot say: counts k <= n, a display's lengths, verdicts against their own
     numbers, findings against verdicts, ``as_expected`` against the outcomes, the scenarios saved
