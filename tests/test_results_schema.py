@@ -138,6 +138,12 @@ def test_summary_refuses_what_the_schema_does_not_allow(tiny, tmp_path, edit, fr
     _refused(tmp_path, payload, *fragments)
 
 
+def test_a_one_run_scenario_with_negative_seconds_is_refused(onerun, tmp_path):
+    payload = json.loads(onerun.read_text())
+    payload["scenarios"][0]["seconds"] = -1.0  # was accepted (exit 0): the one-run scenario's own keys went unchecked
+    _refused(tmp_path, payload, "scenarios[0].seconds: -1.0 is less than the minimum of 0")
+
+
 @pytest.mark.parametrize("where", ["record", "scenario"])
 def test_a_one_run_runs_count_that_is_a_boolean_is_refused(onerun, tmp_path, where):
     payload = json.loads(onerun.read_text())
