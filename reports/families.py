@@ -36,15 +36,15 @@ Groups = dict[str, list[dict[str, Any]]]
 CHAIN_ROWS, LINES, PANELS = 40, 16, 9  # per figure: each fits one page, and 16 lines keep distinct styles
 
 
-def grouped(payload: dict[str, Any], families: Families) -> list[tuple[str, str, Groups]]:
+def grouped(payload: dict[str, Any], families: Families, *, user: bool = False) -> list[tuple[str, str, Groups]]:
     """(family, about, {mechanism: scenarios}) of the multi-run scenarios, in the order the families
-    first appear in the run."""
+    first appear in the run (``user``: a user's run, no family: see :func:`family_of`)."""
     by_scenario = _records_by_scenario(payload)
     out: dict[str, tuple[str, Groups]] = {}
     for sc in payload["scenarios"]:
         if is_onerun(sc):  # a one-run scenario has its own page (dpaudit.reports.onerun_page)
             continue
-        name, about = family_of(sc, by_scenario.get(sc["scenario"], []), families)
+        name, about = family_of(sc, by_scenario.get(sc["scenario"], []), families, user=user)
         out.setdefault(name, (about, {}))[1].setdefault(sc["mechanism"], []).append(sc)
     return [(name, about, groups) for name, (about, groups) in out.items()]
 
@@ -181,7 +181,7 @@ def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
     by_scenario = _records_by_scenario(payload)
     story: list[Flowable] = []
     # A user's own claims are said in the user's words: no family's sources, whatever the mechanism.
-    for name, about, groups in grouped(payload, () if user else families):
+    for name, about, groups in grouped(payload, families, user=user):
         story.append(section_break())
         if name == USER_SECTION:
             title = USER_SECTION if len(groups) > 1 else "Your mechanism"

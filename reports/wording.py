@@ -110,10 +110,19 @@ def sorted_records(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 Families = Sequence[tuple[str, str, Collection[str], Collection[str]]]
 
 
-def family_of(scenario: dict[str, Any], records: Sequence[dict[str, Any]], families: Families) -> tuple[str, str]:
-    """(family, about) of a scenario: the first of ``families`` (name, about, claim ids, mechanism
-    names) whose registry holds its claims or whose catalog lists its mechanism; a mechanism no
-    family knows is the user's own."""
+def family_of(scenario: dict[str, Any], records: Sequence[dict[str, Any]], families: Families, *,
+              user: bool = False) -> tuple[str, str]:
+    """(family, about) of a scenario: its own ``family`` key when the file has one (null: no family
+    knew it); else, in a file written before the key, the first of ``families`` (name, about, claim ids,
+    mechanism names: the installed catalog's) whose registry holds its claims or whose catalog lists its
+    mechanism; a mechanism no family knows is the user's own.  ``user``: a user's run, whose claims are
+    said in the user's words (no family at all)."""
+    if user:
+        families = ()
+    elif "family" in scenario:  # written with the results: the file alone decides (the same on any install)
+        if scenario["family"] is not None:
+            return scenario["family"]["name"], scenario["family"]["about"]
+        families = ()
     ids = {r["claim_id"] for r in records if r.get("claim_id")}
     for name, about, claims, mechanisms in families:
         if ids & set(claims) or scenario["mechanism"] in mechanisms:

@@ -370,8 +370,9 @@ def test_a_write_that_runs_out_of_space_exits_3_naming_the_path(tiny_disk, finis
     assert "Traceback" not in result.stderr
     (tiny_disk / "run" / "error.log").unlink(missing_ok=True)
     big = json.loads((finished / "results.json").read_text())
-    big["padding"] = "x" * 100_000  # larger than the disk: the PDF's and the rename's failure, not ours
-    (tiny_disk.parent / "big.json").write_text(json.dumps(big))
+    # larger than the disk (trailing white space: the closed schema refuses an unknown key): the PDF's and
+    # the rename's failure, not ours
+    (tiny_disk.parent / "big.json").write_text(json.dumps(big) + " " * 100_000)
     report = in_process("report", tiny_disk.parent / "big.json", "-o", tiny_disk / "r.pdf")
     if report.returncode == 3:  # the PDF did not fit: no 'wrote' line, the path named
         assert "wrote" not in report.stdout and str(tiny_disk / "r.pdf") in report.stderr
@@ -425,7 +426,7 @@ def _huge_integer(payload):
 @pytest.mark.parametrize("edit,fragment", [
     (_exact_pass, "records[0].exact_verdict = 'pass' contradicts the record's own numbers: epsilon_exact 5 is above"),
     (_lower_contradicted, "records[0].event.epsilon_lower = 0.5 contradicts the record's own numbers: its counts give"),
-    (_huge_integer, "seed = 1000"),
+    (_huge_integer, "seed: 1000"),
 ], ids=["exact-pass-above-claim", "lower-contradicted", "integer-10-400"])
 @pytest.mark.parametrize("command", ["summary", "report"])
 def test_saved_records_are_recomputed_and_refused_when_they_disagree(finished, tmp_path, edit, fragment, command):

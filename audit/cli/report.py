@@ -9,22 +9,30 @@ from pathlib import Path
 
 from dpaudit import reports
 from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, UsageError, _report_families
+from dpaudit.cli.expectations import exit_status
 from dpaudit.engine.files import check_output
 from dpaudit.runs.saved import load_results, load_sweep
 
 
 def _report(args: argparse.Namespace) -> int:
+    """The PDF of a saved run (exit 0 once written); a partial file (an interrupted run) still gets its
+    PDF, marked INCOMPLETE, but exits as ``summary`` of it does (:func:`dpaudit.cli.expectations.exit_status`):
+    never 0, 130, or 1 if what was checked already holds a finding."""
     payload = load_results(args.results[0])
     sweeps = [load_sweep(p) for p in args.results[1:]]
     target = Path(args.output)
     if not target.parent.is_dir():
         raise UsageError(f"report -o {target}: the folder {target.parent} does not exist")
     check_output(target, "report -o", folder=False)
-    try:
+    if any("family" not in sc for sc in payload["scenarios"] if sc.get("kind") != "one-run"):
+        print(f"note: {args.results[0]} was written before results carried their family: its sections are "
+              "named from this install's catalog", file=sys.stderr)
+    try:  # the catalog's families only name the scenarios of a file written without them
         reports.write_pdf(payload, target, sweeps, families=_report_families())
     except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
     complete = payload.get("complete", True)
     print(f"wrote {target}" + ("" if complete else " (PARTIAL results: the run was interrupted)"))
-    return EXIT_OK
+    # a complete file: its PDF was the job (0); a partial one never exits 0, as summary of it
+    return EXIT_OK if complete else exit_status(payload["records"], complete)

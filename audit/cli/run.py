@@ -24,6 +24,7 @@ from dpaudit.cli.common import (
     _load_attr,
     _load_npz,
     _parse_params,
+    _report_families,
     _Session,
     _write_report,
     resume_command,
@@ -358,7 +359,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         doc = envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
                        seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
                        environment=_environment(),
-                       documents=documents, fingerprint=fp)
+                       documents=documents, fingerprint=fp, families=_report_families())
         if not complete:  # what `summary` of a partial file says went unchecked
             unchecked, exact = unchecked_expectations(expectations, [r.records() for r in results])
             doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
