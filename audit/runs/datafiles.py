@@ -5,46 +5,24 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 import zipfile
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 
-from dpaudit.core import InputError, did_you_mean
+from dpaudit.core import InputError
 from dpaudit.engine.execution import available_memory
 from dpaudit.engine.files import check_regular
 from dpaudit.neighbors import Dataset
 
 MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
+CONFIG = "config: "     # where a config's value came from: the ``prefix`` of dpaudit.core's validators
 
 
 def fail(path: str, value: Any, allowed: str) -> NoReturn:
-    raise InputError(f"config: {path} = {value!r} is invalid: {allowed}")
-
-
-def unknown_key(path: str, key: str, value: Any, allowed: Collection[str]) -> NoReturn:
-    """Stop at ``key``, unknown in the table at ``path`` (``""``: the top level): its key path, the
-    allowed keys closest to it (``neighbor`` -> ``neighbour``) and all of them."""
-    fail(f"{path}.{key}" if path else key, value,
-         f"unknown key{did_you_mean(str(key), allowed)}; allowed: {', '.join(sorted(allowed))}")
-
-
-_UNKNOWN_KEY = re.compile(r"config: (?P<path>\S+) = .* is invalid: unknown key; allowed: (?P<allowed>[^;]*)", re.DOTALL)
-
-
-def hint_unknown_key(message: str) -> str:
-    """An "unknown key; allowed: ..." ``message`` of a validator that gives no "did you mean"
-    (:mod:`dpaudit.runs.onerun`'s tables) with one, as :func:`unknown_key` words it; any other
-    message unchanged."""
-    found = _UNKNOWN_KEY.fullmatch(message)
-    if found is None:
-        return message
-    key = found["path"].rpartition(".")[2]
-    hint = did_you_mean(key, found["allowed"].split(", "))
-    return message.replace("unknown key; allowed:", f"unknown key{hint}; allowed:", 1) if hint else message
+    raise InputError(f"{CONFIG}{path} = {value!r} is invalid: {allowed}")
 
 
 def with_key_path(message: str, path: str, table: Mapping[str, Any]) -> str:
