@@ -83,7 +83,6 @@ from dpaudit.core import (
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
-from dpaudit.engine.paths import path_problem
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
@@ -92,6 +91,7 @@ from dpaudit.runs.datafiles import (  # noqa: F401  (read_npz: its old home)
     CONFIG,
     column,
     fail,
+    inside,
     load_columns,
     read_npz,
     with_key_path,
@@ -236,37 +236,6 @@ def unknown_parameter(message: str, spec: str, field: str, params: Mapping[str, 
             f"{', '.join(names)}")
 
 
-def _shown(name: str) -> str:
-    """``name`` cut to a readable length for a message (a hostile config's name may be kilobytes)."""
-    return name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
-
-
-def _inside(folder: Path, name: Any, path: str) -> Path:
-    """The data file ``name`` (a config's ``file``) inside the config's ``folder``.  A name no file
-    can have (a NUL byte, a lone surrogate, too long) or that cannot be resolved (a symbolic link
-    loop) is the config's bad input, never an internal failure."""
-    if not isinstance(name, str) or not name:
-        _fail(path, name, "must be a file name relative to the config's folder")
-    problem = path_problem(name)
-    if problem:
-        _fail(path, _shown(name), problem)
-    try:
-        target = (folder / name).resolve()
-        inside = not Path(name).is_absolute() and target.is_relative_to(folder.resolve())
-        exists = inside and target.suffix in (".npz", ".csv") and target.is_file()
-    except RuntimeError:  # Path.resolve's "Symlink loop" before Python 3.13 (an OSError after)
-        _fail(path, _shown(name), "is a loop of symbolic links")
-    except (OSError, ValueError) as exc:
-        _fail(path, _shown(name), f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})")
-    if not inside:
-        _fail(path, _shown(name), f"reaches outside the config's folder {folder}; data files must live inside it")
-    if target.suffix not in (".npz", ".csv"):
-        _fail(path, _shown(name), "must be an .npz or .csv file")
-    if not exists:
-        _fail(path, _shown(name), "does not exist")
-    return target
-
-
 def _depth(value: Any, path: str, depth: int = 0) -> None:
     """Refuse values nested deeper than :data:`MAX_DEPTH` (before anything recurses into them)."""
     stack = [(value, path, depth)]
@@ -287,7 +256,7 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
         _fail(path, raw, "needs exactly one of generator, file, columns")
     try:
         if "file" in data:
-            return load_columns(_inside(folder, data["file"], f"{path}.file"), f"{path}.file")
+            return load_columns(inside(folder, data["file"], f"{path}.file"), f"{path}.file")
         if "columns" in data:
             cols = check_table(f"{path}.columns", data["columns"], prefix=CONFIG)
             if not cols:
@@ -421,7 +390,7 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
-            design = load_onerun_scenario(sc, p, allow_plugins)
+            design = load_onerun_scenario(sc, p, allow_plugins, path.parent)
             if design.name in names:
                 _fail(f"{p}.name", design.name, "must be a unique non-empty string")
             names.add(design.name)

@@ -15,6 +15,7 @@ import numpy as np
 from dpaudit.core import InputError
 from dpaudit.engine.execution import available_memory
 from dpaudit.engine.files import check_regular
+from dpaudit.engine.paths import path_problem
 from dpaudit.neighbors import Dataset
 
 MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
@@ -35,11 +36,52 @@ def with_key_path(message: str, path: str, table: Mapping[str, Any]) -> str:
     return message if message.startswith(path) else f"{path}: {message}"
 
 
+def shown(name: str) -> str:
+    """``name`` cut to a readable length for a message (a hostile config's name may be kilobytes)."""
+    return name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
+
+
+def inside(folder: Path, name: Any, path: str, suffixes: tuple[str, ...] = (".npz", ".csv")) -> Path:
+    """The data file ``name`` (a config's ``file``, at key ``path``) inside the config's ``folder``,
+    with one of ``suffixes``.  A name no file
+    can have (a NUL byte, a lone surrogate, too long) or that cannot be resolved (a symbolic link
+    loop) is the config's bad input, never an internal failure."""
+    if not isinstance(name, str) or not name:
+        fail(path, name, "must be a file name relative to the config's folder")
+    problem = path_problem(name)
+    if problem:
+        fail(path, shown(name), problem)
+    try:
+        target = (folder / name).resolve()
+        inside = not Path(name).is_absolute() and target.is_relative_to(folder.resolve())
+        exists = inside and target.suffix in suffixes and target.is_file()
+    except RuntimeError:  # Path.resolve's "Symlink loop" before Python 3.13 (an OSError after)
+        fail(path, shown(name), "is a loop of symbolic links")
+    except (OSError, ValueError) as exc:
+        fail(path, shown(name), f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})")
+    if not inside:
+        fail(path, shown(name), f"reaches outside the config's folder {folder}; data files must live inside it")
+    if target.suffix not in suffixes:
+        fail(path, shown(name), f"must be an {', '.join(suffixes[:-1])} or {suffixes[-1]} file")
+    if not exists:
+        fail(path, shown(name), "does not exist")
+    return target
+
+
 NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (an empty one too)
 
 
 def read_npz(target: Path, where: str) -> Dataset:
-    """A dataset from an ``.npz`` archive of named arrays; anything else (an ``.npy`` renamed, a
+    """A dataset from an ``.npz`` archive of named arrays (:func:`npz_arrays`), columns of one length."""
+    columns = npz_arrays(target, where)
+    try:
+        return Dataset(columns)
+    except InputError as exc:
+        raise InputError(f"{where}: {target.name}: {exc}") from None
+
+
+def npz_arrays(target: Path, where: str) -> dict[str, np.ndarray]:
+    """The named arrays of an ``.npz`` archive, at least one; anything else (an ``.npy`` renamed, a
     truncated archive, pickled objects, arrays too large for memory) is an :class:`InputError`
     that names ``where`` and the file."""
     check_regular(target, where)
@@ -67,10 +109,7 @@ def read_npz(target: Path, where: str) -> Dataset:
                          f"{exc})") from None
     if not columns:
         raise InputError(f"{where}: {target.name} holds no arrays: a dataset needs at least one column")
-    try:
-        return Dataset(columns)
-    except InputError as exc:
-        raise InputError(f"{where}: {target.name}: {exc}") from None
+    return columns
 
 
 def load_columns(target: Path, path: str) -> Dataset:

@@ -57,13 +57,14 @@ from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult, read_tiebreak
 from dpaudit.onerun.rules import Fixed, Grid, Split
 from dpaudit.runs.datafiles import CONFIG, fail
+from dpaudit.runs.onerun_data import check_joinable, read_base, read_canaries
 from dpaudit.runs.plugins import build_plugin, load_plugin
 from dpaudit.runs.saved import load_results
 
 __all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario", "saved_games"]
 
-ONERUN_KEYS = {"name", "mechanism", "params", "scorer", "canaries", "runs", "relation", "rule", "deltas", "expected",
-               "about", "claim"}
+ONERUN_KEYS = {"name", "mechanism", "params", "scorer", "canaries", "base", "runs", "relation", "rule", "deltas",
+               "expected", "about", "claim"}
 RELATIONS = ("add-remove", "user-level")
 RULE_KEYS = {"fixed": {"kind", "k_plus", "k_minus"}, "grid": {"kind", "pairs"},
              "split": {"kind", "select", "fractions", "seed"}}
@@ -275,8 +276,10 @@ def _scorer(spec: Any, p: str, allow_plugins: Sequence[str]) -> Any:
     return obj
 
 
-def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[str]) -> CanaryDesign:
-    """A config's one-run scenario (its table ``sc`` at key path ``p``), every key validated."""
+def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[str],
+                         folder: Path = Path()) -> CanaryDesign:
+    """A config's one-run scenario (its table ``sc`` at key path ``p``; ``folder``: the config's, where
+    its data files are), every key validated."""
     sc = check_table(p, sc, allowed=ONERUN_KEYS, prefix=CONFIG)
     for key in ("name", "mechanism", "scorer", "canaries"):
         if key not in sc:
@@ -285,13 +288,19 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
         fail(f"{p}.name", sc["name"], "must be a unique non-empty string")
     if "about" in sc and not isinstance(sc["about"], str):
         fail(f"{p}.about", sc["about"], "must be a string")
-    m = check_integer(f"{p}.canaries", sc["canaries"], low=2, high=MAX_CANARIES, prefix=CONFIG)
     runs = check_integer(f"{p}.runs", sc.get("runs", 1), low=1, high=100_000, prefix=CONFIG)
-    check_game_size(m, runs, f"config: {p}.canaries x {p}.runs")  # before the plugins are built or trained
     relation = sc.get("relation", "add-remove")
     if relation not in RELATIONS:
         fail(f"{p}.relation", relation, f"a one-run scenario's canaries are added or removed: must be one of "
              f"{', '.join(RELATIONS)}")
+    user_level = relation == Relation.USER_LEVEL
+    canaries = read_canaries(sc["canaries"], f"{p}.canaries", folder, runs=runs, max_m=MAX_CANARIES,
+                             user_level=user_level)
+    m = canaries.m
+    check_game_size(m, runs, f"config: {p}.canaries x {p}.runs")  # before the plugins are built or trained
+    base = read_base(sc["base"], f"{p}.base", folder, user_level) if "base" in sc else None
+    if base is not None:
+        check_joinable(canaries, base, f"{p}.canaries")
     if "rule" not in sc:
         fail(f"{p}.rule", None, "is required: the guessing rule fixed in advance, e.g. {kind = \"fixed\", "
              "k_plus = 50, k_minus = 50}")
@@ -326,10 +335,10 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
             fail(f"{p}.expected.{cid}", verdict, f"names no claim of the scenario (its claims: {', '.join(ids)})")
         if verdict not in EXPECTATIONS or verdict == "exact-violation":
             fail(f"{p}.expected.{cid}", verdict, "must be one of pass, violation, not-applicable")
-    canaries = [[j] for j in range(m)] if relation == Relation.USER_LEVEL else list(range(m))
-    return RunsDesign(name=sc["name"], mechanism=mechanism, canaries=canaries, scorer=scorer, claims=tuple(claims),
-                      rule=rule, relation=relation, deltas=deltas, expected=dict(expected),
-                      description=str(sc.get("about", "")), runs=runs)
+    return RunsDesign(name=sc["name"], mechanism=mechanism, canaries=canaries.rows, scorer=scorer,
+                      claims=tuple(claims), rule=rule, base=() if base is None else base, relation=relation,
+                      deltas=deltas, expected=dict(expected), description=str(sc.get("about", "")), runs=runs,
+                      per_run=m)
 
 
 @dataclass(frozen=True)
@@ -338,10 +347,15 @@ class RunsDesign(CanaryDesign):
     every run): one game of runs·m canaries (Steinke et al. 2023, §3: the same bound with R·m)."""
 
     runs: int = 1
+    per_run: int = 0  # m, the canaries of one run (0: all of them, reused by every run)
+
+    @property
+    def m(self) -> int:
+        return self.per_run or len(self.canaries)
 
     def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None,
               tiebreak: int | str | None = None) -> OneRunResult:
-        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=len(self.canaries),
+        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=self.m,
                              runs=self.runs, base=self.base, rule=self.rule, deltas=self.deltas,
                              confidence=confidence, claims=self.claims, seed=seed, relation=self.relation,
                              secret=secret, tiebreak=tiebreak)
