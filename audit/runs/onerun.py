@@ -8,6 +8,8 @@ A config scenario is one-run when it has ``canaries``::
     params = { lr = 0.1 }           # optional: a class (or builder function) is called with them
     scorer = "pkg.module:attr"      # score(output, canaries) or f(output, canaries): one float per canary
     canaries = 1000                 # m canaries per training run: the integers 0..m-1 (user-level: users [j])
+    # canaries = { file = "canaries.npy", key = "x", m = 500 }   or rows of a file: dpaudit.runs.onerun_data
+    base = { file = "base.npy" }    # optional: the training data the canaries are added to (.npy, .npz, .csv)
     runs = 1                        # training runs; R runs of m canaries are one game of R·m
     relation = "add-remove"         # add-remove | user-level
     rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
@@ -24,7 +26,8 @@ A config scenario is one-run when it has ``canaries``::
     gdp_mu = 1.0
     id = "user/gdp"
 
-The dataset a training run gets is the list of included canaries (the game keeps the secret from
+The dataset a training run gets is the base data with the included canaries appended, as
+:func:`dpaudit.onerun.audit_one_run` builds it from the same arrays (the game keeps the secret from
 the scorer); the seed is the run's ``[run] seed`` (the mechanism's randomness: the secret comes from
 fresh entropy, never from it) and the confidence its ``[run] confidence``.  A one-run bound assumes
 the scorer does not read the secret.  ``--resume`` takes a game an earlier attempt finished from its
