@@ -23,6 +23,7 @@ import pytest
 from dpaudit.core import Guarantee, InputError
 from dpaudit.onerun import Fixed, audit_one_run, gdp
 from dpaudit.runs.config import load
+from dpaudit.runs.onerun import onerun_scenario
 from tests.clirun import in_process
 from tests.conftest import ENTROPY_SEED
 
@@ -188,3 +189,31 @@ def test_npz_and_csv_files_give_the_same_rows(tmp_path, monkeypatch):
     with pytest.raises(InputError, match=r"^config: scenario\[0\]\.base\.key = None is invalid: is required: both\.npz "
                                          r"holds 2 arrays \(canaries, base\)$"):
         load(path, ["readme_training"])
+
+
+def test_runs_of_their_own_canary_rows_give_the_api_counts(tmp_path, monkeypatch):
+    path = project(tmp_path, monkeypatch, canaries='{ file = "data/canaries.npy", m = 500 }', extra="runs = 2")
+    design, = load(path, ["readme_training"]).onerun
+    pin_entropy(monkeypatch)
+    config = onerun_scenario(design, seed=3, confidence=0.95, registry={}).result
+    pin_entropy(monkeypatch)
+    namespace: dict = {"np": np, "M": M}
+    exec(readme_trainer(), namespace)
+    api = audit_one_run(namespace["Training"](), namespace["score"], canaries=np.arange(M), m=500, runs=2,
+                        base=np.full(100, -1), rule=Fixed(k_plus=50, k_minus=50), deltas=(1e-5, 1e-6), seed=3,
+                        claims=[Guarantee(epsilon=1.0, delta=1e-5, claim_id="my-model/eps-1"),
+                                gdp(1.5, claim_id="my-model/gdp")])
+    assert (config.m, config.runs, config.canaries_per_run) == (api.m, api.runs, api.canaries_per_run) == (M, 2, 500)
+    assert (config.r, config.v, config.secret_sha256, config.tiebreak) == (api.r, api.v, api.secret_sha256,
+                                                                           api.tiebreak)
+
+
+def test_user_level_rows_are_users(tmp_path, monkeypatch):
+    said = _refusal(tmp_path, monkeypatch, extra='relation = "user-level"')
+    assert said.startswith("config: scenario[0].canaries.file = '<(1000,) array>' is invalid: user-level: each row "
+                           "is one canary user"), said
+    path = project(tmp_path, monkeypatch, extra='relation = "user-level"')
+    np.save(tmp_path / "data" / "canaries.npy", np.arange(2 * M).reshape(M, 2, 1))
+    np.save(tmp_path / "data" / "base.npy", np.full((10, 2, 1), -1))
+    design, = load(path, ["readme_training"]).onerun
+    assert design.m == M and design.relation == "user-level" and design.base.shape == (10, 2, 1)
