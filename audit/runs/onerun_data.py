@@ -70,7 +70,8 @@ def _array(spec: Mapping[str, Any], path: str, folder: Path) -> np.ndarray:
         if "key" in spec:
             fail(f"{path}.key", spec["key"], "an .npy file holds one array: drop key")
         return _npy(target, where)
-    columns: Mapping[str, Any] = npz_arrays(target, where) if target.suffix == ".npz" else load_columns(target, f"{path}.file")
+    columns = (npz_arrays(target, where) if target.suffix == ".npz"
+               else dict(load_columns(target, f"{path}.file").columns))
     names = list(columns)
     if "key" in spec:
         key = check_text(f"{path}.key", spec["key"], prefix=CONFIG)
