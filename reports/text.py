@@ -9,8 +9,10 @@ from typing import Any
 
 from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, caught_words, doubles_words, outcome
 from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
+from dpaudit.onerun.curves import gdp_epsilon
 
 WIDTH = 100  # the default table's width: a terminal's, with room
+GDP_DELTA = 1e-5  # the δ a GDP row is read at when its scenario has no (ε, δ) claim: the one-run default δ
 
 
 def printable(text: str) -> str:
@@ -98,6 +100,49 @@ def curve_note(r: dict[str, Any]) -> str | None:
     return f"curve claim {curve['curve']}: {CURVE_WORDS[r['verdict']]} by the one-run f-DP test"
 
 
+def gdp_deltas(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Per one-run scenario, the δ its μ-GDP rows are read at: its first (ε, δ) claim's δ > 0, else
+    :data:`GDP_DELTA` (a GDP claim has no δ of its own)."""
+    out: dict[str, float] = {}
+    for r in records:
+        name = r["scenario"] or r["mechanism"]
+        if r.get("kind") == "one-run" and name not in out and r.get("delta") and 0 < r["delta"] < 1:
+            out[name] = float(r["delta"])
+    return out
+
+
+def _gdp(r: dict[str, Any]) -> tuple[float, float] | None:
+    """A one-run μ-GDP record's claimed μ and the run's GDP reading μ_lower (the largest μ it rejects)."""
+    info = r.get("onerun") or {}
+    curve, reading = info.get("curve") or {}, info.get("gdp_mu_lower") or {}
+    if r.get("kind") != "one-run" or curve.get("family") != "gdp" or reading.get("mu") is None:
+        return None
+    return float(curve["mu"]), float(reading["mu"])
+
+
+def gdp_cells(r: dict[str, Any], delta: float) -> dict[str, str]:
+    """A μ-GDP row's number columns: δ, the claim's μ as the ε it gives at δ, and the run's reading
+    ``mu>=μ_lower`` (Mahloujifar, Melis, Chaudhuri 2025, Alg. 2) — a μ, never an (ε, δ) lower bound
+    (Steinke et al.'s bound is the (ε, δ) rows' ``eps_lower``).  Empty for any other row."""
+    found = _gdp(r)
+    if found is None:
+        return {}
+    mu, mu_lower = found
+    return {"delta": fmt(delta), "eps_claim": fmt(gdp_epsilon(mu, delta)), "eps_lower": f"mu>={fmt(mu_lower)}"}
+
+
+def gdp_note(r: dict[str, Any], delta: float) -> str | None:
+    """A μ-GDP row's reading in words: the largest μ the run rejects and the ε it reads as at δ,
+    beside the claim's, said as a statement about GDP claims only."""
+    found = _gdp(r)
+    if found is None:
+        return None
+    mu, mu_lower = found
+    return (f"GDP reading: mu_lower {fmt(mu_lower)} (every mu-GDP claim up to it rejected), which reads as eps "
+            f"{fmt(gdp_epsilon(mu_lower, delta))} at delta {fmt(delta)}; the claim's mu = {fmt(mu)} reads as eps "
+            f"{fmt(gdp_epsilon(mu, delta))}; valid against GDP claims only, not an (eps, delta) lower bound")
+
+
 def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, width: int = WIDTH) -> str:
     """One header line per scenario, then one line per claim: claim, δ, ε_claim, ε_lower, ε_exact,
     the finding; an outcome other than ok, the value views' verdict, and for a claim that holds what
@@ -106,9 +151,14 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
     records = printable_all(records)
     sequential = any(r.get("sequential") for r in records)
     names = ["claim", "delta", "eps_claim", "eps_lower", "eps_exact", "finding"] + (["samples"] if sequential else [])
+    deltas = gdp_deltas(records)
+
+    def gdp_delta(r: dict[str, Any]) -> float:
+        return deltas.get(r["scenario"] or r["mechanism"], GDP_DELTA)
+
     rows = [{"claim": "  " + (r["claim_id"] or "-"), "delta": fmt(r["delta"]), "eps_claim": fmt(r["epsilon_claim"]),
              "eps_lower": fmt(r["epsilon_lower"]), "eps_exact": fmt(r["epsilon_exact"]), "finding": r["finding"],
-             "samples": str(r["samples"])} for r in records]
+             "samples": str(r["samples"]), **gdp_cells(r, gdp_delta(r))} for r in records]
     head = {n: n for n in names}
     head["claim"] = "scenario / claim"
 
@@ -145,7 +195,7 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
                 lines += textwrap.wrap(played, width=width, initial_indent="    ", subsequent_indent="      ")
             last = scenario
         lines.append(line(cells))
-        notes = [note for note in (curve_note(r),) if note]
+        notes = [note for note in (curve_note(r), gdp_note(r, gdp_delta(r))) if note]
         said = outcome(r)
         if said != "ok":
             notes.append(f"outcome: {said}")
@@ -177,9 +227,13 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     rows: list[tuple[str, ...]] = [head]
     notes: dict[int, list[str]] = {}
     seen = set()
+    deltas = gdp_deltas(records)
     for r in records:
+        delta = deltas.get(r["scenario"] or r["mechanism"], GDP_DELTA)
+        gdp = gdp_cells(r, delta)
         row = (r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
-               fmt(r["delta"]), fmt(r["epsilon_claim"]), fmt(r["epsilon_lower"]), fmt(r["epsilon_exact"]),
+               gdp.get("delta", fmt(r["delta"])), gdp.get("eps_claim", fmt(r["epsilon_claim"])),
+               gdp.get("eps_lower", fmt(r["epsilon_lower"])), fmt(r["epsilon_exact"]),
                fmt(r.get("epsilon_sup") if r["delta"] == 0 else None), r["finding"], outcome(r))
         rows.append(row + ((str(r["samples"]),) if sequential else ()))
         extra: list[str] = []
@@ -187,9 +241,7 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
         if played and row[0] not in seen:
             extra.append(played)
             seen.add(row[0])
-        curve = curve_note(r)
-        if curve:
-            extra.append(curve)
+        extra += [note for note in (curve_note(r), gdp_note(r, delta)) if note]
         if r.get("premise"):
             extra.append(r["premise"])
         views = value_views_note(r)

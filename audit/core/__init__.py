@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 __all__ = ["CLAIM_KINDS", "CLAIM_STATUSES", "EXPECTATIONS", "RELATIONS", "VERDICTS", "Claim", "ClaimKind",
-           "ClaimStatus", "Document", "Guarantee", "InputError", "Relation", "Verdict", "check_nonnegative",
-           "check_positive", "check_probability_vector", "check_real_array", "close_names", "did_you_mean", "is_real",
-           "require", "whole_number"]
+           "ClaimStatus", "Document", "Guarantee", "InputError", "Relation", "Verdict", "check_integer",
+           "check_nonnegative", "check_number", "check_positive", "check_probability_vector", "check_real_array",
+           "check_table", "check_text", "close_names", "did_you_mean", "invalid", "is_real", "require", "unknown_key",
+           "whole_number"]
 
 
 class InputError(ValueError):
@@ -46,6 +47,69 @@ def whole_number(value: Any) -> int | None:
         if math.isfinite(number) and number.is_integer() and abs(number) < 2.0**63:
             return int(number)
     return None
+
+
+# The validators below check one value that entered from outside (a config's key, an API argument)
+# and name it by its key path (``scenario[0].rule.k_plus``).  ``prefix`` says where the value came
+# from (``"config: "``); every config loader and API argument check shares them, so a value is
+# accepted or refused, and worded, the same way wherever it enters.
+
+
+def invalid(field: str, value: Any, allowed: str, *, prefix: str = "") -> NoReturn:
+    """Raise :class:`InputError`: ``{prefix}{field} = {value!r} is invalid: {allowed}``."""
+    raise InputError(f"{prefix}{field} = {value!r} is invalid: {allowed}")
+
+
+def check_integer(field: str, value: Any, *, low: int, high: int | None = None, prefix: str = "") -> int:
+    """An integer in [``low``, ``high``] (``high`` None: no upper end).  A float with no fractional
+    part counts (TOML's ``canaries = 1e3``, as ``--samples 1e5`` does: :func:`whole_number`); ``1.5``,
+    booleans and text do not."""
+    number = whole_number(value)
+    if number is None or number < low or (high is not None and number > high):
+        allowed = f"must be an integer >= {low}" if high is None else f"must be an integer in [{low}, {high}]"
+        invalid(field, value, allowed + (" (a whole number)" if isinstance(value, float) and number is None else ""),
+                prefix=prefix)
+    return number
+
+
+def check_number(field: str, value: Any, *, low: float, high: float, high_open: bool = False,
+                 allowed: str | None = None, prefix: str = "") -> float:
+    """A finite real number in [``low``, ``high``] (``high_open``: [``low``, ``high``)); ``allowed``
+    words the refusal (default: the interval)."""
+    ok = is_real(value) and math.isfinite(value) and low <= value and (value < high if high_open else value <= high)
+    if not ok:
+        invalid(field, value, allowed or f"must be a number in [{low}, {high}{')' if high_open else ']'}",
+                prefix=prefix)
+    return float(value)
+
+
+def check_text(field: str, value: Any, *, prefix: str = "", allowed: str = "must be a non-empty string") -> str:
+    """A non-empty string."""
+    if not isinstance(value, str) or not value:
+        invalid(field, value, allowed, prefix=prefix)
+    return value
+
+
+def unknown_key(field: str, key: str, value: Any, allowed: Collection[str], *, prefix: str = "") -> NoReturn:
+    """Stop at ``key``, unknown in the table at ``field`` (``""``: the top level): its key path, the
+    allowed keys closest to it (``neighbor`` -> ``neighbour``: :func:`did_you_mean`) and all of them."""
+    invalid(f"{field}.{key}" if field else str(key), value,
+            f"unknown key{did_you_mean(str(key), allowed)}; allowed: {', '.join(sorted(allowed))}", prefix=prefix)
+
+
+def check_table(field: str, value: Any, *, allowed: Collection[str] | None = None, required: Iterable[str] = (),
+                prefix: str = "") -> dict[str, Any]:
+    """A table (mapping) whose keys are all ``allowed`` (None: any key) and hold every ``required``
+    one; an unknown key is named with its key path and the allowed keys closest to it."""
+    if not isinstance(value, Mapping):
+        invalid(field, value, "must be a table", prefix=prefix)
+    for key in value:
+        if allowed is not None and key not in allowed:
+            unknown_key(field, key, value[key], allowed, prefix=prefix)
+    for key in required:
+        if key not in value:
+            invalid(f"{field}.{key}" if field else key, None, "is required", prefix=prefix)
+    return dict(value)
 
 
 def _initials(name: str) -> str:

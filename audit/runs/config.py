@@ -60,7 +60,6 @@ import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
-from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -69,23 +68,32 @@ import numpy as np
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
-from dpaudit.core import EXPECTATIONS, RELATIONS, Guarantee, InputError, Relation, did_you_mean, whole_number
+from dpaudit.core import (
+    EXPECTATIONS,
+    RELATIONS,
+    Guarantee,
+    InputError,
+    Relation,
+    check_integer,
+    check_number,
+    check_table,
+    did_you_mean,
+    whole_number,
+)
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
-from dpaudit.engine.paths import path_problem
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.onerun.designs.base import CanaryDesign
 from dpaudit.runs.datafiles import (  # noqa: F401  (read_npz: its old home)
+    CONFIG,
     column,
     fail,
-    hint_unknown_key,
+    inside,
     load_columns,
-    not_a_data_file,
     read_npz,
-    unknown_key,
     with_key_path,
 )
 from dpaudit.runs.onerun import load_onerun_scenario
@@ -137,58 +145,25 @@ def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace
 _fail = fail
 
 
-def _table(value: Any, path: str, allowed: AbstractSet[str], required: AbstractSet[str] = frozenset()) -> dict:
-    if not isinstance(value, Mapping):
-        _fail(path, value, "must be a table")
-    for key in value:
-        if key not in allowed:
-            unknown_key(path, key, value[key], allowed)
-    for key in required:
-        if key not in value:
-            _fail(f"{path}.{key}" if path else key, None, "is required")
-    return dict(value)
-
-
-def _any_keys(value: Any, path: str) -> dict:
-    """A table whose keys are free (params, expected, columns, args): still a table."""
-    return _table(value, path, set(value) if isinstance(value, Mapping) else set())
-
-
-def _int(value: Any, path: str, minimum: int) -> int:
-    """An integer >= ``minimum``; a float with no fractional part counts (``samples = 1e5``, as
-    ``--samples 1e5`` does), ``1.5`` does not."""
-    number = whole_number(value)
-    if number is None or number < minimum:
-        _fail(path, value, f"must be an integer >= {minimum}" + (" (a whole number)" if isinstance(value, float)
-                                                                  else ""))
-    assert number is not None
-    return number
-
-
-def _number(value: Any, path: str, low: float, high: float, high_open: bool = True) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < low or (value >= high if high_open else value > high):
-        _fail(path, value, f"must be a number in [{low}, {high}{')' if high_open else ']'}")
-    return float(value)
-
-
 def _settings(raw: Any) -> RunSettings:
-    run = _table(raw, "run", RUN_KEYS)
+    run = check_table("run", raw, allowed=RUN_KEYS, prefix=CONFIG)
     s = RunSettings()
     out: dict[str, Any] = {}  # RunSettings' fields, each of its own type
     if "samples" in run:
-        out["samples"] = _int(run["samples"], "run.samples", 100)
+        out["samples"] = check_integer("run.samples", run["samples"], low=100, prefix=CONFIG)
     if "seed" in run:
-        out["seed"] = _int(run["seed"], "run.seed", 0)
+        out["seed"] = check_integer("run.seed", run["seed"], low=0, prefix=CONFIG)
     if "confidence" in run:
-        out["confidence"] = _number(run["confidence"], "run.confidence", 0.5, 1.0)
+        out["confidence"] = check_number("run.confidence", run["confidence"], low=0.5, high=1.0, high_open=True,
+                                         prefix=CONFIG)
     if "deltas" in run:
         if not isinstance(run["deltas"], list) or not run["deltas"]:
             _fail("run.deltas", run["deltas"], "must be a non-empty array of numbers in [0, 1)")
-        out["deltas"] = tuple(_number(d, f"run.deltas[{i}]", 0.0, 1.0) for i, d in enumerate(run["deltas"]))
+        out["deltas"] = tuple(check_number(f"run.deltas[{i}]", d, low=0.0, high=1.0, high_open=True,
+                                           prefix=CONFIG) for i, d in enumerate(run["deltas"]))
     if "jobs" in run:
         jobs = run["jobs"]
-        out["jobs"] = -1 if whole_number(jobs) == -1 else _int(jobs, "run.jobs", 1)
+        out["jobs"] = -1 if whole_number(jobs) == -1 else check_integer("run.jobs", jobs, low=1, prefix=CONFIG)
     if "backend" in run:
         if run["backend"] not in ("local", "dask"):
             _fail("run.backend", run["backend"], "must be 'local' or 'dask'")
@@ -261,37 +236,6 @@ def unknown_parameter(message: str, spec: str, field: str, params: Mapping[str, 
             f"{', '.join(names)}")
 
 
-def _shown(name: str) -> str:
-    """``name`` cut to a readable length for a message (a hostile config's name may be kilobytes)."""
-    return name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
-
-
-def _inside(folder: Path, name: Any, path: str) -> Path:
-    """The data file ``name`` (a config's ``file``) inside the config's ``folder``.  A name no file
-    can have (a NUL byte, a lone surrogate, too long) or that cannot be resolved (a symbolic link
-    loop) is the config's bad input, never an internal failure."""
-    if not isinstance(name, str) or not name:
-        _fail(path, name, "must be a file name relative to the config's folder")
-    problem = path_problem(name)
-    if problem:
-        _fail(path, _shown(name), problem)
-    try:
-        target = (folder / name).resolve()
-        inside = not Path(name).is_absolute() and target.is_relative_to(folder.resolve())
-        exists = inside and target.suffix in (".npz", ".csv") and target.is_file()
-    except RuntimeError:  # Path.resolve's "Symlink loop" before Python 3.13 (an OSError after)
-        _fail(path, _shown(name), "is a loop of symbolic links")
-    except (OSError, ValueError) as exc:
-        _fail(path, _shown(name), f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})")
-    if not inside:
-        _fail(path, _shown(name), f"reaches outside the config's folder {folder}; data files must live inside it")
-    if target.suffix not in (".npz", ".csv"):
-        _fail(path, _shown(name), "must be an .npz or .csv file")
-    if not exists:
-        _fail(path, _shown(name), not_a_data_file(target))
-    return target
-
-
 def _depth(value: Any, path: str, depth: int = 0) -> None:
     """Refuse values nested deeper than :data:`MAX_DEPTH` (before anything recurses into them)."""
     stack = [(value, path, depth)]
@@ -306,15 +250,15 @@ def _depth(value: Any, path: str, depth: int = 0) -> None:
 
 
 def _data(raw: Any, path: str, folder: Path) -> Dataset:
-    data = _table(raw, path, {"generator", "args", "file", "columns"})
+    data = check_table(path, raw, allowed={"generator", "args", "file", "columns"}, prefix=CONFIG)
     given = [k for k in ("generator", "file", "columns") if k in data]
     if len(given) != 1:
         _fail(path, raw, "needs exactly one of generator, file, columns")
     try:
         if "file" in data:
-            return load_columns(_inside(folder, data["file"], f"{path}.file"), f"{path}.file")
+            return load_columns(inside(folder, data["file"], f"{path}.file"), f"{path}.file")
         if "columns" in data:
-            cols = _any_keys(data["columns"], f"{path}.columns")
+            cols = check_table(f"{path}.columns", data["columns"], prefix=CONFIG)
             if not cols:
                 _fail(f"{path}.columns", cols, "must name at least one column")
             return Dataset({k: column(v, f"{path}.columns.{k}") for k, v in cols.items()})
@@ -322,7 +266,7 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
         if not isinstance(name, str) or name not in known:
             hint = catalog.suggest(str(name), list(known))
             _fail(f"{path}.generator", name, f"must be one of {', '.join(known)}{hint}")
-        args = _any_keys(data.get("args", {}), f"{path}.args")
+        args = check_table(f"{path}.args", data.get("args", {}), prefix=CONFIG)
         try:
             made = known[name](**args)
         except InputError:
@@ -341,29 +285,34 @@ def _data(raw: Any, path: str, folder: Path) -> Dataset:
 
 
 def _pair(raw: Any, path: str, base: Dataset, mechanism: Any, relation: Relation | str) -> Pair:
-    nb = _table(raw, path, {"remove", "add", "replace", "flip", "search"})
+    nb = check_table(path, raw, allowed={"remove", "add", "replace", "flip", "search"}, prefix=CONFIG)
     if len(nb) != 1:
         _fail(path, raw, "needs exactly one of remove, add, replace, flip, search")
     (kind, value), = nb.items()
     try:
         if kind == "remove":
-            return Pair(base, base.remove(_int(value, f"{path}.remove", 0)), f"remove record {value}", relation)
+            index = check_integer(f"{path}.remove", value, low=0, prefix=CONFIG)
+            return Pair(base, base.remove(index), f"remove record {value}", relation)
         if kind == "add":
-            record = _table(value, f"{path}.add", set(base.columns), set(base.columns))
+            record = check_table(f"{path}.add", value, allowed=set(base.columns), required=set(base.columns),
+                                 prefix=CONFIG)
             return Pair(base, base.add(record), f"add record {record}", relation)
         if kind == "replace":
-            spec = _table(value, f"{path}.replace", {"index", "record"}, {"index", "record"})
-            record = _table(spec["record"], f"{path}.replace.record", set(base.columns), set(base.columns))
-            i = _int(spec["index"], f"{path}.replace.index", 0)
+            spec = check_table(f"{path}.replace", value, allowed={"index", "record"}, required={"index", "record"},
+                               prefix=CONFIG)
+            record = check_table(f"{path}.replace.record", spec["record"], allowed=set(base.columns),
+                                 required=set(base.columns), prefix=CONFIG)
+            i = check_integer(f"{path}.replace.index", spec["index"], low=0, prefix=CONFIG)
             return Pair(base, base.replace(i, record), f"replace record {i} by {record}", relation)
         if kind == "flip":
-            i = _int(value, f"{path}.flip", 0)
+            i = check_integer(f"{path}.flip", value, low=0, prefix=CONFIG)
             return Pair(base, base.flip(i), f"flip the label of record {i}", relation)
-        spec = _table(value, f"{path}.search", {"candidates", "delta"})
+        spec = check_table(f"{path}.search", value, allowed={"candidates", "delta"}, prefix=CONFIG)
         cands = spec.get("candidates", [])
         if not isinstance(cands, list):
             _fail(f"{path}.search.candidates", cands, "must be an array of records")
-        delta = _number(spec.get("delta", 0.0), f"{path}.search.delta", 0.0, 1.0)
+        delta = check_number(f"{path}.search.delta", spec.get("delta", 0.0), low=0.0, high=1.0, high_open=True,
+                             prefix=CONFIG)
         return worst_pair(mechanism, neighbours(relation, base, cands),
                           lambda p, q: epsilon_for_delta(p, q, delta)).pair
     except (ValueError, TypeError, ArithmeticError, IndexError, KeyError, RuntimeError) as exc:
@@ -381,7 +330,8 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
         _fail(path, raw, "must be an array of tables ([[scenario.claim]])")
     out = []
     for i, c in enumerate(raw):
-        c = _table(c, f"{path}[{i}]", {"epsilon", "delta", "id", "source", "kind", "relation"}, {"epsilon"})
+        c = check_table(f"{path}[{i}]", c, allowed={"epsilon", "delta", "id", "source", "kind", "relation"},
+                        required={"epsilon"}, prefix=CONFIG)
         stated = c.get("relation", relation)
         if stated != relation:
             _fail(f"{path}[{i}].relation", stated, f"the scenario's pair is {relation}: a claim stated for "
@@ -391,8 +341,10 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
             if key in c and (not isinstance(c[key], str) or not c[key]):
                 _fail(f"{path}[{i}].{key}", c[key], "must be a non-empty string")
         try:
-            out.append(Guarantee(epsilon=_number(c["epsilon"], f"{path}[{i}].epsilon", 0.0, math.inf),
-                                 delta=_number(c.get("delta", 0.0), f"{path}[{i}].delta", 0.0, 1.0),
+            out.append(Guarantee(epsilon=check_number(f"{path}[{i}].epsilon", c["epsilon"], low=0.0, high=math.inf,
+                                                      high_open=True, prefix=CONFIG),
+                                 delta=check_number(f"{path}[{i}].delta", c.get("delta", 0.0), low=0.0, high=1.0,
+                                                    high_open=True, prefix=CONFIG),
                                  relation=relation, source=c.get("source", "config"),
                                  claim_id=c.get("id", "user/claim"), kind=c.get("kind", "printed")))
         except InputError as exc:
@@ -429,7 +381,7 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     submodules) the command line allows it to name."""
     path = Path(path)
     raw = _read(path)
-    top = _table(raw, "", {"run", "scenario"}, {"scenario"})
+    top = check_table("", raw, allowed={"run", "scenario"}, required={"scenario"}, prefix=CONFIG)
     settings = _settings(top.get("run", {}))
     if not isinstance(top["scenario"], list) or not top["scenario"]:
         _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
@@ -438,17 +390,15 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
-            try:
-                design = load_onerun_scenario(sc, p, allow_plugins)
-            except InputError as exc:
-                raise InputError(hint_unknown_key(str(exc))) from None
+            design = load_onerun_scenario(sc, p, allow_plugins, path.parent)
             if design.name in names:
                 _fail(f"{p}.name", design.name, "must be a unique non-empty string")
             names.add(design.name)
             designs.append(design)
             continue
         searching = isinstance(sc, Mapping) and "search" in sc
-        sc = _table(sc, p, SCENARIO_KEYS, {"name", "mechanism"} | (set() if searching else {"data", "neighbour"}))
+        required = {"name", "mechanism"} | (set() if searching else {"data", "neighbour"})
+        sc = check_table(p, sc, allowed=SCENARIO_KEYS, required=required, prefix=CONFIG)
         name = sc["name"]
         if not isinstance(name, str) or not name or name in names:
             _fail(f"{p}.name", name, "must be a unique non-empty string")
@@ -461,13 +411,15 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
         if searching and "neighbour" in sc:
             _fail(f"{p}.search", sc["search"], "a scenario searches for its pair or names it: drop search or "
                   "[scenario.neighbour]")
-        mechanism = load_mechanism(sc["mechanism"], _any_keys(sc.get("params", {}), f"{p}.params"), p, allow_plugins)
+        mechanism = load_mechanism(sc["mechanism"], check_table(f"{p}.params", sc.get("params", {}),
+                                                                prefix=CONFIG), p, allow_plugins)
         base = _data(sc["data"], f"{p}.data", path.parent) if "data" in sc else None
-        expected = _any_keys(sc.get("expected", {}), f"{p}.expected")
+        expected = check_table(f"{p}.expected", sc.get("expected", {}), prefix=CONFIG)
         for cid, verdict in expected.items():
             if verdict not in EXPECTATIONS:
                 _fail(f"{p}.expected.{cid}", verdict, f"must be one of {', '.join(EXPECTATIONS)}")
-        factor = _number(sc.get("samples_factor", 1), f"{p}.samples_factor", 1e-3, 1e4)
+        factor = check_number(f"{p}.samples_factor", sc.get("samples_factor", 1), low=1e-3, high=1e4, high_open=True,
+                              prefix=CONFIG)
         about = str(sc.get("about", ""))
         if "search" in sc:
             try:

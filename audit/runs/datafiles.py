@@ -8,44 +8,24 @@ import math
 import re
 import stat
 import zipfile
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
 
-from dpaudit.core import InputError, did_you_mean
+from dpaudit.core import InputError
 from dpaudit.engine.execution import available_memory
 from dpaudit.engine.files import check_regular
+from dpaudit.engine.paths import path_problem
 from dpaudit.neighbors import Dataset
 
 MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
+CONFIG = "config: "     # where a config's value came from: the ``prefix`` of dpaudit.core's validators
 
 
 def fail(path: str, value: Any, allowed: str) -> NoReturn:
-    raise InputError(f"config: {path} = {value!r} is invalid: {allowed}")
-
-
-def unknown_key(path: str, key: str, value: Any, allowed: Collection[str]) -> NoReturn:
-    """Stop at ``key``, unknown in the table at ``path`` (``""``: the top level): its key path, the
-    allowed keys closest to it (``neighbor`` -> ``neighbour``) and all of them."""
-    fail(f"{path}.{key}" if path else key, value,
-         f"unknown key{did_you_mean(str(key), allowed)}; allowed: {', '.join(sorted(allowed))}")
-
-
-_UNKNOWN_KEY = re.compile(r"config: (?P<path>\S+) = .* is invalid: unknown key; allowed: (?P<allowed>[^;]*)", re.DOTALL)
-
-
-def hint_unknown_key(message: str) -> str:
-    """An "unknown key; allowed: ..." ``message`` of a validator that gives no "did you mean"
-    (:mod:`dpaudit.runs.onerun`'s tables) with one, as :func:`unknown_key` words it; any other
-    message unchanged."""
-    found = _UNKNOWN_KEY.fullmatch(message)
-    if found is None:
-        return message
-    key = found["path"].rpartition(".")[2]
-    hint = did_you_mean(key, found["allowed"].split(", "))
-    return message.replace("unknown key; allowed:", f"unknown key{hint}; allowed:", 1) if hint else message
+    raise InputError(f"{CONFIG}{path} = {value!r} is invalid: {allowed}")
 
 
 def with_key_path(message: str, path: str, table: Mapping[str, Any]) -> str:
@@ -75,14 +55,55 @@ def not_a_data_file(target: Path) -> str:
     if stat.S_ISDIR(mode):
         return "is a directory, not a data file"
     kind = next((name for test, name in _NOT_REGULAR if test(mode)), f"mode {stat.S_IFMT(mode):o}")
-    return f"is not a regular file ({kind}): a data file must be a regular .npz or .csv file"
+    return f"is not a regular file ({kind}): a data file must be a regular file"
+
+
+def shown(name: str) -> str:
+    """``name`` cut to a readable length for a message (a hostile config's name may be kilobytes)."""
+    return name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
+
+
+def inside(folder: Path, name: Any, path: str, suffixes: tuple[str, ...] = (".npz", ".csv")) -> Path:
+    """The data file ``name`` (a config's ``file``, at key ``path``) inside the config's ``folder``,
+    with one of ``suffixes``.  A name no file
+    can have (a NUL byte, a lone surrogate, too long) or that cannot be resolved (a symbolic link
+    loop) is the config's bad input, never an internal failure."""
+    if not isinstance(name, str) or not name:
+        fail(path, name, "must be a file name relative to the config's folder")
+    problem = path_problem(name)
+    if problem:
+        fail(path, shown(name), problem)
+    try:
+        target = (folder / name).resolve()
+        inside = not Path(name).is_absolute() and target.is_relative_to(folder.resolve())
+        exists = inside and target.suffix in suffixes and target.is_file()
+    except RuntimeError:  # Path.resolve's "Symlink loop" before Python 3.13 (an OSError after)
+        fail(path, shown(name), "is a loop of symbolic links")
+    except (OSError, ValueError) as exc:
+        fail(path, shown(name), f"cannot be resolved ({getattr(exc, 'strerror', None) or exc})")
+    if not inside:
+        fail(path, shown(name), f"reaches outside the config's folder {folder}; data files must live inside it")
+    if target.suffix not in suffixes:
+        fail(path, shown(name), f"must be an {', '.join(suffixes[:-1])} or {suffixes[-1]} file")
+    if not exists:
+        fail(path, shown(name), not_a_data_file(target))
+    return target
 
 
 NPZ_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a zip archive (an empty one too)
 
 
 def read_npz(target: Path, where: str) -> Dataset:
-    """A dataset from an ``.npz`` archive of named arrays; anything else (an ``.npy`` renamed, a
+    """A dataset from an ``.npz`` archive of named arrays (:func:`npz_arrays`), columns of one length."""
+    columns = npz_arrays(target, where)
+    try:
+        return Dataset(columns)
+    except InputError as exc:
+        raise InputError(f"{where}: {target.name}: {exc}") from None
+
+
+def npz_arrays(target: Path, where: str) -> dict[str, np.ndarray]:
+    """The named arrays of an ``.npz`` archive, at least one; anything else (an ``.npy`` renamed, a
     truncated archive, pickled objects, arrays too large for memory) is an :class:`InputError`
     that names ``where`` and the file."""
     check_regular(target, where)
@@ -110,10 +131,7 @@ def read_npz(target: Path, where: str) -> Dataset:
                          f"{exc})") from None
     if not columns:
         raise InputError(f"{where}: {target.name} holds no arrays: a dataset needs at least one column")
-    try:
-        return Dataset(columns)
-    except InputError as exc:
-        raise InputError(f"{where}: {target.name}: {exc}") from None
+    return columns
 
 
 def load_columns(target: Path, path: str) -> Dataset:

@@ -8,6 +8,8 @@ A config scenario is one-run when it has ``canaries``::
     params = { lr = 0.1 }           # optional: a class (or builder function) is called with them
     scorer = "pkg.module:attr"      # score(output, canaries) or f(output, canaries): one float per canary
     canaries = 1000                 # m canaries per training run: the integers 0..m-1 (user-level: users [j])
+    # canaries = { file = "canaries.npy", key = "x", m = 500 }   or rows of a file: dpaudit.runs.onerun_data
+    base = { file = "base.npy" }    # optional: the training data the canaries are added to (.npy, .npz, .csv)
     runs = 1                        # training runs; R runs of m canaries are one game of R·m
     relation = "add-remove"         # add-remove | user-level
     rule = { kind = "fixed", k_plus = 50, k_minus = 50 }
@@ -24,7 +26,8 @@ A config scenario is one-run when it has ``canaries``::
     gdp_mu = 1.0
     id = "user/gdp"
 
-The dataset a training run gets is the list of included canaries (the game keeps the secret from
+The dataset a training run gets is the base data with the included canaries appended, as
+:func:`dpaudit.onerun.audit_one_run` builds it from the same arrays (the game keeps the secret from
 the scorer); the seed is the run's ``[run] seed`` (the mechanism's randomness: the secret comes from
 fresh entropy, never from it) and the confidence its ``[run] confidence``.  A one-run bound assumes
 the scorer does not read the secret.  ``--resume`` takes a game an earlier attempt finished from its
@@ -35,7 +38,6 @@ secret or a new tie-break.
 from __future__ import annotations
 
 import dataclasses
-import math
 import types
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,7 +48,7 @@ import numpy as np
 
 from dpaudit.catalog.onerun import OneRunScenario, run_design
 from dpaudit.catalog.onerun import _family_rejection as family_rejection
-from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation
+from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation, check_integer, check_number, check_table
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
@@ -57,14 +59,15 @@ from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, check_game_size, se
 from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult, read_tiebreak
 from dpaudit.onerun.rules import Fixed, Grid, Split
-from dpaudit.runs.datafiles import fail
+from dpaudit.runs.datafiles import CONFIG, fail
+from dpaudit.runs.onerun_data import check_joinable, read_base, read_canaries
 from dpaudit.runs.plugins import build_plugin, load_plugin
 from dpaudit.runs.saved import load_results
 
 __all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario", "saved_games"]
 
-ONERUN_KEYS = {"name", "mechanism", "params", "scorer", "canaries", "runs", "relation", "rule", "deltas", "expected",
-               "about", "claim"}
+ONERUN_KEYS = {"name", "mechanism", "params", "scorer", "canaries", "base", "runs", "relation", "rule", "deltas",
+               "expected", "about", "claim"}
 RELATIONS = ("add-remove", "user-level")
 RULE_KEYS = {"fixed": {"kind", "k_plus", "k_minus"}, "grid": {"kind", "pairs"},
              "split": {"kind", "select", "fractions", "seed"}}
@@ -143,39 +146,18 @@ def onerun_scenario(design: CanaryDesign, *, seed: int, confidence: float, regis
                              f"{exc}") from None
 
 
-def _int(value: Any, path: str, low: int, high: int = 2**62) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        fail(path, value, f"must be an integer in [{low}, {high}]")
-    return value
-
-
-def _number(value: Any, path: str, low: float, high: float, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not low <= value <= high:
-        fail(path, value, what)
-    return float(value)
-
-
-def _table(value: Any, path: str, allowed: set[str]) -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        fail(path, value, "must be a table")
-    for key in value:
-        if key not in allowed:
-            fail(f"{path}.{key}", value[key], f"unknown key; allowed: {', '.join(sorted(allowed))}")
-    return dict(value)
-
-
 def _rule(raw: Any, path: str, m: int) -> Fixed | Grid | Split:
     if not isinstance(raw, Mapping) or raw.get("kind") not in RULE_KEYS:
         kind = raw.get("kind") if isinstance(raw, Mapping) else raw
         fail(f"{path}.kind" if isinstance(raw, Mapping) else path, kind,
              "must be fixed, grid or split (rule = {kind = \"fixed\", k_plus = K, k_minus = K})")
-    spec = _table(raw, path, RULE_KEYS[raw["kind"]])
+    spec = check_table(path, raw, allowed=RULE_KEYS[raw["kind"]], prefix=CONFIG)
     if spec["kind"] == "fixed":
         for key in ("k_plus", "k_minus"):
             if key not in spec:
                 fail(f"{path}.{key}", None, "is required (guesses fixed in advance)")
-        kp, km = _int(spec["k_plus"], f"{path}.k_plus", 0, m), _int(spec["k_minus"], f"{path}.k_minus", 0, m)
+        kp, km = (check_integer(f"{path}.{key}", spec[key], low=0, high=m, prefix=CONFIG)
+                  for key in ("k_plus", "k_minus"))
         if not 1 <= kp + km <= m:
             fail(f"{path}.k_plus", kp, f"k_plus + k_minus must be in [1, canaries = {m}]")
         return Fixed(kp, km)
@@ -188,18 +170,21 @@ def _rule(raw: Any, path: str, m: int) -> Fixed | Grid | Split:
         for i, pair in enumerate(pairs):
             if not isinstance(pair, list) or len(pair) != 2:
                 fail(f"{path}.pairs[{i}]", pair, "must be [k_plus, k_minus]")
-            kp, km = (_int(k, f"{path}.pairs[{i}]", 0, m) for k in pair)
+            kp, km = (check_integer(f"{path}.pairs[{i}]", k, low=0, high=m, prefix=CONFIG) for k in pair)
             if not 1 <= kp + km <= m:
                 fail(f"{path}.pairs[{i}]", pair, f"k_plus + k_minus must be in [1, canaries = {m}]")
             out.append((kp, km))
         return Grid(tuple(out))
-    select = _number(spec.get("select", 0.5), f"{path}.select", 1e-9, 1 - 1e-9, "must be a number in (0, 1)")
+    select = check_number(f"{path}.select", spec.get("select", 0.5), low=1e-9, high=1 - 1e-9,
+                          allowed="must be a number in (0, 1)", prefix=CONFIG)
     fractions = spec.get("fractions", list(Split.fractions))
     if not isinstance(fractions, list) or not fractions:
         fail(f"{path}.fractions", fractions, "must be a non-empty array of fractions in (0, 0.5]")
-    fr = tuple(_number(f, f"{path}.fractions[{i}]", 1e-12, 0.5, "must be a number in (0, 0.5]")
+    fr = tuple(check_number(f"{path}.fractions[{i}]", f, low=1e-12, high=0.5, allowed="must be a number in (0, 0.5]",
+                            prefix=CONFIG)
                for i, f in enumerate(fractions))
-    rule = Split(select=select, fractions=fr, seed=_int(spec.get("seed", 0), f"{path}.seed", 0))
+    seed = check_integer(f"{path}.seed", spec.get("seed", 0), low=0, high=2**62, prefix=CONFIG)
+    rule = Split(select=select, fractions=fr, seed=seed)
     n_sel = round(select * m)
     if not 1 <= n_sel <= m - 2:
         fail(f"{path}.select", select, f"leaves an empty part with canaries = {m}")
@@ -215,7 +200,7 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee | CurveClaim]:
     ids: set[str] = set()
     for i, c in enumerate(raw):
         p = f"{path}[{i}]"
-        c = _table(c, p, {"epsilon", "delta", "gdp_mu", "id", "source", "relation"})
+        c = check_table(p, c, allowed={"epsilon", "delta", "gdp_mu", "id", "source", "relation"}, prefix=CONFIG)
         if ("epsilon" in c) == ("gdp_mu" in c):
             fail(p, c, "needs exactly one of epsilon (an (epsilon, delta) claim) or gdp_mu (a mu-GDP curve claim)")
         for key in ("id", "source"):
@@ -232,11 +217,14 @@ def _claims(raw: Any, path: str, relation: str) -> list[Guarantee | CurveClaim]:
         if "gdp_mu" in c:
             if "delta" in c:
                 fail(f"{p}.delta", c["delta"], "a gdp_mu curve claim has no delta (drop it)")
-            mu = _number(c["gdp_mu"], f"{p}.gdp_mu", 0.0, 1e3, "must be a number in [0, 1000]")
+            mu = check_number(f"{p}.gdp_mu", c["gdp_mu"], low=0.0, high=1e3, allowed="must be a number in [0, 1000]",
+                              prefix=CONFIG)
             out.append(gdp(mu, claim_id=cid, source=source))
         else:
-            eps = _number(c["epsilon"], f"{p}.epsilon", 0.0, 1e3, "must be a number in [0, 1000]")
-            delta = _number(c.get("delta", 0.0), f"{p}.delta", 0.0, 1.0 - 1e-12, "must be a number in [0, 1)")
+            eps = check_number(f"{p}.epsilon", c["epsilon"], low=0.0, high=1e3,
+                               allowed="must be a number in [0, 1000]", prefix=CONFIG)
+            delta = check_number(f"{p}.delta", c.get("delta", 0.0), low=0.0, high=1.0 - 1e-12,
+                                 allowed="must be a number in [0, 1)", prefix=CONFIG)
             out.append(Guarantee(epsilon=eps, delta=delta, relation=relation, source=source, claim_id=cid))
     return out
 
@@ -295,9 +283,11 @@ def _scorer(spec: Any, p: str, allow_plugins: Sequence[str]) -> Any:
     return obj
 
 
-def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[str]) -> CanaryDesign:
-    """A config's one-run scenario (its table ``sc`` at key path ``p``), every key validated."""
-    sc = _table(sc, p, ONERUN_KEYS)
+def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[str],
+                         folder: Path = Path()) -> CanaryDesign:
+    """A config's one-run scenario (its table ``sc`` at key path ``p``; ``folder``: the config's, where
+    its data files are), every key validated."""
+    sc = check_table(p, sc, allowed=ONERUN_KEYS, prefix=CONFIG)
     for key in ("name", "mechanism", "scorer", "canaries"):
         if key not in sc:
             fail(f"{p}.{key}", None, "is required in a one-run scenario")
@@ -305,13 +295,19 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
         fail(f"{p}.name", sc["name"], "must be a unique non-empty string")
     if "about" in sc and not isinstance(sc["about"], str):
         fail(f"{p}.about", sc["about"], "must be a string")
-    m = _int(sc["canaries"], f"{p}.canaries", 2, MAX_CANARIES)
-    runs = _int(sc.get("runs", 1), f"{p}.runs", 1, 100_000)
-    check_game_size(m, runs, f"config: {p}.canaries x {p}.runs")  # before the plugins are built or trained
+    runs = check_integer(f"{p}.runs", sc.get("runs", 1), low=1, high=100_000, prefix=CONFIG)
     relation = sc.get("relation", "add-remove")
     if relation not in RELATIONS:
         fail(f"{p}.relation", relation, f"a one-run scenario's canaries are added or removed: must be one of "
              f"{', '.join(RELATIONS)}")
+    user_level = relation == Relation.USER_LEVEL
+    canaries = read_canaries(sc["canaries"], f"{p}.canaries", folder, runs=runs, max_m=MAX_CANARIES,
+                             user_level=user_level)
+    m = canaries.m
+    check_game_size(m, runs, f"config: {p}.canaries x {p}.runs")  # before the plugins are built or trained
+    base = read_base(sc["base"], f"{p}.base", folder, user_level) if "base" in sc else None
+    if base is not None:
+        check_joinable(canaries, base, f"{p}.canaries")
     if "rule" not in sc:
         fail(f"{p}.rule", None, "is required: the guessing rule fixed in advance, e.g. {kind = \"fixed\", "
              "k_plus = 50, k_minus = 50}")
@@ -334,7 +330,8 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
     else:
         if not isinstance(raw_deltas, list) or not raw_deltas:
             fail(f"{p}.deltas", raw_deltas, "must be a non-empty array of numbers in [0, 1)")
-        deltas = tuple(_number(d, f"{p}.deltas[{i}]", 0.0, 1.0 - 1e-12, "must be a number in [0, 1)")
+        deltas = tuple(check_number(f"{p}.deltas[{i}]", d, low=0.0, high=1.0 - 1e-12,
+                                    allowed="must be a number in [0, 1)", prefix=CONFIG)
                        for i, d in enumerate(raw_deltas))
     expected = sc.get("expected", {})
     if not isinstance(expected, Mapping):
@@ -345,10 +342,10 @@ def load_onerun_scenario(sc: Mapping[str, Any], p: str, allow_plugins: Sequence[
             fail(f"{p}.expected.{cid}", verdict, f"names no claim of the scenario (its claims: {', '.join(ids)})")
         if verdict not in EXPECTATIONS or verdict == "exact-violation":
             fail(f"{p}.expected.{cid}", verdict, "must be one of pass, violation, not-applicable")
-    canaries = [[j] for j in range(m)] if relation == Relation.USER_LEVEL else list(range(m))
-    return RunsDesign(name=sc["name"], mechanism=mechanism, canaries=canaries, scorer=scorer, claims=tuple(claims),
-                      rule=rule, relation=relation, deltas=deltas, expected=dict(expected),
-                      description=str(sc.get("about", "")), runs=runs)
+    return RunsDesign(name=sc["name"], mechanism=mechanism, canaries=canaries.rows, scorer=scorer,
+                      claims=tuple(claims), rule=rule, base=() if base is None else base, relation=relation,
+                      deltas=deltas, expected=dict(expected), description=str(sc.get("about", "")), runs=runs,
+                      per_run=m)
 
 
 @dataclass(frozen=True)
@@ -357,10 +354,15 @@ class RunsDesign(CanaryDesign):
     every run): one game of runs·m canaries (Steinke et al. 2023, §3: the same bound with R·m)."""
 
     runs: int = 1
+    per_run: int = 0  # m, the canaries of one run (0: all of them, reused by every run)
+
+    @property
+    def m(self) -> int:
+        return self.per_run or len(self.canaries)
 
     def audit(self, seed: int = 0, *, confidence: float = 0.95, secret: Any = None,
               tiebreak: int | str | None = None) -> OneRunResult:
-        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=len(self.canaries),
+        return audit_one_run(self.mechanism, self.scorer, canaries=list(self.canaries), m=self.m,
                              runs=self.runs, base=self.base, rule=self.rule, deltas=self.deltas,
                              confidence=confidence, claims=self.claims, seed=seed, relation=self.relation,
                              secret=secret, tiebreak=tiebreak)
