@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import math
-import re
 import stat
 import zipfile
 from collections.abc import Mapping
