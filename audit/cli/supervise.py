@@ -39,9 +39,9 @@ debugger) runs under ``python -c "from dpaudit.cli import main; main()" ARGS`` (
 If the parent dies (``kill -9``), the child is killed too: Linux's ``PR_SET_PDEATHSIG`` (through
 ctypes), elsewhere a thread that polls the parent's pid once a second.
 
-The child is marked by :data:`CHILD_ENV` (``FD:PARENT_PID``, removed from its environment once
+The child is marked by :data:`CHILD_ENV` (``FD:PARENT_PID:DEVICE:INODE`` of the pipe, removed from its environment once
 read, so a ``dpaudit`` that user code starts is supervised in turn); a marker whose parent pid
-is not the real parent's is ignored (setting it by hand cannot switch the supervisor off).
+or pipe is not the real ones is ignored (a marker set by hand does not switch the supervisor off).
 ``--help``, ``--version`` and a bare command run in the parent (they run no user code, and cost
 no child).  On Windows the command runs in the one process (no ``pass_fds`` there).
 
@@ -107,15 +107,22 @@ def _started_as(entry: str) -> bool:
 
 
 def _child_channel(marker: str | None) -> tuple[int, int] | None:
-    """(report fd, parent pid) when this process is the supervised child, else None."""
-    fd, _, parent = (marker or "").partition(":")
-    if not (fd.isdigit() and parent.isdigit()) or int(parent) != os.getppid():
+    """(report fd, parent pid) when this process is the supervised child, else None: the marker
+    names this process's parent and the very pipe it opened (device and inode), so a marker copied
+    or set by hand never matches."""
+    parts = (marker or "").split(":")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts) or int(parts[1]) != os.getppid():
         return None
+    fd = int(parts[0])
     try:
-        os.fstat(int(fd))
+        st = os.fstat(fd)
     except OSError:
         return None
-    return int(fd), int(parent)
+    return (fd, int(parts[1])) if _pipe_id(st) == f"{parts[2]}:{parts[3]}" else None
+
+
+def _pipe_id(st: os.stat_result) -> str:
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
@@ -238,7 +245,7 @@ def _supervise() -> int:
     import subprocess
 
     read_end, write_end = os.pipe()
-    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}",
+    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}",
            invocation.TYPED_ENV: invocation.encode(sys.orig_argv)}
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists: a signal meanwhile is held, then forwarded
