@@ -254,7 +254,8 @@ def test_ctrl_c_at_a_terminal_reaches_the_command_once(tmp_path):
 def test_the_command_does_not_outlive_a_killed_parent(tmp_path):
     proc = _start(tmp_path, [], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        pid, _ = _wait_ready(tmp_path, proc)
+        pid, parent = _wait_ready(tmp_path, proc)
+        assert parent == proc.pid and pid != proc.pid  # the command runs in a child of the process killed
         proc.kill()
         proc.wait()
         deadline = time.monotonic() + 30
