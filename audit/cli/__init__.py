@@ -20,6 +20,8 @@ import sys
 from collections.abc import Sequence
 
 from dpaudit import __version__
+from dpaudit.cli import supervise
+from dpaudit.cli.parser import UsageError, build_parser, with_hint
 from dpaudit.runs.syspath import working_folder_last
 
 EXIT_USAGE = 2
@@ -27,9 +29,6 @@ EXIT_USAGE = 2
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m dpaudit ARGS``: the exit status of the command (module docstring)."""
-    # imported here: the supervising parent (dpaudit.cli.supervise) imports this package, never argparse
-    from dpaudit.cli.parser import UsageError, build_parser, with_hint
-
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
@@ -49,8 +48,6 @@ def console_main() -> int:
     """The ``dpaudit`` console script: ``python -m dpaudit``, with the working folder searched last
     for the modules a user names (:func:`dpaudit.runs.syspath.working_folder_last`), run in a
     supervised child (:mod:`dpaudit.cli.supervise`) when this process is the console script itself."""
-    from dpaudit.cli import supervise
-
     working_folder_last()
     own = getattr(sys.modules.get("__main__"), "console_main", None) is console_main  # pip's script imports it
     return supervise.run(main, entry="script" if own else None)

@@ -50,9 +50,14 @@ The parent imports the standard library only (no numpy): ``python -X importtime`
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import ctypes
 import os
+import signal
+import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -80,7 +85,7 @@ def run(main: Callable[[], int], *, entry: str | None) -> int:
         invocation.adopt(typed)
         return _as_child(main, *channel)
     argv = sys.argv[1:]
-    if entry is None or os.name != "posix" or _needs_no_child(argv) or not _started_as(entry):
+    if entry is None or os.name != "posix" or not sys.executable or _needs_no_child(argv) or not _started_as(entry):
         return main()
     return _supervise()
 
@@ -126,8 +131,6 @@ def _pipe_id(st: os.stat_result) -> str:
 
 
 def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
-    import atexit
-
     _die_with(parent)
     intended: list[int] = []
     atexit.register(_report, fd, intended)  # first registered, last run: after the user's handlers
@@ -155,11 +158,7 @@ def _report(fd: int, intended: list[int]) -> None:
 
 def _die_with(parent: int) -> None:
     """The child ends when the parent does: PR_SET_PDEATHSIG (Linux) or a polling thread."""
-    import signal
-
     if sys.platform.startswith("linux"):
-        import ctypes
-
         try:
             ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
         except (OSError, AttributeError):
@@ -168,8 +167,6 @@ def _die_with(parent: int) -> None:
             if os.getppid() != parent:  # the parent died before the request took hold
                 os._exit(EXIT_INTERNAL)
             return
-    import threading
-
     def poll() -> None:
         while os.getppid() == parent:
             time.sleep(1.0)
@@ -192,8 +189,6 @@ class _Forwarder:
         self.last: tuple[int, float] = (0, -1.0)
 
     def install(self) -> None:
-        import signal
-
         for name in FORWARDED:
             sig = getattr(signal, name)
             if signal.getsignal(sig) is not signal.SIG_IGN:  # an ignored signal stays ignored, for the child too
@@ -217,8 +212,6 @@ class _Forwarder:
             self._send(signum)
 
     def stop(self, signum: int, frame: object) -> None:
-        import signal
-
         if self.group is not None:
             self._kill(signal.SIGTSTP)
         os.kill(os.getpid(), signal.SIGSTOP)
@@ -228,8 +221,6 @@ class _Forwarder:
             self._kill(signum)
 
     def _send(self, signum: int) -> None:
-        import signal
-
         self.sent.add(signum)
         self._kill(signum)
         self._kill(signal.SIGCONT)  # a stopped child would hold the signal until resumed
@@ -242,8 +233,6 @@ class _Forwarder:
 
 
 def _supervise() -> int:
-    import subprocess
-
     read_end, write_end = os.pipe()
     env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}",
            invocation.TYPED_ENV: invocation.encode(sys.orig_argv)}
@@ -275,8 +264,6 @@ def _read_report(fd: int) -> str:
 
 def _verdict(status: int, report: str, forwarded: set[int]) -> int:
     """The parent's exit status from the child's status and its report (module docstring)."""
-    import signal
-
     if status >= 0 and report == str(status):
         return status
     if status < 0:

@@ -26,7 +26,7 @@ _typed: list[str] | None = None
 def adopt(encoded: str | None) -> None:
     """In the supervised child: take the parent's command line (``TYPED_ENV``'s value) as typed."""
     global _typed
-    _typed = None if encoded is None else encoded.split(SEPARATOR)
+    _typed = encoded.split(SEPARATOR) if encoded else None  # empty: not carried (encode)
 
 
 def encode(argv: Sequence[str]) -> str:
