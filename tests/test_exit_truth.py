@@ -70,8 +70,7 @@ def _interrupted_subprocess(tmp_path: Path) -> subprocess.CompletedProcess:
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.02)
         proc.send_signal(signal.SIGINT)
-        time.sleep(2.0)  # the handler runs once the blocked draw returns to the interpreter loop (two hops under
-        # the supervisor, dpaudit.cli.supervise: a loaded machine may take more than 0.2 s)
+        time.sleep(0.2)  # the handler runs once the blocked draw returns to the interpreter loop
         (tmp_path / "release").touch()
         out, err = proc.communicate(timeout=120)
     finally:

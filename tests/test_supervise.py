@@ -210,8 +210,19 @@ def _received(tmp_path: Path, proc: subprocess.Popen) -> int:
     return (tmp_path / "log").read_text().count("INT")
 
 
-def test_kill_int_of_the_started_process_reaches_the_command_once(tmp_path):
-    proc = _start(tmp_path, [], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+def _ignoring(*signals: signal.Signals):
+    def ignore() -> None:
+        for sig in signals:
+            signal.signal(sig, signal.SIG_IGN)
+    return ignore
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["sigint-default", "sigint-ignored-as-in-a-background-job"])
+def test_kill_int_of_the_started_process_reaches_the_command_once(tmp_path, ignored):
+    """Also when the command starts with SIGINT ignored (a script's background job): the command
+    handles SIGINT whatever it inherits, as it did in one process."""
+    proc = _start(tmp_path, [], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                  preexec_fn=_ignoring(signal.SIGINT) if ignored else None)
     pid, parent = _wait_ready(tmp_path, proc)
     assert parent == proc.pid and pid != proc.pid  # the command runs in a supervised child
     os.kill(proc.pid, signal.SIGINT)
@@ -276,3 +287,13 @@ def _alive(pid: int) -> bool:
             return False
         return True
     return state != "Z"
+
+
+def test_a_hangup_ignored_as_under_nohup_stays_ignored(tmp_path):
+    proc = _start(tmp_path, [], stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ignoring(signal.SIGHUP))
+    _wait_ready(tmp_path, proc)
+    os.kill(proc.pid, signal.SIGHUP)
+    time.sleep(1.0)
+    (tmp_path / "release").touch()
+    proc.communicate(timeout=300)
+    assert proc.returncode == 0

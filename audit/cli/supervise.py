@@ -191,7 +191,10 @@ class _Forwarder:
     def install(self) -> None:
         for name in FORWARDED:
             sig = getattr(signal, name)
-            if signal.getsignal(sig) is not signal.SIG_IGN:  # an ignored signal stays ignored, for the child too
+            # An ignored signal stays ignored, for the child too (it inherits SIG_IGN: nohup's SIGHUP), but
+            # SIGINT: the command handles it whatever it inherits (dpaudit.cli.commands), as it always did
+            # (a background job of a script starts with SIGINT ignored, and `kill -INT` still stops the run).
+            if sig == signal.SIGINT or signal.getsignal(sig) is not signal.SIG_IGN:
                 signal.signal(sig, self.forward)
         signal.signal(signal.SIGTSTP, self.stop)
         signal.signal(signal.SIGCONT, self.resume)
