@@ -297,3 +297,12 @@ def test_a_hangup_ignored_as_under_nohup_stays_ignored(tmp_path):
     (tmp_path / "release").touch()
     proc.communicate(timeout=300)
     assert proc.returncode == 0
+
+
+def test_the_supervising_parent_imports_nothing_heavy():
+    """What ``python -m dpaudit`` and the console script import before they start the child."""
+    probe = ("import sys, dpaudit.runs.syspath, dpaudit.cli, dpaudit.cli.supervise\n"
+             "print(sorted(m for m in ('numpy', 'scipy', 'joblib', 'dpaudit.catalog', 'dpaudit.engine.runner')"
+             " if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", (done.stdout, done.stderr)
