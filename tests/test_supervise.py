@@ -306,3 +306,33 @@ def test_the_supervising_parent_imports_nothing_heavy():
              " if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "[]", (done.stdout, done.stderr)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process states from /proc")
+def test_ctrl_z_stops_the_command_and_its_parent_and_sigcont_resumes_both(tmp_path):
+    proc = _start(tmp_path, [], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        pid, _ = _wait_ready(tmp_path, proc)
+        os.kill(proc.pid, signal.SIGTSTP)
+        deadline = time.monotonic() + 60
+        while (_state(pid), _state(proc.pid)) != ("T", "T") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (_state(pid), _state(proc.pid)) == ("T", "T")
+        os.kill(proc.pid, signal.SIGCONT)
+        while "T" in (_state(pid), _state(proc.pid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert "T" not in (_state(pid), _state(proc.pid))
+        (tmp_path / "release").touch()
+        proc.communicate(timeout=300)
+        assert proc.returncode == 0
+    finally:
+        (tmp_path / "release").touch()
+        if proc.poll() is None:
+            proc.kill()
