@@ -336,3 +336,11 @@ def test_ctrl_z_stops_the_command_and_its_parent_and_sigcont_resumes_both(tmp_pa
         (tmp_path / "release").touch()
         if proc.poll() is None:
             proc.kill()
+
+
+def test_help_through_an_abbreviation_runs_in_the_child_and_exits_0(tmp_path):
+    """``run --hel`` is argparse's --help (an abbreviation the parent does not recognise): the child
+    exits through argparse's SystemExit(0), which it reports; a guard for the supervisor."""
+    done = _cli(tmp_path, "run", "--hel")
+    assert done.returncode == 0 and done.stdout.startswith("usage: "), (done.returncode, done.stderr)
+    assert done.stderr == ""

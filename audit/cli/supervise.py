@@ -134,9 +134,20 @@ def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
     _die_with(parent)
     intended: list[int] = []
     atexit.register(_report, fd, intended)  # first registered, last run: after the user's handlers
-    status = main()
+    try:
+        status = main()
+    except SystemExit as exc:  # argparse's help (`run --hel`, an abbreviation) exits; user code's never gets here
+        intended.append(_exit_status(exc.code))
+        raise
     intended.append(status)
     return status
+
+
+def _exit_status(code: object) -> int:
+    """The process's status for ``sys.exit(code)``: None is 0, an integer itself, anything else 1."""
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
 
 
 def _report(fd: int, intended: list[int]) -> None:
