@@ -14,5 +14,7 @@ except ModuleNotFoundError as exc:  # `python -m audit` in a checkout whose pack
 working_folder_last()  # before the CLI imports anything, so nothing of the user's folder stands in for it
 
 from dpaudit.cli import main  # noqa: E402
+from dpaudit.cli.supervise import run  # noqa: E402
 
-sys.exit(main())
+# In a supervised child process (dpaudit.cli.supervise): a user's os._exit(0) is never a pass.
+sys.exit(run(main, entry="module" if __name__ == "__main__" else None))

@@ -14,6 +14,7 @@ without one-run scenarios gives the same file as before they existed.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from typing import Any
 
@@ -158,7 +159,7 @@ def _settings(payload: dict[str, Any]) -> str:
 
 def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
     env = payload.get("environment", {})
-    lines = [f"<b>Command:</b> <font name='DV-Mono'>{text(' '.join(payload.get('command', [])))}</font>",
+    lines = [f"<b>Command:</b> <font name='DV-Mono'>{text(shlex.join(payload.get('command', [])))}</font>",
              f"<b>Versions:</b> dpaudit {text(payload.get('dpaudit_version', '?'))}; "
              + text(", ".join(f"{k} {v}" for k, v in env.items())),
              f"<b>Seeds:</b> root seed {payload['seed']}; every chunk's generator is SeedSequence(seed, "

@@ -129,8 +129,8 @@ def test_the_default_suite_row_runs_the_real_command_of_the_chosen_families(monk
     whole, some = bench.default_suite(), bench.default_suite(["kl", "classic"])
     assert [a[1:] for a in seen] == [["-m", "dpaudit", "run", "--quiet"],
                                      ["-m", "dpaudit", "run", "--quiet", "--family", "kl", "--family", "classic"]]
-    assert whole["command"] == "python -m audit run --quiet"
-    assert some["command"] == "python -m audit run --quiet --family kl --family classic"
+    assert whole["command"] == "python -m dpaudit run --quiet"
+    assert some["command"] == "python -m dpaudit run --quiet --family kl --family classic"
     assert (some["exit_code"], some["summary"]) == (1, "the last line") and some["seconds"] >= 0
 
 

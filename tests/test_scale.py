@@ -221,7 +221,7 @@ def test_bench_writes_its_table_and_json(tmp_path, capsys):
     assert report["align_mle"]["max_abs_difference"] < 1e-6  # batched Newton and scipy find the same minimisers
     assert "dp_pg_rounds" not in report  # the policy-optimization family's benchmark: not chosen
     suite = report["default_suite"]  # the real command, timed: every verdict as expected
-    assert suite["command"] == "python -m audit run --quiet --family kl --family alignment"
+    assert suite["command"] == "python -m dpaudit run --quiet --family kl --family alignment"
     assert suite["exit_code"] == 0 and suite["seconds"] > 0 and "every verdict as expected" in suite["summary"]
     out = capsys.readouterr().out
     assert "ours/plain" in out and "default suite (python -m audit run --quiet --family kl" in out

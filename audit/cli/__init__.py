@@ -20,6 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from dpaudit import __version__
+from dpaudit.cli import supervise
 from dpaudit.cli.parser import UsageError, build_parser, with_hint
 from dpaudit.runs.syspath import working_folder_last
 
@@ -45,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def console_main() -> int:
     """The ``dpaudit`` console script: ``python -m dpaudit``, with the working folder searched last
-    for the modules a user names (:func:`dpaudit.runs.syspath.working_folder_last`)."""
+    for the modules a user names (:func:`dpaudit.runs.syspath.working_folder_last`), run in a
+    supervised child (:mod:`dpaudit.cli.supervise`) when this process is the console script itself."""
     working_folder_last()
-    return main()
+    own = getattr(sys.modules.get("__main__"), "console_main", None) is console_main  # pip's script imports it
+    return supervise.run(main, entry="script" if own else None)

@@ -113,8 +113,16 @@ def catalog_document() -> dict[str, Any]:
                 for family in catalog.families()]
     suites = {suite: [{"name": sc.name, "about": sc.about, "pair": sc.pair.description,
                        "relation": sc.pair.relation, "expected": dict(sc.expected)} for sc in catalog.suite(suite)]
-              for suite in SUITES}
+              + [_onerun_entry(design) for design in catalog.onerun_suite(suite)] for suite in SUITES}
     return {"schema": LIST_SCHEMA_VERSION, "families": families, "suites": suites, "sweeps": list(catalog.sweeps())}
+
+
+def _onerun_entry(design: Any) -> dict[str, Any]:
+    """A one-run (canary) scenario as ``list --json`` gives a suite's scenarios, with ``kind``
+    ``one-run`` and its canaries: the neighbours are the canaries' inclusions, not a pair."""
+    pair = design.neighbours or f"{design.m} canaries, each in or out ({design.relation})"
+    return {"name": design.name, "about": design.description, "pair": pair, "relation": design.relation,
+            "expected": dict(design.expected), "kind": "one-run", "canaries": design.m}
 
 
 def _mechanism_details(entry: catalog.MechanismEntry) -> str:
@@ -122,10 +130,10 @@ def _mechanism_details(entry: catalog.MechanismEntry) -> str:
     out = [f"{entry.name}  [family {family}]", _wrap(entry.about, 2), "", "Parameters (name, type, default, meaning):"]
     out += _parameter_lines(entry, 2)
     example = " ".join(f"--param {p.name}=..." for p in entry.parameter_table() if p.default == "required")
-    run = f"python -m audit run --mechanism {entry.name} {example} --pair pkg.module:pair".replace("  ", " ")
+    run = f"{program_name()} run --mechanism {entry.name} {example} --pair pkg.module:pair".replace("  ", " ")
     out += ["", f"Run: {run}"]
     if entry.canaries:
-        out += ["", "Canary design (one-run audit, python -m audit run --suite onerun):", _wrap(entry.canaries, 2)]
+        out += ["", f"Canary design (one-run audit, {program_name()} run --suite onerun):", _wrap(entry.canaries, 2)]
     claims = catalog.mechanism_claims(entry.name)
     out += ["", f"Claims in the registry ({len(claims)}):" if claims else "Claims in the registry: none"]
     for c in claims:
@@ -139,7 +147,7 @@ def _mechanism_details(entry: catalog.MechanismEntry) -> str:
 
 
 def _list_configs() -> str:
-    out = [f"Sample configs shipped with dpaudit ({SHIPPED_CONFIGS}); run one with `python -m audit run PATH`:"]
+    out = [f"Sample configs shipped with dpaudit ({SHIPPED_CONFIGS}); run one with `{program_name()} run PATH`:"]
     for path in sorted(SHIPPED_CONFIGS.glob("*.toml")):
         first = path.read_text(encoding="utf-8").splitlines()[:1]
         about = first[0].lstrip("# ").split(": python -m audit")[0] if first and first[0].startswith("#") else ""

@@ -14,6 +14,7 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.cli.common import EXIT_OK, UsageError
+from dpaudit.cli.parser import program_name
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.progress import projected_end
@@ -70,6 +71,8 @@ def _plan_budget(args: argparse.Namespace) -> int:
                              else _one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
         known += names
+    if _designs.cache_info().currsize == 0:  # building every one-run design takes seconds of CPU: say so first
+        _say(f"plan {args.scenario}: not a multi-run scenario; building the one-run designs to look for it")
     design = onerun_design(args.scenario)
     if design is not None:
         if args.canaries_per_run is not None:
@@ -77,7 +80,7 @@ def _plan_budget(args: argparse.Namespace) -> int:
         return _plan_design(design, args)
     known += onerun_names()
     raise UsageError(f"plan: scenario {args.scenario!r} is not in a built-in suite"
-                     f"{catalog.suggest(args.scenario, known)}; see `python -m audit list`")
+                     f"{catalog.suggest(args.scenario, known)}; see `{program_name()} list`")
 
 
 def multi_run_document(found: budget_plan.BudgetPlan) -> dict[str, Any]:

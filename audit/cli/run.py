@@ -52,6 +52,7 @@ from dpaudit.reports.text import errata_note, incomplete_note, printable, settin
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
+from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.onerun import onerun_scenario, saved_games
 from dpaudit.runs.plugins import resume_refusal
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
@@ -356,7 +357,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     expectations += [planned_claims(design.expected, design.claims) for design in plan.onerun]
 
     def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
-        doc = envelope(results, command=["python", "-m", "audit", *argv], suite=suite, settings=st, started=started,
+        doc = envelope(results, command=typed_command(argv), suite=suite, settings=st, started=started,
                        seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
                        environment=_environment(),
                        documents=documents, fingerprint=fp, families=_report_families())

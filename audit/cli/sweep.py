@@ -10,6 +10,7 @@ from dpaudit import __version__
 from dpaudit.cli.common import EXIT_OK
 from dpaudit.engine.files import check_output, write_atomic
 from dpaudit.engine.results import SCHEMA_VERSION, dumps
+from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.sweep import slopes, sweep
 
 
@@ -30,7 +31,7 @@ def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
     print(text)
     if args.out:
         write_atomic(args.out / "sweep.json", dumps({
-            "schema": SCHEMA_VERSION, "dpaudit_version": __version__, "command": ["python", "-m", "audit", *argv],
+            "schema": SCHEMA_VERSION, "dpaudit_version": __version__, "command": typed_command(argv),
             "family": args.family, "n": args.n, "samples": args.samples, "seed": args.seed,
             "confidence": args.confidence, "records": records, "slopes": fitted}))
     return EXIT_OK

@@ -23,7 +23,7 @@ then free of the luck of the estimation split, which both bounds share.  Beside 
 *old* one (``ceiling_pair``): the Clopper–Pearson pair's alone, which the estimator used before the
 joint test (:func:`dpaudit.engine.bounds.pair_only`), so that a gain is read against the same yardstick.
 
-The default suite: the wall time of the real command ``python -m audit run --quiet`` (its own
+The default suite: the wall time of the real command ``python -m dpaudit run --quiet`` (its own
 process, default budget and workers), the number a newcomer waits for (:func:`default_suite`).
 
 ``families`` (``bench --family NAME``, repeatable, as for ``run``) keeps the named families: their
@@ -184,7 +184,7 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
 
 
 def default_suite(families: Sequence[str] = ()) -> dict[str, Any]:
-    """Wall seconds of ``python -m audit run --quiet`` in a new process (interpreter start, suite
+    """Wall seconds of ``python -m dpaudit run --quiet`` in a new process (interpreter start, suite
     build, every audit, the summary) at the default budget and workers, with its exit code (0:
     every verdict as expected) and the run's own last line; with ``families``, of
     ``run --quiet --family NAME ...`` (those families' scenarios of the suite)."""
@@ -192,12 +192,12 @@ def default_suite(families: Sequence[str] = ()) -> dict[str, Any]:
     home = str(Path(__file__).parents[2])  # the folder holding the `dpaudit` package
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
     only = [arg for name in families for arg in ("--family", name)]
+    command = ["-m", "dpaudit", "run", "--quiet", *only]
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "dpaudit", "run", "--quiet", *only], capture_output=True, text=True,
-                          env=env)
+    proc = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - start
     last = (proc.stdout.strip().splitlines() or [""])[-1]
-    return {"command": " ".join(["python -m audit run --quiet", *only]), "seconds": seconds,
+    return {"command": " ".join(["python", *command]), "seconds": seconds,  # the command it ran
             "exit_code": proc.returncode, "summary": last}
 
 

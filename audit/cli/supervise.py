@@ -1,0 +1,295 @@
+"""The command runs in a child process, watched by a thin parent: an ``os._exit(0)`` is never a pass.
+
+A user's code (a mechanism's ``sample``, a one-run scorer, a config's plugin module) runs inside
+the command's process.  ``sys.exit`` there is caught (exit 2), but ``os._exit(N)`` ends the process
+on the spot: no ``except``, no ``finally``, no ``atexit`` runs, and the shell sees status N: 0 with
+no table looked like a pass.  Nothing in that process can see it, so the console script and
+``python -m dpaudit`` / ``python -m audit`` start the real command line in a child (the same
+interpreter and command line, stdin/stdout/stderr inherited), which reports the status it means
+to exit with over a pipe (``pass_fds``) at the very end (an ``atexit`` handler registered before
+any user code loads, so it runs after the user's own).  The parent returns the child's status only
+if that report arrived and matches it; otherwise:
+
+- the child exited with no report (or another status than reported): user code ended the process
+  (``os._exit``), or the interpreter died under it.  dpaudit itself never calls ``os._exit``, and
+  its own failures exit through :func:`dpaudit.cli.commands.execute` with a report, so this is the
+  user's code misbehaving: **exit 2** (bad input), with one line on stderr;
+- the child was killed by a signal the parent did not forward (the kernel's out-of-memory killer,
+  a segmentation fault in native code, another process's ``kill``): nothing says whose code was
+  at fault, and it is an environment failure as dpaudit defines it: **exit 3**, one line;
+- the child was killed by a signal the parent forwarded (SIGTERM, SIGHUP, SIGQUIT): 128 + N, as a
+  shell reports a command that signal stopped.  SIGINT is handled by the child (a graceful stop,
+  exit 130, :mod:`dpaudit.engine.interrupts`) and reported.
+
+Signals: the child leads its **own process group**, and the parent forwards SIGINT, SIGTERM,
+SIGHUP and SIGQUIT to that group.  Each way a SIGINT arrives then reaches the child exactly once:
+a Ctrl-C at a terminal goes to the terminal's foreground group, which holds the parent and not
+the child; ``kill -INT PARENT`` reaches the parent only; ``timeout -s INT`` signals the parent
+twice (to its pid, then to its group) and never the child.  With the child in the parent's group
+instead, the terminal's and ``timeout``'s signals would reach the child directly but ``kill -INT
+PARENT`` not at all, and a parent that forwarded would double them.  ``timeout``'s two sends come
+microseconds apart: a repeat of the same signal within :data:`REPEAT_WINDOW` seconds of one
+forwarded is the same event and is not forwarded again (the child's second SIGINT means "stop
+at once, no partial result"; a person's deliberate second Ctrl-C comes later than that).  The
+child's worker processes (joblib, Dask) are in its group and get the signal as they did from a
+terminal.  Ctrl-Z (SIGTSTP) stops the child's group and then the parent, SIGCONT resumes both.
+A child in a background group cannot read the terminal: user code that prompts there (a
+debugger) runs under ``python -c "from dpaudit.cli import main; main()" ARGS`` (no supervisor).
+
+If the parent dies (``kill -9``), the child is killed too: Linux's ``PR_SET_PDEATHSIG`` (through
+ctypes), elsewhere a thread that polls the parent's pid once a second.
+
+The child is marked by :data:`CHILD_ENV` (``FD:PARENT_PID:DEVICE:INODE`` of the pipe, removed from its environment once
+read, so a ``dpaudit`` that user code starts is supervised in turn); a marker whose parent pid
+or pipe is not the real ones is ignored (a marker set by hand does not switch the supervisor off).
+``--help``, ``--version`` and a bare command run in the parent (they run no user code, and cost
+no child).  On Windows the command runs in the one process (no ``pass_fds`` there).
+
+The parent imports the standard library only (no numpy): ``python -X importtime``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+
+from dpaudit.runs import invocation
+
+__all__ = ["CHILD_ENV", "run"]
+
+CHILD_ENV = "DPAUDIT_SUPERVISED"
+REPEAT_WINDOW = 0.5  # seconds: the same signal again within this is timeout(1)'s second send
+FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
+EXIT_USAGE, EXIT_INTERNAL = 2, 3
+PR_SET_PDEATHSIG = 1
+
+
+def run(main: Callable[[], int], *, entry: str | None) -> int:
+    """The command's exit status: ``main()`` in a supervised child, or in this process.
+
+    ``entry`` says how this process was started, when it was started as the command itself:
+    ``"module"`` (``python -m dpaudit``/``audit``) or ``"script"`` (the console script); None for
+    a host that calls us (never supervised: its command line is not ours to re-run)."""
+    marker = os.environ.pop(CHILD_ENV, None)
+    typed = os.environ.pop(invocation.TYPED_ENV, None)
+    channel = _child_channel(marker)
+    if channel is not None:
+        invocation.adopt(typed)
+        return _as_child(main, *channel)
+    argv = sys.argv[1:]
+    if entry is None or os.name != "posix" or not sys.executable or _needs_no_child(argv) or not _started_as(entry):
+        return main()
+    return _supervise()
+
+
+def _needs_no_child(argv: list[str]) -> bool:
+    """Help and the version run no user code: no child for them."""
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    return not argv or argv == ["--version"] or "-h" in options or "--help" in options
+
+
+def _started_as(entry: str) -> bool:
+    """Whether this process's command line (``sys.orig_argv``) is the command itself, unchanged:
+    the child re-runs it, so it must be ours (a test runner's is not)."""
+    orig, args = list(getattr(sys, "orig_argv", [])), sys.argv[1:]
+    cut = len(orig) - len(args)
+    if cut < 2 or orig[cut:] != args:
+        return False
+    if entry == "module":
+        return orig[cut - 2:cut] in (["-m", "dpaudit"], ["-m", "audit"]) or orig[cut - 1] in ("-mdpaudit", "-maudit")
+    return orig[cut - 1] == sys.argv[0] or os.path.basename(orig[cut - 1]).startswith(os.path.basename(sys.argv[0]))
+
+
+# --- the child ---------------------------------------------------------------------------------
+
+
+def _child_channel(marker: str | None) -> tuple[int, int] | None:
+    """(report fd, parent pid) when this process is the supervised child, else None: the marker
+    names this process's parent and the very pipe it opened (device and inode), so a marker copied
+    or set by hand never matches."""
+    parts = (marker or "").split(":")
+    if len(parts) != 4 or not all(p.isdigit() for p in parts) or int(parts[1]) != os.getppid():
+        return None
+    fd = int(parts[0])
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return (fd, int(parts[1])) if _pipe_id(st) == f"{parts[2]}:{parts[3]}" else None
+
+
+def _pipe_id(st: os.stat_result) -> str:
+    return f"{st.st_dev}:{st.st_ino}"
+
+
+def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
+    _die_with(parent)
+    intended: list[int] = []
+    atexit.register(_report, fd, intended)  # first registered, last run: after the user's handlers
+    try:
+        status = main()
+    except SystemExit as exc:  # argparse's help (`run --hel`, an abbreviation) exits; user code's never gets here
+        intended.append(_exit_status(exc.code))
+        raise
+    intended.append(status)
+    return status
+
+
+def _exit_status(code: object) -> int:
+    """The process's status for ``sys.exit(code)``: None is 0, an integer itself, anything else 1."""
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 1
+
+
+def _report(fd: int, intended: list[int]) -> None:
+    """Tell the parent the status this process exits with (nothing if ``main`` never returned)."""
+    if not intended:
+        return
+    for name in ("stdout", "stderr"):  # flushed now: a final flush that fails would change the status
+        stream = getattr(sys, name)
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the interpreter closes it at exit
+    try:
+        os.write(fd, f"{intended[0]}\n".encode())
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _die_with(parent: int) -> None:
+    """The child ends when the parent does: PR_SET_PDEATHSIG (Linux) or a polling thread."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        else:
+            if os.getppid() != parent:  # the parent died before the request took hold
+                os._exit(EXIT_INTERNAL)
+            return
+    def poll() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=poll, name="dpaudit-parent-watch", daemon=True).start()
+
+
+# --- the parent --------------------------------------------------------------------------------
+
+
+class _Forwarder:
+    """The parent's handlers: each signal of :data:`FORWARDED` goes to the child's process group
+    once (a repeat within :data:`REPEAT_WINDOW` is the same event); Ctrl-Z stops both."""
+
+    def __init__(self) -> None:
+        self.group: int | None = None
+        self.pending: list[int] = []
+        self.sent: set[int] = set()
+        self.last: tuple[int, float] = (0, -1.0)
+
+    def install(self) -> None:
+        for name in FORWARDED:
+            sig = getattr(signal, name)
+            # An ignored signal stays ignored, for the child too (it inherits SIG_IGN: nohup's SIGHUP), but
+            # SIGINT: the command handles it whatever it inherits (dpaudit.cli.commands), as it always did
+            # (a background job of a script starts with SIGINT ignored, and `kill -INT` still stops the run).
+            if sig == signal.SIGINT or signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, self.forward)
+        signal.signal(signal.SIGTSTP, self.stop)
+        signal.signal(signal.SIGCONT, self.resume)
+
+    def started(self, pid: int) -> None:
+        self.group = pid
+        for sig in self.pending:
+            self._send(sig)
+
+    def forward(self, signum: int, frame: object) -> None:
+        now = time.monotonic()
+        if self.last[0] == signum and now - self.last[1] < REPEAT_WINDOW:
+            return
+        self.last = (signum, now)
+        if self.group is None:
+            self.pending.append(signum)
+        else:
+            self._send(signum)
+
+    def stop(self, signum: int, frame: object) -> None:
+        if self.group is not None:
+            self._kill(signal.SIGTSTP)
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+    def resume(self, signum: int, frame: object) -> None:
+        if self.group is not None:
+            self._kill(signum)
+
+    def _send(self, signum: int) -> None:
+        self.sent.add(signum)
+        self._kill(signum)
+        self._kill(signal.SIGCONT)  # a stopped child would hold the signal until resumed
+
+    def _kill(self, signum: int) -> None:
+        if self.group is None:  # never os.killpg(0): that is the parent's own group
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # the child's group is gone
+            os.killpg(self.group, signum)
+
+
+def _supervise() -> int:
+    read_end, write_end = os.pipe()
+    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}",
+           invocation.TYPED_ENV: invocation.encode(sys.orig_argv)}
+    forwarder = _Forwarder()
+    forwarder.install()  # before the child exists: a signal meanwhile is held, then forwarded
+    try:
+        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], pass_fds=(write_end,), env=env,
+                                 process_group=0)
+    except OSError as exc:
+        print(f"error: environment failure: cannot start dpaudit's process: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+    finally:
+        os.close(write_end)
+    forwarder.started(child.pid)
+    status = child.wait()
+    return _verdict(status, _read_report(read_end), forwarder.sent)
+
+
+def _read_report(fd: int) -> str:
+    """What the child wrote (read without waiting: a grandchild may still hold the pipe open)."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 64).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+
+
+def _verdict(status: int, report: str, forwarded: set[int]) -> int:
+    """The parent's exit status from the child's status and its report (module docstring)."""
+    if status >= 0 and report == str(status):
+        return status
+    if status < 0:
+        if -status in forwarded:
+            return 128 - status
+        name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
+        print(f"error: the process was killed by {name} before dpaudit finished (by the system, e.g. out of "
+              "memory, a crash in native code, or another process): nothing was checked to the end",
+              file=sys.stderr)
+        return EXIT_INTERNAL
+    after = f"; dpaudit had finished with status {report}" if report else ""
+    print(f"error: the process ended before dpaudit finished (status {status}{after}): user code called "
+          f"os._exit or crashed, e.g. os._exit({status}) in a mechanism's sample, a scorer, a plugin module or an "
+          "atexit handler; nothing was checked to the end, so this is not a pass", file=sys.stderr)
+    return EXIT_USAGE
