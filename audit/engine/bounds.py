@@ -44,16 +44,36 @@ def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndar
     lower = Beta⁻¹(α; k, n − k + 1) (0 when k = 0), upper = Beta⁻¹(1 − α; k + 1, n − k)
     (1 when k = n).  Real-valued k is allowed (used for projected counts).
     """
+    return clopper_pearson_lower(k, n, alpha), clopper_pearson_upper(k, n, alpha)
+
+
+def _broadcast(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     k, n, a = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float),
                                   np.asarray(alpha, dtype=float))
+    return k, n, a
+
+
+# scipy.special's inverses are what stats.beta.ppf / isf evaluate, without their per-call argument
+# checks (4x faster: the pair search scores thousands of candidates with these); each side is its own
+# function because most callers need one (an inverse Beta costs microseconds per event, and a ceiling
+# bounds 2^16 events in both directions).
+def clopper_pearson_lower(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:
+    """The lower bound of :func:`clopper_pearson` alone."""
+    k, n, a = _broadcast(k, n, alpha)
     lower = np.zeros(k.shape)
-    upper = np.ones(k.shape)
-    pos, below = k > 0, k < n
-    # scipy.special's inverses are what stats.beta.ppf / isf evaluate, without their per-call
-    # argument checks (4x faster: the pair search scores thousands of candidates with these).
+    pos = k > 0
     lower[pos] = special.betaincinv(k[pos], n[pos] - k[pos] + 1, a[pos])
+    return lower
+
+
+def clopper_pearson_upper(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:
+    """The upper bound of :func:`clopper_pearson` alone."""
+    k, n, a = _broadcast(k, n, alpha)
+    upper = np.ones(k.shape)
+    below = k < n
     upper[below] = special.betainccinv(k[below] + 1, n[below] - k[below], a[below])
-    return lower, upper
+    return upper
 
 
 def wilson(k: np.ndarray, n: np.ndarray | float, alpha: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
@@ -89,9 +109,8 @@ def pair_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np
                  n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
     """The Clopper–Pearson pair's bound log((p_lo − δ)/q_hi), each bound at level ``alpha``: the
     estimator's bound before the joint test, kept for comparison (the bench prints both)."""
-    lo, _ = clopper_pearson(k_fav, n_fav, alpha)
-    _, hi = clopper_pearson(k_oth, n_oth, alpha)
-    return epsilon_from_bounds(lo, hi, delta)
+    return epsilon_from_bounds(clopper_pearson_lower(k_fav, n_fav, alpha), clopper_pearson_upper(k_oth, n_oth, alpha),
+                               delta)
 
 
 # The tests an event's counts can be bounded with.  Neither is more powerful everywhere: the
@@ -145,6 +164,9 @@ def projected_counts(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: 
     level ``alpha_sel``, Clopper–Pearson by default): p_lo·n_est under the favoured side, q_hi·n_est under
     the other."""
     bounds = clopper_pearson if bounds is None else bounds
+    if bounds is clopper_pearson:  # the one side each needs
+        return clopper_pearson_lower(k_fav, n_sel[0], alpha_sel) * n_est[0], \
+            clopper_pearson_upper(k_oth, n_sel[1], alpha_sel) * n_est[1]
     p_sel, _ = bounds(k_fav, n_sel[0], alpha_sel)
     _, q_sel = bounds(k_oth, n_sel[1], alpha_sel)
     return p_sel * n_est[0], q_sel * n_est[1]
@@ -312,7 +334,9 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
     """
     alpha = (1.0 - confidence) / 2.0
     k_d, k_dp = np.clip(np.asarray(p_d, dtype=float), 0, 1) * n, np.clip(np.asarray(p_dp, dtype=float), 0, 1) * n
-    for_d, for_dp = pair_epsilon(k_d, n, k_dp, n, delta, alpha), pair_epsilon(k_dp, n, k_d, n, delta, alpha)
+    # pair_epsilon in both directions, each count's two bounds computed once
+    (lo_d, hi_d), (lo_dp, hi_dp) = clopper_pearson(k_d, n, alpha), clopper_pearson(k_dp, n, alpha)
+    for_d, for_dp = epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)
     if not (_PAIR_ONLY.get() if pair is None else pair):
         for_d, for_dp = (np.maximum(rough, _joint_on_shortlist(rough, a, b, n, delta, alpha))
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))
