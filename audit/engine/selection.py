@@ -144,19 +144,22 @@ def _best_at_levels(families: Sequence[Family], n_sel: tuple[int, int], n_est: t
     n_fit = n_fit or n_sel
     groups: dict[tuple[int, float], int] = {}
     batch: list[Candidates] = []
+    where: list[list[int]] = []  # per level, per family: its entry of the batch
     for level in levels:
+        where.append([])
         for i, fam in enumerate(families):
             k_fav, k_oth, n, at = _scored(fam, n_sel, n_fit, alpha if level is None else level)
             if (i, at) not in groups:
                 groups[(i, at)] = len(batch)
                 batch.append(Candidates(np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float), n,
                                         (n_est[fam.fav], n_est[1 - fam.fav]), at, fam.refine_level))
+            where[-1].append(groups[(i, at)])
     scored = best_candidates(batch, delta, alpha)
     out: list[tuple[float, Family, int]] = []
-    for level in levels:
+    for entries in where:
         best: tuple[float, Family, int] | None = None
-        for i, fam in enumerate(families):
-            score, j = scored[groups[(i, _scored(fam, n_sel, n_fit, alpha if level is None else level)[3])]]
+        for fam, entry in zip(families, entries, strict=True):
+            score, j = scored[entry]
             if best is None or score > best[0]:
                 best = (score, fam, j)
         # Structural: select_events requires at least one family before choosing.
