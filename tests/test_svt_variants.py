@@ -1,6 +1,8 @@
 """The sparse-vector variants of Lyu, Su & Li (VLDB 2017, Fig. 1): their exact laws (the bench's
 ceilings), the rows view's pooled intervals, and the validity of audits on them."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -15,10 +17,16 @@ from dpaudit.mechanisms.vector import SparseVector, SparseVectorDworkRoth, Spars
 Q, Q_PRIME = svt_laws.SVT_PAIR
 
 
+@functools.cache
 def _law(mech):
+    """The exact laws of the pair, computed once per process (Algorithm 2's grid integral takes ~6 s
+    and five tests read it); read-only, so that no test can change another's law."""
     rows, p = svt_laws.output_law(mech, Q)
     _, q = svt_laws.output_law(mech, Q_PRIME)
-    return rows, p / p.sum(), q / q.sum()
+    out = rows, p / p.sum(), q / q.sum()
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 @pytest.mark.parametrize("mech", [SparseVector(1.0, cutoff=1), SparseVectorDworkRoth(1.0, cutoff=2),

@@ -20,7 +20,9 @@ event fixed in advance, at its expected counts on the estimation split.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import itertools
+import math
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -30,28 +32,51 @@ from scipy import special
 
 from dpaudit.engine import ratio_test
 
-Bounds = Callable[[np.ndarray, float, float], tuple[np.ndarray, np.ndarray]]
+Bounds = Callable[[np.ndarray, np.ndarray | float, np.ndarray | float], tuple[np.ndarray, np.ndarray]]
+Sizes = tuple[np.ndarray | int, np.ndarray | int]  # (favoured side, other side): numbers, or one per candidate
 
 
-def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: float
+def clopper_pearson(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided Clopper–Pearson bounds (lower, upper), each at level ``alpha``.
+    """One-sided Clopper–Pearson bounds (lower, upper), each at level ``alpha`` (broadcast with k
+    and n: candidates of several families are bounded at their own levels in one call).
 
     lower = Beta⁻¹(α; k, n − k + 1) (0 when k = 0), upper = Beta⁻¹(1 − α; k + 1, n − k)
     (1 when k = n).  Real-valued k is allowed (used for projected counts).
     """
-    k, n = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float))
+    return clopper_pearson_lower(k, n, alpha), clopper_pearson_upper(k, n, alpha)
+
+
+def _broadcast(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    k, n, a = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(n, dtype=float),
+                                  np.asarray(alpha, dtype=float))
+    return k, n, a
+
+
+# scipy.special's inverses are what stats.beta.ppf / isf evaluate, without their per-call argument
+# checks (4x faster: the pair search scores thousands of candidates with these); each side is its own
+# function because most callers need one (an inverse Beta costs microseconds per event, and a ceiling
+# bounds 2^16 events in both directions).
+def clopper_pearson_lower(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:
+    """The lower bound of :func:`clopper_pearson` alone."""
+    k, n, a = _broadcast(k, n, alpha)
     lower = np.zeros(k.shape)
+    pos = k > 0
+    lower[pos] = special.betaincinv(k[pos], n[pos] - k[pos] + 1, a[pos])
+    return lower
+
+
+def clopper_pearson_upper(k: np.ndarray | float, n: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:
+    """The upper bound of :func:`clopper_pearson` alone."""
+    k, n, a = _broadcast(k, n, alpha)
     upper = np.ones(k.shape)
-    pos, below = k > 0, k < n
-    # scipy.special's inverses are what stats.beta.ppf / isf evaluate, without their per-call
-    # argument checks (4x faster: the pair search scores thousands of candidates with these).
-    lower[pos] = special.betaincinv(k[pos], n[pos] - k[pos] + 1, alpha)
-    upper[below] = special.betainccinv(k[below] + 1, n[below] - k[below], alpha)
-    return lower, upper
+    below = k < n
+    upper[below] = special.betainccinv(k[below] + 1, n[below] - k[below], a[below])
+    return upper
 
 
-def wilson(k: np.ndarray, n: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def wilson(k: np.ndarray, n: np.ndarray | float, alpha: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """One-sided Wilson score bounds (lower, upper): a closed-form proxy for Clopper–Pearson,
     used only to rank candidates."""
     z = -special.ndtri(alpha)  # = stats.norm.isf(alpha) bit for bit, without its ~160 µs of argument checks
@@ -84,9 +109,8 @@ def pair_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np
                  n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
     """The Clopper–Pearson pair's bound log((p_lo − δ)/q_hi), each bound at level ``alpha``: the
     estimator's bound before the joint test, kept for comparison (the bench prints both)."""
-    lo, _ = clopper_pearson(k_fav, n_fav, alpha)
-    _, hi = clopper_pearson(k_oth, n_oth, alpha)
-    return epsilon_from_bounds(lo, hi, delta)
+    return epsilon_from_bounds(clopper_pearson_lower(k_fav, n_fav, alpha), clopper_pearson_upper(k_oth, n_oth, alpha),
+                               delta)
 
 
 # The tests an event's counts can be bounded with.  Neither is more powerful everywhere: the
@@ -134,22 +158,26 @@ def better_test(k_fav: float, n_fav: float, k_oth: float, n_oth: float, delta: f
     return "joint" if joint >= float(pair_epsilon(k_fav, n_fav, k_oth, n_oth, delta, alpha)) else "clopper-pearson"
 
 
-def projected_counts(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_est: tuple[int, int],
-                     alpha_sel: float, bounds: Bounds | None = None) -> tuple[np.ndarray, np.ndarray]:
+def projected_counts(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes,
+                     alpha_sel: np.ndarray | float, bounds: Bounds | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The counts at the estimation sizes of the selection split's pessimistic bounds (``bounds`` at
     level ``alpha_sel``, Clopper–Pearson by default): p_lo·n_est under the favoured side, q_hi·n_est under
     the other."""
     bounds = clopper_pearson if bounds is None else bounds
+    if bounds is clopper_pearson:  # the one side each needs
+        return clopper_pearson_lower(k_fav, n_sel[0], alpha_sel) * n_est[0], \
+            clopper_pearson_upper(k_oth, n_sel[1], alpha_sel) * n_est[1]
     p_sel, _ = bounds(k_fav, n_sel[0], alpha_sel)
     _, q_sel = bounds(k_oth, n_sel[1], alpha_sel)
     return p_sel * n_est[0], q_sel * n_est[1]
 
 
-def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_est: tuple[int, int],
-               delta: float, alpha: float, bounds: Bounds, alpha_sel: float) -> np.ndarray:
+def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes,
+               delta: float, alpha: float, bounds: Bounds, alpha_sel: np.ndarray | float) -> np.ndarray:
     """The ε the selection split's pessimistic bounds would certify at the estimation sizes: with
     Wilson bounds (``bounds``), the closed-form rough score of the pair; with Clopper–Pearson, the
-    better test's bound of the projected counts (:func:`both_tests`)."""
+    better test's bound of the projected counts (:func:`both_tests`).  Element-wise in every
+    argument but ``delta`` and ``alpha``: candidates of many families score in one call."""
     k1, k2 = projected_counts(k_fav, k_oth, n_sel, n_est, alpha_sel, bounds)
     if bounds is clopper_pearson:
         return both_tests(k1, n_est[0], k2, n_est[1], delta, alpha)
@@ -162,6 +190,20 @@ def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_e
 # is within this fraction of the best one's, and how many of the Wilson ranking are re-scored.
 NEAR = 0.1
 REFINE_SHORTLIST = 64
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """One family's candidates as :func:`best_candidate` takes them: counts (favoured, other), the
+    sizes they come from and the estimation sizes (favoured side first), the selection bounds' level
+    and the milder level of near-ties (None: no refinement)."""
+
+    k_fav: np.ndarray
+    k_oth: np.ndarray
+    n_sel: tuple[int, int]
+    n_est: tuple[int, int]
+    alpha_sel: float
+    refine_level: float | None = None
 
 
 def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int], n_est: tuple[int, int],
@@ -186,18 +228,61 @@ def best_candidate(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: tuple[int, int],
     before, only which of its near-ties is taken changes (returning the taken candidate's own,
     lower score hands some audits to a worse event of another view).
     """
-    k_fav, k_oth = np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float)
-    alpha_sel = alpha if alpha_sel is None else alpha_sel
-    rough = _projected(k_fav, k_oth, n_sel, n_est, delta, alpha, wilson, alpha_sel)
-    top = np.argsort(-rough, kind="stable")[:shortlist if refine_level is None else max(shortlist, REFINE_SHORTLIST)]
-    exact = _projected(k_fav[top], k_oth[top], n_sel, n_est, delta, alpha, clopper_pearson, alpha_sel)
-    j = int(np.argmax(exact))
-    score = float(exact[j])
-    if refine_level is not None and np.isfinite(score):
-        near = exact >= score - NEAR * abs(score)
-        milder = _projected(k_fav[top], k_oth[top], n_sel, n_est, delta, alpha, clopper_pearson, refine_level)
-        j = int(np.argmax(np.where(near, milder, -np.inf)))
-    return score, int(top[j])
+    family = Candidates(np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float), n_sel, n_est,
+                        alpha if alpha_sel is None else alpha_sel, refine_level)
+    return best_candidates([family], delta, alpha, shortlist)[0]
+
+
+def _stacked(families: Sequence[Candidates], index: np.ndarray, level: Sequence[float] | None = None
+             ) -> tuple[np.ndarray, np.ndarray, Sizes, Sizes, np.ndarray]:
+    """The ``index`` entries of every family's candidates laid end to end, with each one's sizes and
+    selection level (``level``: one per family, in place of its own ``alpha_sel``)."""
+    owner = np.repeat(np.arange(len(families)), [len(f.k_fav) for f in families])[index]
+
+    def per(values: Sequence[float]) -> np.ndarray:
+        return np.asarray(values, dtype=float)[owner]
+
+    return (np.concatenate([f.k_fav for f in families])[index], np.concatenate([f.k_oth for f in families])[index],
+            (per([f.n_sel[0] for f in families]), per([f.n_sel[1] for f in families])),
+            (per([f.n_est[0] for f in families]), per([f.n_est[1] for f in families])),
+            per([f.alpha_sel for f in families] if level is None else level))
+
+
+def best_candidates(families: Sequence[Candidates], delta: float, alpha: float, shortlist: int = 16
+                    ) -> list[tuple[float, int]]:
+    """:func:`best_candidate` of each family, (score, index) — the same numbers (every step is
+    element-wise in the candidates, and the exact test solves each event on its own), with every
+    family's candidates scored together: three calls of the scoring functions, not three per family
+    (a selection has a dozen small families; their per-call overhead was most of the pair search's
+    pilot)."""
+    if not families or any(len(f.k_fav) == 0 for f in families):  # as best_candidate: argmax of nothing raises
+        return [best_candidate(f.k_fav, f.k_oth, f.n_sel, f.n_est, delta, alpha, shortlist, f.alpha_sel,
+                               f.refine_level) for f in families]
+    ends = np.cumsum([len(f.k_fav) for f in families])
+    starts = ends - [len(f.k_fav) for f in families]
+    k1, k2, n_sel, n_est, levels = _stacked(families, np.arange(ends[-1]))
+    rough = _projected(k1, k2, n_sel, n_est, delta, alpha, wilson, levels)
+    tops = [a + np.argsort(-rough[a:b], kind="stable")[:shortlist if f.refine_level is None
+                                                         else max(shortlist, REFINE_SHORTLIST)]
+            for a, b, f in zip(starts, ends, families, strict=True)]
+    cuts = np.cumsum([0, *(len(t) for t in tops)])
+    top = np.concatenate(tops)
+    t1, t2, t_sel, t_est, t_levels = _stacked(families, top)
+    exact = _projected(t1, t2, t_sel, t_est, delta, alpha, clopper_pearson, t_levels)
+    picks = [int(np.argmax(exact[a:b])) for a, b in itertools.pairwise(cuts)]
+    scores = [float(exact[a + j]) for a, j in zip(cuts[:-1], picks, strict=True)]
+    refined = [i for i, f in enumerate(families) if f.refine_level is not None and math.isfinite(scores[i])]
+    if refined:
+        rows = np.concatenate([np.arange(cuts[i], cuts[i + 1]) for i in refined])
+        milder_levels = [f.refine_level if f.refine_level is not None else f.alpha_sel for f in families]
+        milder = np.full(len(top), -np.inf)
+        m1, m2, m_sel, m_est, m_levels = _stacked(families, top[rows], milder_levels)
+        milder[rows] = _projected(m1, m2, m_sel, m_est, delta, alpha, clopper_pearson, m_levels)
+        for i in refined:
+            a, b = cuts[i], cuts[i + 1]
+            near = exact[a:b] >= scores[i] - NEAR * abs(scores[i])
+            picks[i] = int(np.argmax(np.where(near, milder[a:b], -np.inf)))
+    return [(score, int(top[cuts[i] + picks[i]] - starts[i])) for i, score in enumerate(scores)]
 
 
 @dataclass(frozen=True)
@@ -249,7 +334,9 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
     """
     alpha = (1.0 - confidence) / 2.0
     k_d, k_dp = np.clip(np.asarray(p_d, dtype=float), 0, 1) * n, np.clip(np.asarray(p_dp, dtype=float), 0, 1) * n
-    for_d, for_dp = pair_epsilon(k_d, n, k_dp, n, delta, alpha), pair_epsilon(k_dp, n, k_d, n, delta, alpha)
+    # pair_epsilon in both directions, each count's two bounds computed once
+    (lo_d, hi_d), (lo_dp, hi_dp) = clopper_pearson(k_d, n, alpha), clopper_pearson(k_dp, n, alpha)
+    for_d, for_dp = epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)
     if not (_PAIR_ONLY.get() if pair is None else pair):
         for_d, for_dp = (np.maximum(rough, _joint_on_shortlist(rough, a, b, n, delta, alpha))
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))

@@ -382,89 +382,16 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
     The result's ``search`` records the space, the pilot budget, the chosen pair and every pair
     tried with its last pilot score and the pilot samples it got.
     """
-    require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
-            "must have a sample(data, size, rng) method")
-    require(all(callable(getattr(space, m, None)) for m in ("candidates", "refine", "describe")), "space", space,
-            "must be an audit.QueryVectors, an audit.RecordSpace or implement dpaudit.engine.search.Space")
-    require(isinstance(samples, int) and not isinstance(samples, bool) and samples >= 20, "samples", samples,
-            "must be an integer >= 20")
-    require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "seed", seed,
-            "must be an integer >= 0")
-    require(isinstance(pilot, (int, float)) and 0 < pilot <= 10, "pilot", pilot,
-            "must be in (0, 10]: the pilot budget as a fraction of samples")
+    _check_arguments(mechanism, space, samples, seed, pilot)
     confidence = check_confidence(confidence)
     claims = None if claims is None else list(claims)
-    score_delta = float(deltas[0]) if deltas else float(delta or 0.0) if epsilon is not None else 0.0
-    if claims:
-        score_delta = float(deltas[0]) if deltas else min(c.delta for c in claims)
+    score_delta = _score_delta(claims, deltas, delta, epsilon)
     start = time.perf_counter()
     tried: list[_Candidate] = []
     try:  # the pilot: a Ctrl-C here ends the scenario with no pair chosen and no bound
-        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(PILOT_KEY,)))
-        pool = [_Candidate(p) for p in space.candidates(rng)]
-        if claims:
-            wanted = {c.relation for c in claims}
-            pool = [c for c in pool if c.pair.relation in wanted]
-        require(bool(pool), "space", space.describe(), "proposes no candidate pair (of the claims' relation)")
-        views = resolve_views(discrete, events)
         context = RunContext() if context is None else context
-        budget = max(1, math.ceil(pilot * samples))
-        rounds = max(1, math.ceil(math.log2(len(pool))))
-        per_round = budget // rounds
-        datasets: dict[Any, int] = {}
-
-        def draw(c: _Candidate, index: int, round_: int, n: int) -> None:
-            if c.skipped:
-                return
-            try:
-                # Common random numbers: pairs that share D draw the same D-samples in a round, so their
-                # scores differ by what D′ does, not by the noise of D's draws.
-                d_stream = datasets.setdefault(_key(c.pair.d), len(datasets))
-                c.x.append(check_outputs(mechanism.sample(c.pair.d, n, _rng(seed, d_stream, round_, 0)), n))
-                c.y.append(check_outputs(mechanism.sample(c.pair.d_prime, n, _rng(seed, index, round_, 1)), n))
-            except InputError as exc:
-                c.skipped = str(exc)
-                return
-            c.samples += n
-            c.rounds = round_ + 1
-            c.score, c.tiebreak = pilot_score(np.concatenate(c.x), np.concatenate(c.y), views, score_delta, samples,
-                                              confidence, seed)
-
-        tried[:] = pool
-        alive = list(range(len(pool)))
-
-        def rank(i: int) -> tuple[float, float, int]:
-            return -tried[i].score, -tried[i].tiebreak, i
-
-        for r in range(rounds):
-            n = max(_MIN_PILOT, per_round // max(1, len(alive)))
-            for i in alive:
-                draw(tried[i], i, r, n)
-            alive = [i for i in alive if not tried[i].skipped]
-            if r == 0 and alive:
-                best = sorted(alive, key=rank)[:2]
-                fresh = [c for c in space.refine([tried[i].pair for i in best], rng)
-                         if not claims or c.relation in {g.relation for g in claims}]
-                known = {(_key(c.pair.d), _key(c.pair.d_prime)) for c in tried}
-                for p in fresh:
-                    if (_key(p.d), _key(p.d_prime)) in known or (_key(p.d_prime), _key(p.d)) in known:
-                        continue
-                    tried.append(_Candidate(p))
-                    j = len(tried) - 1
-                    draw(tried[j], j, r, tried[alive[0]].samples)  # catch up with the survivors' samples
-                    if not tried[j].skipped:
-                        alive.append(j)
-            require(bool(alive), "space", space.describe(), "the mechanism is undefined on every candidate pair")
-            if len(alive) == 1:
-                break
-            alive = sorted(alive, key=rank)[:max(1, math.ceil(len(alive) / 2))]
-        # The finalists: the best pairs of the last round (scored on equal pilot samples), the pilot's
-        # winner among them.
-        last = max(tried[i].rounds for i in alive)
-        finalists = sorted((i for i, c in enumerate(tried) if c.rounds == last and not c.skipped), key=rank)[:FINALISTS]
-        chosen, checked = best_finalist(mechanism, [(tried[i].pair, tried[i].x, tried[i].y) for i in finalists],
-                                        samples, seed, context.key, views, score_delta, confidence)
-        winner = tried[finalists[chosen]]
+        pilot_run = _Pilot(mechanism, space, claims, samples, seed, score_delta, confidence, tried)
+        winner, checked = pilot_run.choose(pilot, context, discrete, events)
     except KeyboardInterrupt as exc:
         if not stopped_by_user(exc):
             raise
@@ -480,6 +407,126 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
               "score_delta": score_delta, "chosen": winner.pair.description,
               "chosen_score": winner.score, "finalists": checked, "tried": [c.record() for c in tried]}
     return replace(result, search=record, seconds=time.perf_counter() - start)
+
+
+def _check_arguments(mechanism: Any, space: Space, samples: int, seed: int, pilot: float) -> None:
+    """:func:`search_pair`'s own arguments, refused with an :class:`~dpaudit.core.InputError` naming them."""
+    require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
+            "must have a sample(data, size, rng) method")
+    require(all(callable(getattr(space, m, None)) for m in ("candidates", "refine", "describe")), "space", space,
+            "must be an audit.QueryVectors, an audit.RecordSpace or implement dpaudit.engine.search.Space")
+    require(isinstance(samples, int) and not isinstance(samples, bool) and samples >= 20, "samples", samples,
+            "must be an integer >= 20")
+    require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "seed", seed,
+            "must be an integer >= 0")
+    require(isinstance(pilot, (int, float)) and 0 < pilot <= 10, "pilot", pilot,
+            "must be in (0, 10]: the pilot budget as a fraction of samples")
+
+
+def _score_delta(claims: list[Guarantee] | None, deltas: Sequence[float] | None, delta: float | None,
+                 epsilon: float | None) -> float:
+    """The δ the pilot scores at: the first of ``deltas``, else the claims' least δ, else ``delta``
+    (with ``epsilon``), else 0."""
+    if claims:
+        return float(deltas[0]) if deltas else min(c.delta for c in claims)
+    return float(deltas[0]) if deltas else float(delta or 0.0) if epsilon is not None else 0.0
+
+
+@dataclass
+class _Pilot:
+    """One search's pilot: successive halving over ``space``'s candidates, every pair tried kept in
+    ``tried`` (the caller's list, so that a stopped search can name what it scored)."""
+
+    mechanism: Any
+    space: Space
+    claims: list[Guarantee] | None
+    samples: int
+    seed: int
+    score_delta: float
+    confidence: float
+    tried: list[_Candidate]
+    views: Sequence[str] = ()  # resolved once the space has proposed candidates (its error first)
+    datasets: dict[Any, int] = field(default_factory=dict)
+
+    def draw(self, c: _Candidate, index: int, round_: int, n: int) -> None:
+        """``n`` more samples per side for candidate ``index`` in round ``round_``, and its new score."""
+        if c.skipped:
+            return
+        try:
+            # Common random numbers: pairs that share D draw the same D-samples in a round, so their
+            # scores differ by what D′ does, not by the noise of D's draws.
+            d_stream = self.datasets.setdefault(_key(c.pair.d), len(self.datasets))
+            c.x.append(check_outputs(self.mechanism.sample(c.pair.d, n, _rng(self.seed, d_stream, round_, 0)), n))
+            c.y.append(check_outputs(self.mechanism.sample(c.pair.d_prime, n, _rng(self.seed, index, round_, 1)), n))
+        except InputError as exc:
+            c.skipped = str(exc)
+            return
+        c.samples += n
+        c.rounds = round_ + 1
+        c.score, c.tiebreak = pilot_score(np.concatenate(c.x), np.concatenate(c.y), self.views, self.score_delta,
+                                          self.samples, self.confidence, self.seed)
+
+    def rank(self, i: int) -> tuple[float, float, int]:
+        """The ranking key of candidate ``i``: best score, then best tie-break, then the earlier."""
+        return -self.tried[i].score, -self.tried[i].tiebreak, i
+
+    def wanted(self, pair: Pair) -> bool:
+        """Whether ``pair`` is of a relation the claims test (every pair without claims)."""
+        return not self.claims or pair.relation in {g.relation for g in self.claims}
+
+    def refine(self, alive: list[int], round_: int, rng: np.random.Generator) -> list[int]:
+        """``alive`` with the space's new refinements of its two best pairs, caught up with the survivors'
+        samples (pairs already tried, in either order, are not drawn again)."""
+        best = sorted(alive, key=self.rank)[:2]
+        fresh = [c for c in self.space.refine([self.tried[i].pair for i in best], rng) if self.wanted(c)]
+        known = {(_key(c.pair.d), _key(c.pair.d_prime)) for c in self.tried}
+        for p in fresh:
+            if (_key(p.d), _key(p.d_prime)) in known or (_key(p.d_prime), _key(p.d)) in known:
+                continue
+            self.tried.append(_Candidate(p))
+            j = len(self.tried) - 1
+            self.draw(self.tried[j], j, round_, self.tried[alive[0]].samples)  # catch up with the survivors' samples
+            if not self.tried[j].skipped:
+                alive.append(j)
+        return alive
+
+    def halve(self, pilot: float, rng: np.random.Generator) -> list[int]:
+        """The rounds of successive halving over the pool (refined after the first); the last survivors."""
+        budget = max(1, math.ceil(pilot * self.samples))
+        rounds = max(1, math.ceil(math.log2(len(self.tried))))
+        per_round = budget // rounds
+        alive = list(range(len(self.tried)))
+        for r in range(rounds):
+            n = max(_MIN_PILOT, per_round // max(1, len(alive)))
+            for i in alive:
+                self.draw(self.tried[i], i, r, n)
+            alive = [i for i in alive if not self.tried[i].skipped]
+            if r == 0 and alive:
+                alive = self.refine(alive, r, rng)
+            require(bool(alive), "space", self.space.describe(), "the mechanism is undefined on every candidate pair")
+            if len(alive) == 1:
+                break
+            alive = sorted(alive, key=self.rank)[:max(1, math.ceil(len(alive) / 2))]
+        return alive
+
+    def choose(self, pilot: float, context: RunContext, discrete: bool | None, events: str | Sequence[str]
+               ) -> tuple[_Candidate, list[dict[str, Any]]]:
+        """The pair to audit and the finalists' record: the pilot's rounds, then the best pairs of the
+        last round (scored on equal pilot samples) compared with the final audit's selection split."""
+        rng = np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=(PILOT_KEY,)))
+        pool = [_Candidate(p) for p in self.space.candidates(rng) if self.wanted(p)]
+        require(bool(pool), "space", self.space.describe(), "proposes no candidate pair (of the claims' relation)")
+        self.views = resolve_views(discrete, events)
+        self.tried[:] = pool
+        alive = self.halve(pilot, rng)
+        last = max(self.tried[i].rounds for i in alive)
+        finalists = sorted((i for i, c in enumerate(self.tried) if c.rounds == last and not c.skipped),
+                           key=self.rank)[:FINALISTS]
+        chosen, checked = best_finalist(self.mechanism, [(self.tried[i].pair, self.tried[i].x, self.tried[i].y)
+                                                         for i in finalists],
+                                        self.samples, self.seed, context.key, self.views, self.score_delta,
+                                        self.confidence)
+        return self.tried[finalists[chosen]], checked
 
 
 def _stopped(mechanism: Any, space: Space, claims: list[Guarantee] | None, tried: list[_Candidate],

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import require
-from dpaudit.engine.bounds import best_candidate, better_test, projected_counts
+from dpaudit.engine.bounds import Candidates, best_candidates, better_test, projected_counts
 from dpaudit.engine.execution import single_threaded_blas
 from dpaudit.engine.statistics import RowCodec, fit_statistics
 from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
@@ -133,17 +133,39 @@ def _best(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, 
           ) -> tuple[float, Family, int]:
     """The score, family and index of the best candidate over every family (:func:`choose`);
     ``alpha_sel`` (default α) is the selection bounds' level where a family sets none."""
+    return _best_at_levels(families, n_sel, n_est, delta, alpha, n_fit, (alpha_sel,))[0]
+
+
+def _best_at_levels(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
+                    alpha: float, n_fit: tuple[int, int] | None, levels: Sequence[float | None]
+                    ) -> list[tuple[float, Family, int]]:
+    """:func:`_best` at each selection level of ``levels``, every family at every level scored in one
+    batch (:func:`dpaudit.engine.bounds.best_candidates`; a family with its own level is scored once)."""
     n_fit = n_fit or n_sel
-    best: tuple[float, Family, int] | None = None
-    for fam in families:
-        k_fav, k_oth, n, level = _scored(fam, n_sel, n_fit, alpha if alpha_sel is None else alpha_sel)
-        score, j = best_candidate(k_fav, k_oth, n, (n_est[fam.fav], n_est[1 - fam.fav]), delta, alpha,
-                                  alpha_sel=level, refine_level=fam.refine_level)
-        if best is None or score > best[0]:
-            best = (score, fam, j)
-    # Structural: select_events requires at least one family before choosing.
-    assert best is not None, "choose needs at least one candidate family"
-    return best
+    groups: dict[tuple[int, float], int] = {}
+    batch: list[Candidates] = []
+    where: list[list[int]] = []  # per level, per family: its entry of the batch
+    for level in levels:
+        where.append([])
+        for i, fam in enumerate(families):
+            k_fav, k_oth, n, at = _scored(fam, n_sel, n_fit, alpha if level is None else level)
+            if (i, at) not in groups:
+                groups[(i, at)] = len(batch)
+                batch.append(Candidates(np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float), n,
+                                        (n_est[fam.fav], n_est[1 - fam.fav]), at, fam.refine_level))
+            where[-1].append(groups[(i, at)])
+    scored = best_candidates(batch, delta, alpha)
+    out: list[tuple[float, Family, int]] = []
+    for entries in where:
+        best: tuple[float, Family, int] | None = None
+        for fam, entry in zip(families, entries, strict=True):
+            score, j = scored[entry]
+            if best is None or score > best[0]:
+                best = (score, fam, j)
+        # Structural: select_events requires at least one family before choosing.
+        assert best is not None, "choose needs at least one candidate family"
+        out.append(best)
+    return out
 
 
 def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
@@ -183,8 +205,10 @@ def predicted_bound(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
     n_fit = (len(x) // 2, len(y) // 2)
     alpha = (1 - confidence) / 2
-    return [[_best(families, n_score, n_est, d, alpha, n_fit, level)[0] for level in selection_levels]
-            for d in deltas]
+    # equal δs (the pilot's δ and 0 when the claim's δ is 0) have equal scores: computed once
+    at_delta = {d: [b[0] for b in _best_at_levels(families, n_score, n_est, d, alpha, n_fit, selection_levels)]
+                for d in dict.fromkeys(deltas)}
+    return [list(at_delta[d]) for d in deltas]
 
 
 def nested_family(fam: Family, best: int, points: int) -> list[Event]:
