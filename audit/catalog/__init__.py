@@ -119,7 +119,7 @@ def generators() -> dict[str, Callable[..., Dataset]]:
 
 
 def sweeps() -> dict[str, Callable[[int], tuple[Any, Pair]]]:
-    """Every rate sweep (``python -m audit sweep NAME``), across families."""
+    """Every rate sweep (``dpaudit sweep NAME``), across families."""
     return _unique("sweep", [(n, s) for f in families() for n, s in f.sweeps.items()])
 
 
@@ -213,7 +213,7 @@ def build_mechanism(name: str, params: Mapping[str, Any], field: str = "mechanis
     known = mechanisms()
     if name not in known:
         raise InputError(f"{field} = {name!r} is invalid: not a built-in mechanism{suggest(name, list(known))}; "
-                         "see `python -m audit list`, or give pkg.module:attr")
+                         "see `dpaudit list`, or give pkg.module:attr")
     try:
         return known[name].build(**_tuples(dict(params)))
     except TypeError as exc:

@@ -53,7 +53,7 @@ COMMON_PARAMETERS = {
 
 @dataclass(frozen=True)
 class Parameter:
-    """One parameter of a buildable mechanism, for ``python -m audit list``."""
+    """One parameter of a buildable mechanism, for ``dpaudit list``."""
 
     name: str
     type: str      # the annotation as written, "" when there is none
@@ -115,7 +115,7 @@ class MechanismEntry:
     ``build`` is the mechanism class or a builder function; a builder that passes ``**params`` on
     to a class names it in ``forwards``, so the class's parameters are listed too.  ``help`` gives
     the meaning of parameters that neither a field comment nor a docstring explains; ``claims``
-    names the registry ids its guarantees carry (``python -m audit list NAME`` shows them).
+    names the registry ids its guarantees carry (``dpaudit list NAME`` shows them).
     """
 
     name: str
@@ -156,7 +156,7 @@ class MechanismEntry:
 
 @dataclass(frozen=True)
 class BenchCase:
-    """A throughput row of ``python -m audit bench``: the audit, and a plain-numpy ``reference``
+    """A throughput row of ``dpaudit bench``: the audit, and a plain-numpy ``reference``
     that draws the same output distribution and counts one fixed event (returns the count)."""
 
     name: str
@@ -172,7 +172,7 @@ class BenchCase:
 
 @dataclass(frozen=True)
 class TightnessCase:
-    """A tightness row of ``python -m audit bench``: ε_lower / ε_true at a stated budget."""
+    """A tightness row of ``dpaudit bench``: ε_lower / ε_true at a stated budget."""
 
     label: str
     mechanism: Any

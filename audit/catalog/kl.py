@@ -303,7 +303,7 @@ def bench() -> list[BenchCase]:
     ]
 
 
-# Meanings of the KL policies' parameters for `python -m audit list` (eqs. (8), (10), (11)).
+# Meanings of the KL policies' parameters for `dpaudit list` (eqs. (8), (10), (11)).
 _PARAMETER_HELP = {
     "n_actions": "number of arms",
     "eta": "η, the KL-regularization temperature: π̃ ∝ π0 exp(u/η)",

@@ -1,5 +1,5 @@
 """Exact output laws and ceilings of the sparse-vector variants of Lyu, Su & Li (VLDB 2017, Fig. 1),
-and their bench cases (``python -m audit bench``).
+and their bench cases (``dpaudit bench``).
 
 Each variant answers m queries q_i with ⊤ (1) when q_i + ν_i ≥ T + ρ and ⊥ (0) otherwise, ν_i ~
 Lap(b_ν) i.i.d. (or none), ρ ~ Lap(b_ρ); with a cutoff c it stops after the c-th ⊤ (the rest is

@@ -1,5 +1,5 @@
-"""``python -m audit`` (or the ``dpaudit`` console script): run the built-in suite or a user's
-mechanism, list what is built in.
+"""``dpaudit`` (the console script; ``python -m dpaudit`` and ``python -m audit`` are the same
+program): run the built-in suite or a user's mechanism, list what is built in.
 
 Exit status: 0 when every verdict is as expected and no unexpected violation appears, 1 for a
 privacy finding (an unexpected violation or a missed expected one), 2 for bad usage or input

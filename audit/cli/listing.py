@@ -150,7 +150,7 @@ def _list_configs() -> str:
     out = [f"Sample configs shipped with dpaudit ({SHIPPED_CONFIGS}); run one with `{program_name()} run PATH`:"]
     for path in sorted(SHIPPED_CONFIGS.glob("*.toml")):
         first = path.read_text(encoding="utf-8").splitlines()[:1]
-        about = first[0].lstrip("# ").split(": python -m audit")[0] if first and first[0].startswith("#") else ""
+        about = first[0].lstrip("# ") if first and first[0].startswith("#") else ""
         out.append(f"  {path.name:16s} {about}")
         out.append(f"  {'':16s} {path}")
     data = sorted(p.name for p in (SHIPPED_CONFIGS / "data").glob("*") if p.is_file())

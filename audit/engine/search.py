@@ -269,7 +269,7 @@ SPEC_FORMS = "queries:DIM (vectors of DIM query answers) or records (neighbours 
 
 def space_from_spec(spec: Any, relation: Relation | str, base: Dataset | None, where: str = "search"
                     ) -> QueryVectors | RecordSpace:
-    """The space named by ``python -m audit run --search SPEC`` or a config scenario's ``search = SPEC``.
+    """The space named by ``dpaudit run --search SPEC`` or a config scenario's ``search = SPEC``.
 
     ``queries:DIM`` is :class:`QueryVectors` (DIM, Δ = 1) for a mechanism whose input is a
     vector of query answers; ``base`` must be None.  ``records`` is the :class:`RecordSpace`

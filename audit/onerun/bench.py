@@ -1,4 +1,4 @@
-"""CPU cost of the one-run bounds (``python -m audit bench`` may call :func:`bench`).
+"""CPU cost of the one-run bounds (``dpaudit bench`` may call :func:`bench`).
 
 Process CPU time, not wall clock (the machine is shared); each case is the full bound of one
 game: Steinke's ε at one δ and the largest rejected GDP μ."""

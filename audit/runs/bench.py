@@ -1,4 +1,4 @@
-"""``python -m audit bench``: throughput and tightness, measured in one run.
+"""``dpaudit bench``: throughput and tightness, measured in one run.
 
 Throughput: seconds of ``audit_mechanism`` end to end (selection, every view, streamed
 counting, bounds) for each family's bench cases (:mod:`dpaudit.catalog`), beside two plain

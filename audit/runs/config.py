@@ -13,7 +13,7 @@
 
     [[scenario]]
     name = "rlhf-label"
-    mechanism = "kl-rlhf"        # a built-in name (python -m audit list), or pkg.module:attr of a
+    mechanism = "kl-rlhf"        # a built-in name (dpaudit list), or pkg.module:attr of a
                                  # plugin the command line allows (--allow-plugin pkg)
     params = { features = [[1.0], [-1.0]], ridge = 1.0, beta0 = 0.01, eta = 0.1 }
     relation = "label-flip"      # add-remove | swap | label-flip | zero-out | user-level

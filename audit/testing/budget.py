@@ -31,7 +31,7 @@ __all__ = ["PROFILES", "Budget", "active_profile", "current", "default_samples",
            "set_default_samples", "settings"]
 
 MIN_SAMPLES = 100
-MAX_COUNT = 10**18  # the command line's largest budget too (python -m audit run --samples)
+MAX_COUNT = 10**18  # the command line's largest budget too (dpaudit run --samples)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
