@@ -139,7 +139,9 @@ def test_a_results_file_edited_by_hand_is_refused(tmp_path):
             rec["verdict"] = "pass"
     (tmp_path / "edited.json").write_text(json.dumps(payload))
     proc = run_cli("summary", str(tmp_path / "edited.json"))
-    assert proc.returncode == 2 and "contradicts" in proc.stderr
+    # the closed schema ties each verdict to its findings: the edited record is named, with the finding
+    # its new verdict cannot have
+    assert proc.returncode == 2 and "records[" in proc.stderr and "refuted (empirical)" in proc.stderr
     payload["schema"] = 99
     (tmp_path / "future.json").write_text(json.dumps(payload))
     proc = run_cli("summary", str(tmp_path / "future.json"))
