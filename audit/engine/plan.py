@@ -411,7 +411,8 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
                       streaming.counts_capable(mech), pilot_seconds, sequential)
 
 
-def _wanted(name: str, pilot_run: AuditResult, *, epsilon: float | None, delta: float, confidence: float) -> list[_Wanted]:
+def _wanted(name: str, pilot_run: AuditResult, *, epsilon: float | None, delta: float,
+            confidence: float) -> list[_Wanted]:
     """The levels to plan: ε_lower ≥ ``epsilon`` at ``delta`` when given, else every applicable claim
     the pilot bounded that the scenario expects refuted (every bounded one if none is)."""
     checks = [c for c in pilot_run.claims if c.claim.applicable and c.bound is not None]
