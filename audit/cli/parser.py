@@ -99,12 +99,26 @@ def _jobs(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``dpaudit`` parser: the top-level options, then each subcommand in :data:`COMMANDS`' order."""
     prog = program_name()
     parser = _Parser(prog=prog, description="Empirical differential-privacy audits.",
                      epilog=f"`{prog} list` shows every built-in mechanism with its parameters; "
                             f"`{prog} COMMAND -h` the options of one command.  {EXIT_CODES}.")
     parser.add_argument("--version", action="store_true", help="print dpaudit's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}", parser_class=_Parser)
+    _add_run(sub)
+    _add_list(sub)
+    _add_report(sub)
+    _add_plan(sub)
+    _add_bench(sub)
+    _add_summary(sub)
+    _add_sweep(sub)
+    assert tuple(sub.choices) == COMMANDS, "COMMANDS must list the subcommands in the order they are added"
+    return parser
+
+
+def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`run`: audit the built-in suite, a config file, or one mechanism (or search its pair)."""
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism",
                          epilog=EXIT_CODES + ".")
     run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
@@ -159,16 +173,28 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true",
                      help="print the results as JSON (schema dpaudit/cli/schemas/run.schema.json) instead of the "
                           "table; messages go to stderr")
+
+
+def _add_list(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`list`: the catalog, one mechanism in detail, or the sample configs."""
     ls = sub.add_parser("list", help="the built-in mechanisms (with their parameters), sweeps, suites and configs")
     ls.add_argument("mechanism", nargs="?", help="one mechanism in detail: parameters and the registry's claims")
     ls.add_argument("--configs", action="store_true", help="the sample configs shipped with dpaudit, with their paths")
     ls.add_argument("--json", action="store_true",
                     help="the catalog, or with NAME that mechanism, as JSON (schema "
                          "dpaudit/cli/schemas/list.schema.json)")
+
+
+def _add_report(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`report`: rebuild the PDF from saved results."""
     rp = sub.add_parser("report", help="rebuild the PDF report from saved results (no re-sampling)")
     rp.add_argument("results", type=_path, nargs="+",
                     help="a results.json (or the folder run --out wrote), optionally followed by sweep.json files")
     rp.add_argument("-o", "--output", type=_path, default=Path("report.pdf"), help="PDF to write (default report.pdf)")
+
+
+def _add_plan(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`plan`: the samples a scenario needs, or the canaries a one-run audit needs."""
     pl = sub.add_parser("plan", help="samples per side a built-in scenario needs to refute its claims (or reach "
                                      "--epsilon), from a pilot run, with the expected wall time; for a one-run "
                                      "design (or --onerun), the canaries each claim needs")
@@ -203,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--json", action="store_true",
                     help="print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json: kind multi-run-plan "
                          "for a scenario of a suite, one-run-plan for a one-run design or --onerun)")
+
+
+def _add_bench(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`bench`: throughput per family against plain numpy, and tightness."""
     bn = sub.add_parser("bench", help="throughput per mechanism family vs a plain-numpy reference, and tightness")
     bn.add_argument("--samples", type=_int_at_least(10_000), default=2_000_000, help="samples per side (default 2e6)")
     bn.add_argument("--out", type=_path, default=None, metavar="FILE",
@@ -215,6 +245,10 @@ def build_parser() -> argparse.ArgumentParser:
     bn.add_argument("--family", action="append", default=[], metavar="NAME",
                     help="only this family's cases, tightness rows and benchmarks, and the default suite's "
                          "scenarios of it (repeatable; see `list`)")
+
+
+def _add_summary(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`summary`: the table of a saved results.json, checked and not re-run."""
     sm = sub.add_parser("summary", help="print the summary table of a saved results.json (checked, not re-run)",
                         epilog=EXIT_CODES + ".")
     sm.add_argument("results", type=_path, help="a results.json written by run --out, or that folder")
@@ -223,6 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the wide table: every column (status, eps_exact, eps_sup) and the premise notes")
     sm.add_argument("--json", action="store_true",
                     help="print the checked results as JSON (schema dpaudit/cli/schemas/summary.schema.json)")
+
+
+def _add_sweep(sub: argparse._SubParsersAction[_Parser]) -> None:
+    """`sweep`: eps_claim(n), eps_exact(n) and eps_lower(n) for a KL family."""
     sw = sub.add_parser("sweep", help="rates: eps_claim(n), eps_exact(n), eps_lower(n) for a KL mechanism family")
     sw.add_argument("family", help="a sweep of the catalog (see `list`), e.g. kl-mab, kl-linear, kl-rlhf")
     sw.add_argument("--n", type=_sizes, default=[10, 20, 40, 80, 160], help="dataset sizes, comma separated")
@@ -231,8 +269,6 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
     sw.add_argument("--jobs", type=_jobs, default=1, help="parallel workers, -1 for all cores")
     sw.add_argument("--out", type=_path, help="write DIR/sweep.json")
-    assert tuple(sub.choices) == COMMANDS, "COMMANDS must list the subcommands in the order they are added"
-    return parser
 
 
 def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

@@ -283,64 +283,43 @@ def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
     return argv
 
 
+@dataclasses.dataclass(frozen=True)
+class _Audit:
+    """What the steps of one audit share once its plan is checked: the plan and the command line it
+    came from, its fingerprint, the suite (None for a config or one mechanism), the run folder's
+    path (None without ``--out``), where chunks run, the catalog's claims and documents, each
+    scenario's planned claims, the one-run games an earlier attempt finished, the progress mode,
+    and when the run started (wall clock and ``perf_counter``)."""
+
+    plan: Plan
+    argv: Sequence[str]
+    fp: str
+    suite: str | None
+    out: Path | None
+    execution: Execution
+    registry: dict[str, Any]
+    documents: dict[str, Any]
+    expectations: list[Any]
+    games: dict[str, Any]
+    mode: str
+    started: float
+    clock: float
+
+
 def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | None, saved: dict[str, Any] | None,
            started: float, clock: float, emit: Callable[[str], Any]) -> int:
     """The audit of the plan, its table and footer (or ``--json`` document) given to ``emit``, the
     run's files written; its exit status."""
-    try:
-        plan = _plan(args)
-    except UsageError as exc:
-        where = getattr(args, "started_in", None)
-        if saved is not None and where and "cannot import" in str(exc):
-            raise UsageError(f"{exc} (the run was started in {where}: resume from there, or put the module on "
-                             "PYTHONPATH)") from None
-        raise
-    if not plan.scenarios and not plan.onerun:
-        raise UsageError("nothing to audit: no scenario selected")
-    _check_sizes(plan)
+    plan = _checked_plan(args, saved)
     st = plan.settings
-    if args.scheduler is not None and st.backend != "dask":
-        raise UsageError("--scheduler needs --backend dask")
-    # exact arithmetic: a float product rounds 2^62 + 1 down to 2^62 and would slip past the counters' limit
-    budgets = [max(20, round(Fraction(st.samples) * Fraction(sc.samples_factor))) for sc in plan.scenarios]
-    workers = Execution(n_jobs=st.jobs).workers(1 << 30)
-    for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
-        runner.check_memory(budget, 1, 8, workers)
+    budgets = _budgets(plan)
     ident = rundir.identity(st, plan.scenarios, plan.claims, budgets, plan.onerun)
     fp = rundir.fingerprint(ident)
     checkpoint = None
     if folder is not None and saved is not None:
-        changed = rundir.differences(saved["identity"], ident)
-        if changed and args.changing:
-            given = ", ".join("CONFIG" if n == "config" else "--" + n.replace("_", "-") for n in args.changing)
-            raise UsageError(f"--resume {folder.path}: {given} would change the run ({'; '.join(changed)}): a "
-                             "folder holds one run; resume it unchanged (only --jobs, --backend, --scheduler and "
-                             "--quiet may differ), or start a new run with another --out")
-        code = sorted({c.split(".mechanism.code.", 1)[1].split(":", 1)[0] for c in changed if ".mechanism.code." in c})
-        if code:  # named first: a run whose code changed mid-way would mix two mechanisms' counts
-            raise UsageError(f"--resume {folder.path}: the mechanism's code changed since the run started (module "
-                             f"{', '.join(code)}: its file's SHA-256 is not the one {rundir.RUN_FILE} recorded); "
-                             "refusing to mix counts of two versions of the code; start a new run (--overwrite)")
-        if changed:
-            raise UsageError(f"--resume {folder.path}: the run is no longer the one {rundir.RUN_FILE} recorded "
-                             f"({'; '.join(changed)}): its config or data files, the mechanism's code, dpaudit, or "
-                             f"{rundir.RUN_FILE} itself changed since it started; refusing to mix two runs' counts; "
-                             "start a new run")
-        checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp)
-        if checkpoint.foreign:
-            lines = ", ".join(map(str, checkpoint.foreign[:5])) + (" ..." if len(checkpoint.foreign) > 5 else "")
-            raise UsageError(f"--resume {folder.path}: {CHECKPOINT_FILE} line(s) {lines} belong to another run (a "
-                             "different fingerprint): refusing to mix two runs' counts; start a new run")
-        if checkpoint.rejected:
-            print(f"warning: {CHECKPOINT_FILE}: {len(checkpoint.rejected)} unusable line(s) dropped and their chunks "
-                  f"redrawn ({'; '.join(checkpoint.rejected[:3])})", file=sys.stderr)
-            checkpoint.compact()
+        checkpoint = _resumed_checkpoint(args, folder, saved, ident, fp)
     elif folder is not None:
-        if args.overwrite:
-            folder.clear()
-        folder.write_run(_canonical_argv(args, folder.path), ident, fp, os.getcwd())
-        write_atomic(folder.path / "config.resolved.json", dumps({**_resolved(plan, argv), "fingerprint": fp}))
-        checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp, fresh=True)
+        checkpoint = _new_run_checkpoint(args, argv, plan, folder, ident, fp)
     out = folder.path if folder is not None else None
     # one-run games an earlier attempt finished: taken as played (stored secret), read before anything is rewritten
     games = saved_games(out, fp) if out is not None and saved is not None else {}
@@ -355,69 +334,172 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     # each scenario's claims to check (None: the mechanism's own, known once it runs)
     expectations = [planned_claims(sc.expected, claims) for sc, claims in zip(plan.scenarios, plan.claims, strict=True)]
     expectations += [planned_claims(design.expected, design.claims) for design in plan.onerun]
-
-    def payload(results: list, complete: bool, wall: float) -> dict[str, Any]:
-        doc = envelope(results, command=typed_command(argv), suite=suite, settings=st, started=started,
-                       seconds=wall, complete=complete, planned=len(plan.scenarios) + len(plan.onerun),
-                       environment=_environment(),
-                       documents=documents, fingerprint=fp, families=_report_families())
-        if not complete:  # what `summary` of a partial file says went unchecked
-            unchecked, exact = unchecked_expectations(expectations, [r.records() for r in results])
-            doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
-        return doc
-
+    run = _Audit(plan=plan, argv=argv, fp=fp, suite=suite, out=out, execution=execution, registry=registry,
+                 documents=documents, expectations=expectations, games=games, mode=mode, started=started, clock=clock)
+    results: list[AuditResult | OneRunScenario] = []
     try:
-        results: list[AuditResult | OneRunScenario] = []
-        for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
-            # progress is labelled by scenario, with an overall line of scenarios done
-            here = dataclasses.replace(execution, label=printable(sc.name), position=(index, len(plan.scenarios)))
-            context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
-                                 registry=registry)
-            space = plan.searches[index] if plan.searches else None
-            try:
-                if space is not None:  # the pilot chooses the pair, the audit runs on fresh samples
-                    result = search.search_pair(
-                        sc.mechanism, space, samples=budget, deltas=st.deltas, confidence=st.confidence,
-                        seed=st.seed, claims=claims, expected=sc.expected, events=st.events,
-                        sequential=st.sequential, context=context)
-                else:
-                    result = audit_mechanism(
-                        sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
-                        confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
-                        expected=sc.expected, events=st.events, sequential=st.sequential, context=context)
-            except InputError as exc:  # which scenario it was: a config may hold many
-                raise InputError(f"scenario {sc.name!r}: {exc}") from None
-            except runner.MechanismError as exc:
-                raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
-            # one mechanism or a config scenario without `expected`: the registry's errata are expected
-            # refutations (a suite's scenarios state their own expectations)
-            if suite is None and not sc.expected and is_builtin(sc.mechanism):
-                result = with_registry_expectations(result, registry)
-            results.append(result)
-            if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
-                break
-            if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report
-                write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
-        for index, design in enumerate(plan.onerun):
-            if runner.USER_INTERRUPT.is_set():
-                break
-            if mode != "off":
-                print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
-            results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=registry,
-                                           saved=games.get(design.name), progress=mode != "off"))
-            if out and index + 1 < len(plan.onerun):
-                write_atomic(out / "results.json", dumps(payload(results, False, time.perf_counter() - clock)))
+        _audit_scenarios(run, budgets, results)
+        _play_onerun(run, results)
     except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result
         if not runner.stopped_by_user(exc):
             raise
     finally:
         if client is not None:
             client.close()
-    final = payload(results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - clock)
+    return _show_and_save(args, run, results, emit)
+
+
+def _checked_plan(args: argparse.Namespace, saved: dict[str, Any] | None) -> Plan:
+    """The run's plan (:func:`_plan`), refused when it selects nothing, when a results file of it
+    would be refused (:func:`_check_sizes`) or when ``--scheduler`` comes without ``--backend dask``."""
+    try:
+        plan = _plan(args)
+    except UsageError as exc:
+        where = getattr(args, "started_in", None)
+        if saved is not None and where and "cannot import" in str(exc):
+            raise UsageError(f"{exc} (the run was started in {where}: resume from there, or put the module on "
+                             "PYTHONPATH)") from None
+        raise
+    if not plan.scenarios and not plan.onerun:
+        raise UsageError("nothing to audit: no scenario selected")
+    _check_sizes(plan)
+    if args.scheduler is not None and plan.settings.backend != "dask":
+        raise UsageError("--scheduler needs --backend dask")
+    return plan
+
+
+def _budgets(plan: Plan) -> list[int]:
+    """Each scenario's samples per side (the run's budget times its ``samples_factor``), each checked
+    against the memory it needs before anything is written or drawn."""
+    st = plan.settings
+    # exact arithmetic: a float product rounds 2^62 + 1 down to 2^62 and would slip past the counters' limit
+    budgets = [max(20, round(Fraction(st.samples) * Fraction(sc.samples_factor))) for sc in plan.scenarios]
+    workers = Execution(n_jobs=st.jobs).workers(1 << 30)
+    for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
+        runner.check_memory(budget, 1, 8, workers)
+    return budgets
+
+
+def _resumed_checkpoint(args: argparse.Namespace, folder: RunFolder, saved: dict[str, Any], ident: Any,
+                        fp: str) -> Checkpoint:
+    """``--resume``: the folder's checkpoint, once the run is checked to be the one its
+    ``run.json`` recorded (no identity option, code, file or dpaudit changed) and the checkpoint's
+    lines to be this run's (unusable lines dropped, with a warning, and their chunks redrawn)."""
+    changed = rundir.differences(saved["identity"], ident)
+    if changed and args.changing:
+        given = ", ".join("CONFIG" if n == "config" else "--" + n.replace("_", "-") for n in args.changing)
+        raise UsageError(f"--resume {folder.path}: {given} would change the run ({'; '.join(changed)}): a "
+                         "folder holds one run; resume it unchanged (only --jobs, --backend, --scheduler and "
+                         "--quiet may differ), or start a new run with another --out")
+    code = sorted({c.split(".mechanism.code.", 1)[1].split(":", 1)[0] for c in changed if ".mechanism.code." in c})
+    if code:  # named first: a run whose code changed mid-way would mix two mechanisms' counts
+        raise UsageError(f"--resume {folder.path}: the mechanism's code changed since the run started (module "
+                         f"{', '.join(code)}: its file's SHA-256 is not the one {rundir.RUN_FILE} recorded); "
+                         "refusing to mix counts of two versions of the code; start a new run (--overwrite)")
+    if changed:
+        raise UsageError(f"--resume {folder.path}: the run is no longer the one {rundir.RUN_FILE} recorded "
+                         f"({'; '.join(changed)}): its config or data files, the mechanism's code, dpaudit, or "
+                         f"{rundir.RUN_FILE} itself changed since it started; refusing to mix two runs' counts; "
+                         "start a new run")
+    checkpoint = Checkpoint(folder.path / CHECKPOINT_FILE, fp)
+    if checkpoint.foreign:
+        lines = ", ".join(map(str, checkpoint.foreign[:5])) + (" ..." if len(checkpoint.foreign) > 5 else "")
+        raise UsageError(f"--resume {folder.path}: {CHECKPOINT_FILE} line(s) {lines} belong to another run (a "
+                         "different fingerprint): refusing to mix two runs' counts; start a new run")
+    if checkpoint.rejected:
+        print(f"warning: {CHECKPOINT_FILE}: {len(checkpoint.rejected)} unusable line(s) dropped and their chunks "
+              f"redrawn ({'; '.join(checkpoint.rejected[:3])})", file=sys.stderr)
+        checkpoint.compact()
+    return checkpoint
+
+
+def _new_run_checkpoint(args: argparse.Namespace, argv: Sequence[str], plan: Plan, folder: RunFolder, ident: Any,
+                        fp: str) -> Checkpoint:
+    """``--out DIR``: the folder cleared (``--overwrite``), its ``run.json`` and
+    ``config.resolved.json`` written, and a fresh checkpoint."""
+    if args.overwrite:
+        folder.clear()
+    folder.write_run(_canonical_argv(args, folder.path), ident, fp, os.getcwd())
+    write_atomic(folder.path / "config.resolved.json", dumps({**_resolved(plan, argv), "fingerprint": fp}))
+    return Checkpoint(folder.path / CHECKPOINT_FILE, fp, fresh=True)
+
+
+def _payload(run: _Audit, results: list, complete: bool, wall: float) -> dict[str, Any]:
+    """The results document of ``results`` (``--json``'s, results.json's); a partial one says which
+    expectations went unchecked."""
+    st = run.plan.settings
+    doc = envelope(results, command=typed_command(run.argv), suite=run.suite, settings=st,
+                   started=run.started, seconds=wall, complete=complete,
+                   planned=len(run.plan.scenarios) + len(run.plan.onerun), environment=_environment(),
+                   documents=run.documents, fingerprint=run.fp, families=_report_families())
+    if not complete:  # what `summary` of a partial file says went unchecked
+        unchecked, exact = unchecked_expectations(run.expectations, [r.records() for r in results])
+        doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
+    return doc
+
+
+def _audit_scenarios(run: _Audit, budgets: list[int], results: list[AuditResult | OneRunScenario]) -> None:
+    """Each multi-run scenario audited (or its pair searched) in turn, appended to ``results``; a
+    partial results.json after each but the run's last; a user's Ctrl-C ends the loop."""
+    plan, st, out = run.plan, run.plan.settings, run.out
+    for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
+        # progress is labelled by scenario, with an overall line of scenarios done
+        here = dataclasses.replace(run.execution, label=printable(sc.name), position=(index, len(plan.scenarios)))
+        context = RunContext(execution=here, key=(index,), scenario=sc.name, pair=sc.pair.description,
+                             registry=run.registry)
+        space = plan.searches[index] if plan.searches else None
+        try:
+            if space is not None:  # the pilot chooses the pair, the audit runs on fresh samples
+                result = search.search_pair(
+                    sc.mechanism, space, samples=budget, deltas=st.deltas, confidence=st.confidence,
+                    seed=st.seed, claims=claims, expected=sc.expected, events=st.events,
+                    sequential=st.sequential, context=context)
+            else:
+                result = audit_mechanism(
+                    sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=budget, deltas=st.deltas,
+                    confidence=st.confidence, seed=st.seed, relation=sc.pair.relation, claims=claims,
+                    expected=sc.expected, events=st.events, sequential=st.sequential, context=context)
+        except InputError as exc:  # which scenario it was: a config may hold many
+            raise InputError(f"scenario {sc.name!r}: {exc}") from None
+        except runner.MechanismError as exc:
+            raise runner.MechanismError(f"scenario {sc.name!r}: {exc}") from None
+        # one mechanism or a config scenario without `expected`: the registry's errata are expected
+        # refutations (a suite's scenarios state their own expectations)
+        if run.suite is None and not sc.expected and is_builtin(sc.mechanism):
+            result = with_registry_expectations(result, run.registry)
+        results.append(result)
+        if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
+            break
+        if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report
+            write_atomic(out / "results.json", dumps(_payload(run, results, False, time.perf_counter() - run.clock)))
+
+
+def _play_onerun(run: _Audit, results: list[AuditResult | OneRunScenario]) -> None:
+    """Each one-run design played in turn (a game an earlier attempt finished is taken as played),
+    appended to ``results``; a partial results.json after each but the last."""
+    plan, st, out = run.plan, run.plan.settings, run.out
+    for index, design in enumerate(plan.onerun):
+        if runner.USER_INTERRUPT.is_set():
+            break
+        if run.mode != "off":
+            print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
+        results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=run.registry,
+                                       saved=run.games.get(design.name), progress=run.mode != "off"))
+        if out and index + 1 < len(plan.onerun):
+            write_atomic(out / "results.json", dumps(_payload(run, results, False, time.perf_counter() - run.clock)))
+
+
+def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditResult | OneRunScenario],
+                   emit: Callable[[str], Any]) -> int:
+    """The final document: its table and footer (with the planner's notes on a missed expectation)
+    or its JSON given to ``emit``, results.json, summary.txt and report.pdf written to ``--out``;
+    the run's exit status."""
+    plan, st, out = run.plan, run.plan.settings, run.out
+    final = _payload(run, results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - run.clock)
     status = exit_status(final["records"], final["complete"])
     ok = status != EXIT_FAIL
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
-    footer = _footer(final, plan, status, suite, out)
+    footer = _footer(final, plan, status, run.suite, out)
     if not ok and final["complete"]:  # no planner pilots after a Ctrl-C
         notes = missed_notes(final["records"], plan.scenarios, samples=st.samples, confidence=st.confidence,
                              seed=st.seed, program=program_name())

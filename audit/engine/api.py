@@ -299,6 +299,44 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
 
     Returns an :class:`~dpaudit.engine.results.AuditResult`; ``print(result)`` explains it in words.
     """
+    call = _checked_call(mechanism, d, d_prime, samples=samples, deltas=deltas, confidence=confidence, seed=seed,
+                         n_jobs=n_jobs, relation=relation, claims=claims, epsilon=epsilon, delta=delta,
+                         expected=expected, discrete=discrete, events=events, sequential=sequential,
+                         progress=progress, context=context)
+    return _audit_checked(call)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """The checked arguments of one :func:`audit_mechanism` call (``claims`` and ``deltas`` with the
+    ``epsilon=`` shortcut applied, ``context`` never None)."""
+
+    mechanism: Any
+    d: Any
+    d_prime: Any
+    samples: int
+    deltas: Sequence[float]
+    confidence: float
+    seed: int
+    n_jobs: int
+    relation: str
+    claims: Iterable[Guarantee] | None
+    expected: dict[str, str]
+    discrete: bool | None
+    events: str | Sequence[str]
+    sequential: bool
+    progress: bool
+    context: RunContext
+
+
+def _checked_call(mechanism: Any, d: Any, d_prime: Any, *, samples: Any, deltas: Sequence[float] | None,
+                  confidence: Any, seed: Any, n_jobs: Any, relation: Any, claims: Iterable[Guarantee] | None,
+                  epsilon: float | None, delta: float | None, expected: Mapping[str, str] | None,
+                  discrete: bool | None, events: str | Sequence[str], sequential: bool, progress: bool,
+                  context: RunContext | None) -> _Call:
+    """:func:`audit_mechanism`'s arguments checked, in the order a bad one is reported: an
+    :class:`~dpaudit.core.InputError` naming the first bad field (a mechanism whose name cannot be
+    read is a :class:`~dpaudit.engine.runner.MechanismError`)."""
     require(callable(getattr(mechanism, "sample", None)), "mechanism", mechanism,
             "must have a sample(data, size, rng) method")
     context = RunContext() if context is None else context
@@ -319,49 +357,103 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
 
     require(d is not None and d_prime is not None, "pair", (d, d_prime), "both datasets must be given (not None)")
     _check_mechanism_name(mechanism)
+    return _Call(mechanism=mechanism, d=d, d_prime=d_prime, samples=samples, deltas=deltas, confidence=confidence,
+                 seed=seed, n_jobs=n_jobs, relation=relation, claims=claims, expected=expected, discrete=discrete,
+                 events=events, sequential=sequential, progress=progress, context=context)
+
+
+def _audit_checked(call: _Call) -> AuditResult:
+    """The audit of a checked call: the claims and the estimate (a Ctrl-C before any sample: a
+    result without a bound), the white box and the value views, then the claims' checks."""
+    mechanism, d, d_prime, context = call.mechanism, call.d, call.d_prime, call.context
     start = time.perf_counter()
-    levels = [(level_delta, confidence) for level_delta in check_deltas(deltas)]
+    levels = [(level_delta, call.confidence) for level_delta in check_deltas(call.deltas)]
     try:  # the scenario's setup (the mechanism's claims, the data's hash) and its estimate
-        # Arrays reach the mechanism read-only (dpaudit.engine.readonly); other data is compared after the audit.
-        before = None if all(_freezable(x) for x in (d, d_prime)) else _content(d, d_prime)
-        checked = _claims_for(mechanism, d, d_prime, relation, claims)
-        for cid in expected:
-            require(any(c.claim_id == cid for c in checked), f"expected[{cid!r}]", expected[cid],
-                    f"no claim with this id is checked here (ids: {', '.join(sorted({c.claim_id for c in checked}))})")
-        # A claim outside its premise still gets a bound at its δ (not a target of the sequential rule),
-        # so its record can say whether the samples would refute it.
-        curve_size = Counter(c.claim_id for c in checked if c.applicable or c.broken_premise)
-        claim_level: list[int | None] = []
-        targets: dict[int, float] = {}
-        for c in checked:
-            if not (c.applicable or c.broken_premise):
-                claim_level.append(None)
-                continue
-            level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
-            if level not in levels:
-                levels.append(level)
-            index = levels.index(level)
-            claim_level.append(index)
-            if c.applicable:
-                targets[index] = min(targets.get(index, math.inf), c.epsilon)
-        execution = context.execution or Execution(n_jobs=n_jobs, progress="bar" if progress else "off")
-        est = runner.estimate(mechanism, d, d_prime, samples=samples, levels=levels, seed=seed, execution=execution,
-                              key=context.key, discrete=discrete, events=events, sequential=sequential,
-                              targets=targets)
+        before, checked, claim_level, execution, est = _setup_and_estimate(call, levels)
     except KeyboardInterrupt as exc:
         if not runner.stopped_by_user(exc):
             raise
         est = unmeasured(levels, 0, "interrupted by the user during the scenario's setup: no sample was drawn, "
                          "so there is no bound (eps_lower 0 at every delta)")
     if not est.measured:
-        return stopped_result(mechanism, relation, context.pair, est, seed=seed, scenario=context.scenario,
+        return stopped_result(mechanism, call.relation, context.pair, est, seed=call.seed, scenario=context.scenario,
                               seconds=time.perf_counter() - start)
+    white, dists, value, sup = _white_box_and_value_views(call, est, levels, claim_level, checked, execution)
+    checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
+                              None if white is None or i is None else white[c.delta],
+                              call.expected.get(c.claim_id), context.registry.get(c.claim_id),
+                              None if value is None or i is None or est.at(c.delta, i).event.view != "floating"
+                              else value.at(c.delta, i))
+                   for c, i in zip(checked, claim_level, strict=True))
+    name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
+    if before is not None and before != _content(d, d_prime):
+        raise runner.MechanismError(f"mechanism {name!r} changed its datasets while sampling: a mechanism must "
+                                    "not change its input (each chunk must come from the pair the record names)")
+    return AuditResult(mechanism=name, relation=call.relation, pair=context.pair, estimate=est, exact=white,
+                       claims=checks, seed=call.seed, seconds=time.perf_counter() - start,
+                       scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
+                       distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
+
+
+def _setup_and_estimate(call: _Call, levels: list[tuple[float, float]]
+                        ) -> tuple[str | None, list[Guarantee], list[int | None], Execution, Any]:
+    """The data's hash when it cannot be made read-only, the claims to check, each claim's level
+    (added to ``levels`` in place, so an interrupted setup still reports them), the execution and
+    the estimate at every level (the applicable claims' ε are the sequential rule's targets)."""
+    mechanism, d, d_prime = call.mechanism, call.d, call.d_prime
+    # Arrays reach the mechanism read-only (dpaudit.engine.readonly); other data is compared after the audit.
+    before = None if all(_freezable(x) for x in (d, d_prime)) else _content(d, d_prime)
+    checked = _claims_for(mechanism, d, d_prime, call.relation, call.claims)
+    for cid in call.expected:
+        require(any(c.claim_id == cid for c in checked), f"expected[{cid!r}]", call.expected[cid],
+                f"no claim with this id is checked here (ids: {', '.join(sorted({c.claim_id for c in checked}))})")
+    claim_level, targets = _claim_levels(checked, levels, call.confidence)
+    execution = call.context.execution or Execution(n_jobs=call.n_jobs, progress="bar" if call.progress else "off")
+    est = runner.estimate(mechanism, d, d_prime, samples=call.samples, levels=levels, seed=call.seed,
+                          execution=execution, key=call.context.key, discrete=call.discrete, events=call.events,
+                          sequential=call.sequential, targets=targets)
+    return before, checked, claim_level, execution, est
+
+
+def _claim_levels(checked: list[Guarantee], levels: list[tuple[float, float]], confidence: float
+                  ) -> tuple[list[int | None], dict[int, float]]:
+    """Each claim's index in ``levels`` (appended when new; None for a claim without a bound) and the
+    sequential rule's targets (per level, the least ε of its applicable claims).  A curve of K
+    points is tested at 1 − (1 − confidence)/K per point (Bonferroni)."""
+    # A claim outside its premise still gets a bound at its δ (not a target of the sequential rule),
+    # so its record can say whether the samples would refute it.
+    curve_size = Counter(c.claim_id for c in checked if c.applicable or c.broken_premise)
+    claim_level: list[int | None] = []
+    targets: dict[int, float] = {}
+    for c in checked:
+        if not (c.applicable or c.broken_premise):
+            claim_level.append(None)
+            continue
+        level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
+        if level not in levels:
+            levels.append(level)
+        index = levels.index(level)
+        claim_level.append(index)
+        if c.applicable:
+            targets[index] = min(targets.get(index, math.inf), c.epsilon)
+    return claim_level, targets
+
+
+def _white_box_and_value_views(call: _Call, est: Any, levels: list[tuple[float, float]],
+                               claim_level: list[int | None], checked: list[Guarantee], execution: Execution
+                               ) -> tuple[dict[float, float] | None, tuple[list[float], list[float]] | None,
+                                          Any, float | None]:
+    """The exact ε(δ) and distributions (:func:`_white_box`), the value views' estimate
+    (:func:`_value_views_estimate`) and ``epsilon_sup_pi0``; a Ctrl-C here keeps the estimate and
+    what was done before it, without the value views' verdict."""
+    mechanism, d, d_prime = call.mechanism, call.d, call.d_prime
     white, dists, value, sup = None, None, None, None
     try:  # the white box and the value views: a Ctrl-C here keeps the estimate, without what it stopped
         white, dists = _white_box(mechanism, d, d_prime, {lv[0] for lv in levels})
         if not runner.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
-            value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=seed,
-                                          execution=execution, key=context.key, discrete=discrete, events=events)
+            value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=call.seed,
+                                          execution=execution, key=call.context.key, discrete=call.discrete,
+                                          events=call.events)
         if value is not None and (not value.measured or runner.USER_INTERRUPT.is_set()):
             value = None  # stopped by the user: the value views' verdict is not given from a part of its samples
         if "epsilon_sup_pi0" in capabilities(mechanism):
@@ -370,20 +462,7 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         if not runner.stopped_by_user(exc):
             raise
         value = None
-    checks = tuple(ClaimCheck(c, None if i is None else est.at(c.delta, i),
-                              None if white is None or i is None else white[c.delta],
-                              expected.get(c.claim_id), context.registry.get(c.claim_id),
-                              None if value is None or i is None or est.at(c.delta, i).event.view != "floating"
-                              else value.at(c.delta, i))
-                   for c, i in zip(checked, claim_level, strict=True))
-    name = runner.mechanism_name(mechanism)  # a non-string name would not survive into results.json
-    if before is not None and before != _content(d, d_prime):
-        raise runner.MechanismError(f"mechanism {name!r} changed its datasets while sampling: a mechanism must "
-                                    "not change its input (each chunk must come from the pair the record names)")
-    return AuditResult(mechanism=name, relation=relation, pair=context.pair, estimate=est, exact=white,
-                       claims=checks, seed=seed, seconds=time.perf_counter() - start,
-                       scenario=context.scenario, params=mechanism_params(mechanism), epsilon_sup=sup,
-                       distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
+    return white, dists, value, sup
 
 
 VALUE_VIEWS_KEY = 0x56414C  # appended to a scenario's key: the value views' own samples ("VAL")

@@ -46,7 +46,7 @@ from dpaudit.engine.bounds import both_tests
 from dpaudit.engine.execution import Execution, cpu_count
 from dpaudit.engine.progress import Progress
 from dpaudit.engine.ratio_test import ODDS_SHARE
-from dpaudit.engine.results import ClaimCheck
+from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
 from dpaudit.engine.views import SIDES, Event
 from dpaudit.engine.views.base import prefix_families
@@ -349,6 +349,27 @@ def announce(pilot: int = PLAN_PILOT, grid_pilot: int = GRID_PILOT) -> str:
             f"event, {grid_pilot:,} outputs per side counted on a tail grid, and {TIMED_CHUNKS} timed chunks")
 
 
+# (wanted target of the plan): name, delta, epsilon to exceed, confidence, eps_exact, the pilot's event, its check
+_Wanted = tuple[str, float, float, float, float | None, Event, ClaimCheck | None]
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """What every level's planning shares: the scenario's mechanism and pair, the seeds, where the
+    grid pilot runs, whether the run's selection split grows (discrete vector outputs) and the
+    scenario's own budget per side."""
+
+    mech: Any
+    d: Any
+    dp: Any
+    seed: int
+    key: tuple[int, ...]
+    execution: Execution
+    grid_pilot: int
+    discrete: bool
+    budget: int
+
+
 def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[int, ...] = (0,),
          samples: int = 1_000_000, epsilon: float | None = None, delta: float | None = None,
          pilot: int = PLAN_PILOT, grid_pilot: int = GRID_PILOT, execution: Execution | None = None,
@@ -368,86 +389,116 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
                                 relation=pair.relation, claims=scenario.claims, expected=scenario.expected,
                                 context=RunContext(execution=execution, key=key, scenario=scenario.name))
     pilot_seconds = time.perf_counter() - start
-    checks = [c for c in pilot_run.claims if c.claim.applicable and c.bound is not None]
-    wanted: list[tuple[str, float, float, float, float | None, Event, ClaimCheck | None]]
-    if epsilon is not None:
-        level = next((c for c in checks if c.bound is not None and c.bound.delta == deltas[0]), None)
-        base = pilot_run.estimate.bounds[0]
-        wanted = [(f"eps_lower >= {epsilon:g}", deltas[0], epsilon, confidence,
-                   level.epsilon_exact if level is not None else pilot_run.epsilon_exact, base.event, None)]
-    else:
-        refutable = [c for c in checks if c.expected_verdict in ("violation", "exact-violation")] or checks
-        if not refutable:
-            raise InputError(f"scenario {scenario.name!r} checks no applicable claim: give --epsilon X")
-        wanted = [(c.claim.claim_id, c.claim.delta, c.claim.epsilon, c.bound.confidence, c.epsilon_exact,
-                   c.bound.event, c) for c in refutable if c.bound is not None]
-    p_all = q_all = None
+    wanted = _wanted(scenario.name, pilot_run, epsilon=epsilon, delta=deltas[0], confidence=confidence)
+    outputs = None
     if callable(getattr(mech, "output_distribution", None)):
-        p_all = np.asarray(mech.output_distribution(d), dtype=float)
-        q_all = np.asarray(mech.output_distribution(dp), dtype=float)
-    profile = None
-    grids: dict[int, Candidates] = {}
-    reqs = []
+        outputs = (np.asarray(mech.output_distribution(d), dtype=float),
+                   np.asarray(mech.output_distribution(dp), dtype=float))
     events = [b.event for b in pilot_run.estimate.bounds]
     first = runner.draw(mech, d, 16, np.random.default_rng(seed))
     kind = runner.output_kind(first)
     # whether the run's selection split grows (runner.extension_size), as it did for the pilot audit
     discrete = pilot_run.estimate.selection_samples > streaming.selection_size(pilot, runner.SELECTION_FRACTION)
-    budget = max(20, round(samples * scenario.samples_factor))
-    for name, dl, target, conf, exact, event, check in wanted:
-        threshold = event.view == "threshold" and event.statistic is not None
-        if p_all is not None and q_all is not None and event.view == "rows":
-            cands = _rows_candidates(p_all, q_all)
-        elif threshold:
-            if id(event.statistic) not in grids:
-                if profile is None:
-                    profile = _profile(mech, d, dp)
-                grids[id(event.statistic)] = _grid_candidates(mech, d, dp, event, seed=seed, key=key,
-                                                              execution=execution, profile=profile,
-                                                              samples=grid_pilot)
-            cands = grids[id(event.statistic)]
-        elif check is not None:
-            cands = _counted_candidates(check)
-        else:
-            cands = Candidates(np.array([0.0]), np.array([1.0]), "no event")
-
-        def certifies(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
-                      thr: bool = threshold) -> bool:
-            n_sel, pilot, n_est = _split(b, thr, discrete)
-            chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
-            return _median_bound(chosen, picks, n_est, dl, conf) > t
-
-        single = _smallest(certifies)
-        decided = None
-        if single is not None:
-            n_sel, pilot, n_est = _split(single, threshold, discrete)
-            # the simulated choice whose bound is the median one (_median_bound's), not a median of indices
-            chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
-            pick = int(picks[np.argsort(chosen.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
-            decided = (float(chosen.p[pick]), float(chosen.q[pick]))
-
-        def last_look(b: int, conf: float = conf, cands: Candidates = cands, dl: float = dl, t: float = target,
-                      thr: bool = threshold) -> bool:
-            n_sel, pilot, n_est = _split(b, thr, discrete)
-            n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
-            chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)  # chosen for the whole estimation split
-            return _median_bound(chosen, picks, n_last, dl, 1 - (1 - conf) * share) > t
-
-        seq_budget = _smallest(last_look)
-        stop = None
-        n_sel, pilot, n_est = _split(budget, threshold, discrete)
-        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
-        for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
-            if _median_bound(chosen, picks, n_look, dl, 1 - (1 - conf) * share) > target:
-                stop = (i, n_sel + pilot + n_look)
-                break
-        reqs.append(Requirement(name, dl, target, conf, exact, single, seq_budget, stop, cands.source, decided))
+    setting = _Setting(mech=mech, d=d, dp=dp, seed=seed, key=key, execution=execution, grid_pilot=grid_pilot,
+                       discrete=discrete, budget=max(20, round(samples * scenario.samples_factor)))
+    grids = _Grids(setting)
+    reqs = [_requirement(setting, want, _candidates(want, outputs=outputs, grids=grids)) for want in wanted]
     rate = _rate(mech, d, events, kind, seed, key)
     selection = min(pilot_seconds, float(pilot_run.seconds))
     counted = 2 * (pilot_run.samples - pilot_run.estimate.selection_samples)
     selection = max(0.0, selection - counted / rate)
-    return BudgetPlan(scenario.name, budget, confidence, tuple(reqs), rate, selection,
+    return BudgetPlan(scenario.name, setting.budget, confidence, tuple(reqs), rate, selection,
                       streaming.counts_capable(mech), pilot_seconds, sequential)
+
+
+def _wanted(name: str, pilot_run: AuditResult, *, epsilon: float | None, delta: float,
+            confidence: float) -> list[_Wanted]:
+    """The levels to plan: ε_lower ≥ ``epsilon`` at ``delta`` when given, else every applicable claim
+    the pilot bounded that the scenario expects refuted (every bounded one if none is)."""
+    checks = [c for c in pilot_run.claims if c.claim.applicable and c.bound is not None]
+    if epsilon is not None:
+        level = next((c for c in checks if c.bound is not None and c.bound.delta == delta), None)
+        base = pilot_run.estimate.bounds[0]
+        return [(f"eps_lower >= {epsilon:g}", delta, epsilon, confidence,
+                 level.epsilon_exact if level is not None else pilot_run.epsilon_exact, base.event, None)]
+    refutable = [c for c in checks if c.expected_verdict in ("violation", "exact-violation")] or checks
+    if not refutable:
+        raise InputError(f"scenario {name!r} checks no applicable claim: give --epsilon X")
+    return [(c.claim.claim_id, c.claim.delta, c.claim.epsilon, c.bound.confidence, c.epsilon_exact,
+             c.bound.event, c) for c in refutable if c.bound is not None]
+
+
+class _Grids:
+    """The threshold grids' candidates, one per statistic, counted on first use (the exact curve's
+    profile too, once): levels that share a statistic share its grid pilot."""
+
+    def __init__(self, setting: _Setting) -> None:
+        self.setting = setting
+        self.profile: list[tuple[float, float]] | None = None
+        self.grids: dict[int, Candidates] = {}
+
+    def of(self, event: Event) -> Candidates:
+        """The grid candidates of ``event``'s statistic."""
+        s = self.setting
+        if id(event.statistic) not in self.grids:
+            if self.profile is None:
+                self.profile = _profile(s.mech, s.d, s.dp)
+            self.grids[id(event.statistic)] = _grid_candidates(s.mech, s.d, s.dp, event, seed=s.seed, key=s.key,
+                                                               execution=s.execution, profile=self.profile,
+                                                               samples=s.grid_pilot)
+        return self.grids[id(event.statistic)]
+
+
+def _candidates(want: _Wanted, *, outputs: tuple[np.ndarray, np.ndarray] | None, grids: _Grids) -> Candidates:
+    """The candidate events of one level: the rows view's from the exact distributions, a threshold
+    grid, or the pilot's counted event (module docstring)."""
+    event, check = want[5], want[6]
+    if outputs is not None and event.view == "rows":
+        return _rows_candidates(*outputs)
+    if event.view == "threshold" and event.statistic is not None:
+        return grids.of(event)
+    if check is not None:
+        return _counted_candidates(check)
+    return Candidates(np.array([0.0]), np.array([1.0]), "no event")
+
+
+def _requirement(setting: _Setting, want: _Wanted, cands: Candidates) -> Requirement:
+    """One level's budgets: the smallest single-look budget that certifies (and the event it is
+    expected to choose), the smallest whose last sequential look certifies, and the look where a
+    sequential run of the scenario's own budget is expected to stop."""
+    name, dl, target, conf, exact, event, _ = want
+    threshold = event.view == "threshold" and event.statistic is not None
+    mech, discrete = setting.mech, setting.discrete
+
+    def certifies(b: int) -> bool:
+        n_sel, pilot, n_est = _split(b, threshold, discrete)
+        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+        return _median_bound(chosen, picks, n_est, dl, conf) > target
+
+    single = _smallest(certifies)
+    decided = None
+    if single is not None:
+        n_sel, pilot, n_est = _split(single, threshold, discrete)
+        # the simulated choice whose bound is the median one (_median_bound's), not a median of indices
+        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+        pick = int(picks[np.argsort(chosen.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
+        decided = (float(chosen.p[pick]), float(chosen.q[pick]))
+
+    def last_look(b: int) -> bool:
+        n_sel, pilot, n_est = _split(b, threshold, discrete)
+        n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
+        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)  # chosen for the whole estimation split
+        return _median_bound(chosen, picks, n_last, dl, 1 - (1 - conf) * share) > target
+
+    seq_budget = _smallest(last_look)
+    stop = None
+    n_sel, pilot, n_est = _split(setting.budget, threshold, discrete)
+    chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+    for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
+        if _median_bound(chosen, picks, n_look, dl, 1 - (1 - conf) * share) > target:
+            stop = (i, n_sel + pilot + n_look)
+            break
+    return Requirement(name, dl, target, conf, exact, single, seq_budget, stop, cands.source, decided)
 
 
 def _duration(seconds: float) -> str:

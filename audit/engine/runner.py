@@ -10,6 +10,7 @@ chunk, so memory is bounded whatever the sample budget.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -265,242 +266,381 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     chunks run and holds the checkpoint; chunks already in the checkpoint are not redrawn.
     """
     execution = execution or Execution()
-    targets = targets or {}  # None and {} alike: nothing to stop for, a single look
-    deltas = [lv[0] for lv in levels]
-    confidences = [lv[1] for lv in levels]
     n_sel = selection_size(samples, selection_fraction)  # capped: a pilot for huge budgets (dpaudit.engine.streaming)
-    n_est = samples - n_sel
-    sides = (d, d_prime)
-    sizes = _estimation_chunks(mechanism, n_est)
+    sizes = _estimation_chunks(mechanism, samples - n_sel)
     workers = 1 if execution.backend == "dask" else execution.workers(2 * len(sizes))
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
     progress = Progress(execution.progress, 2 * samples, execution.label or mechanism_name(mechanism),
                         execution.log_every, position=execution.position)
-    k = np.zeros((2, 0), dtype=np.int64)
-    chosen: list[Event] = []
+    run = _Run(mechanism=mechanism, sides=(d, d_prime), samples=samples, levels=levels, seed=seed, key=key,
+               execution=execution, workers=workers, progress=progress, selection_fraction=selection_fraction,
+               sequential=sequential, targets=targets or {})  # None and {} alike: nothing to stop for, a single look
+    tally = _Tally()
+    try:
+        try:
+            selected = _select(run, tally, discrete=discrete, events=events)
+        except KeyboardInterrupt as exc:
+            if not stopped_by_user(exc):
+                raise
+            # Nothing of the estimation split was counted: no bound, whatever the selection saw.
+            return unmeasured(levels, min(tally.drawn_per_side), f"interrupted by the user during {tally.phase}: no "
+                              "estimation sample was counted, so there is no bound (eps_lower 0 at every delta)")
+        try:
+            _count_looks(run, selected, tally)
+        except KeyboardInterrupt as exc:  # between the counting loops (a look's bounds, the checkpoint's lookups)
+            if not stopped_by_user(exc):
+                raise
+            tally.interrupted = True
+            tally.k, tally.done = tally.state[0], tally.state[1]
+    finally:
+        progress.close()
+    return _estimate_of(run, selected, tally)
 
-    looked: list[float] = []  # the first level's bound at each finished look (alpha-spending looks only)
 
-    def running_epsilon() -> float | None:
+@dataclass(frozen=True)
+class _Run:
+    """The settings of one :func:`estimate` that every step reads: the mechanism and its pair, the
+    budget per side, the levels (δ, confidence), where the chunks come from (seed, spawn key) and
+    run (execution, workers), the progress display, the selection fraction and the sequential
+    rule's targets (level index → ε; empty: a single look)."""
+
+    mechanism: Any
+    sides: tuple[Any, Any]
+    samples: int
+    levels: Sequence[tuple[float, float]]
+    seed: int
+    key: tuple[int, ...]
+    execution: Execution
+    workers: int
+    progress: Progress
+    selection_fraction: float
+    sequential: bool
+    targets: dict[int, float]
+
+    @property
+    def deltas(self) -> list[float]:
+        return [lv[0] for lv in self.levels]
+
+    @property
+    def confidences(self) -> list[float]:
+        return [lv[1] for lv in self.levels]
+
+
+class _Tally:
+    """Where one :func:`estimate` stands, kept where its Ctrl-C handlers find it wherever the
+    interrupt lands: the phase of the selection split and the outputs drawn per side, then the
+    estimation split's counts.  Each field is replaced by a single assignment (a Ctrl-C lands
+    between bytecodes), so a handler never reads a half-updated state."""
+
+    def __init__(self) -> None:
+        self.phase = "the selection split"  # where a Ctrl-C before any estimation output is counted lands
+        self.drawn_per_side = [0, 0]
+        self.looked: list[float] = []  # the first level's bound at each finished look (alpha-spending looks only)
+        self.k = np.zeros((2, 0), dtype=np.int64)  # the counts of the whole chunk pairs of the finished looks
+        self.done = 0  # chunk pairs counted at the last finished look
+        # The counts of the whole chunk pairs, how many there are, and the pair in progress (counts, outputs per side).
+        self.state: tuple[np.ndarray, int, np.ndarray, tuple[int, int]] = (self.k, 0, np.zeros_like(self.k), (0, 0))
+        # the counts, chunk pairs and bounds of the last finished look
+        self.at_look: tuple[np.ndarray, int, tuple[Bound, ...]] = (self.k, 0, ())
+        self.note: str | None = None
+        # The first event's counts after 1, 2, 4, ... chunk pairs (convergence), not per chunk: a
+        # huge budget has millions of chunks.
+        self.series: list[tuple[int, int, int]] = []
+        self.interrupted = False
+
+    def running_epsilon(self) -> float | None:
         """What progress shows before the run is over: only a figure as valid as the final one, the
         bound of a finished look of a sequential run (each look spends its share of alpha).  The
         bound of the chunks counted so far is valid at one fixed sample size, but shown at every
         line it is a look without a correction: its maximum over the run overstates epsilon (a
         mechanism of true epsilon 1 showed 1.415).  So nothing else is shown."""
-        return looked[-1] if looked else None
+        return self.looked[-1] if self.looked else None
 
-    interrupted = False
-    # the counts, chunk pairs and bounds of the last finished look
-    at_look: tuple[np.ndarray, int, tuple[Bound, ...]] = (k, 0, ())
-    phase = "the selection split"  # where a Ctrl-C before any estimation output is counted lands
-    drawn_per_side = [0, 0]
+
+@dataclass(frozen=True)
+class _Selected:
+    """What the selection split decided: its final size and the estimation split's (``n_sel``,
+    ``n_est`` per side, tail pilot included), the estimation chunks, the chosen events (one per
+    level) and the trade-off family counted beside them (``counted``: both), each side's output
+    kind, the outputs in words, the looks (chunk pairs at each) with their shares of α, the checkpoint's fingerprint of
+    the counted events and the chunk counts at which convergence is recorded."""
+
+    n_sel: int
+    n_est: int
+    sizes: Chunks
+    chosen: list[Event]
+    family: list[Event]
+    kinds: list[OutputKind | None]
+    display: Any
+    stops: list[int]
+    spend: dict[int, float]
+    counted: list[Event]  # chosen + family: the events every chunk is counted on
+    fingerprint: str
+    marks: set[int]
+
+
+def _select(run: _Run, tally: _Tally, *, discrete: bool | None, events: str | Sequence[str]) -> _Selected:
+    """The selection split drawn (extended for undecided discrete vector outputs), the events chosen
+    on it (re-chosen thresholds from a tail pilot on huge budgets), and the plan of the estimation
+    split: its chunks, its looks and their shares of α.  ``tally.phase`` names each step as it starts."""
+    n_sel = selection_size(run.samples, run.selection_fraction)
+    n_est = run.samples - n_sel
+    x, y, kinds = _draw_selection_split(run, tally, n_sel)
+    tally.phase = "the check whether the selection split settles the choice"
+    extra = extension_size(run.samples, n_sel, x, y, run.deltas[0], n_est, run.confidences[0])
+    if extra:  # discrete vector outputs: the selection split grows, on chunk streams after its own
+        tally.phase = "the selection split's extension (discrete vector outputs)"
+        x, y = _extend_selection(run, tally, kinds, x, y, start=len(_chunk_sizes(n_sel)), extra=extra)
+        n_sel, n_est = n_sel + extra, n_est - extra
+    tally.phase = "the event selection on the selection split"
+    picked, family = select_events(x, y, run.deltas, (n_est, n_est), run.confidences, resolve_views(discrete, events),
+                                   run.seed, tradeoff_points=TRADEOFF_POINTS)
+    # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
+    tally.phase = "the tail pilot (part of the selection split)"
+    pilot = pilot_size(run.samples, run.selection_fraction, n_sel)
+    picked, pilot = refine_thresholds(
+        picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=run.deltas, confidences=run.confidences,
+        mechanism=run.mechanism, sides=run.sides, seed=run.seed, key=run.key, kinds=kinds, execution=run.execution,
+        draw=_draw_chunk,
+        on_chunk=lambda size: run.progress.update(size, run.progress.done + size, tally.running_epsilon))
+    tally.drawn_per_side = [n + pilot for n in tally.drawn_per_side]
+    tally.phase = "the preparation of the estimation split"
+    n_sel, n_est = n_sel + pilot, n_est - pilot
+    sizes = _estimation_chunks(run.mechanism, n_est)
+    chosen = list(picked)
+    display = describe_outputs(x, y, chosen[0])
+    # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
+    seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if run.sequential and \
+        run.targets else None
+    del x, y
+    stops, spend = _looks_of(run, len(sizes))
+    counted = chosen + family
+    selected = _Selected(n_sel=n_sel, n_est=n_est, sizes=sizes, chosen=chosen, family=family, kinds=kinds,
+                         display=display, stops=stops, spend=spend, counted=counted,
+                         fingerprint=events_fingerprint(counted, run.levels, n_est) if run.execution.checkpoint else "",
+                         marks={2 ** i for i in range(max(1, len(sizes)).bit_length())})
+    if len(stops) > 1 and seen is not None:
+        _expect(run, selected, *seen, 0)
+    tally.k = np.zeros((2, len(selected.counted)), dtype=np.int64)
+    tally.state = (tally.k, 0, np.zeros_like(tally.k), (0, 0))
+    return selected
+
+
+def _draw_selection_split(run: _Run, tally: _Tally, n_sel: int
+                          ) -> tuple[np.ndarray, np.ndarray, list[OutputKind | None]]:
+    """The selection split of each side (``n_sel`` outputs) and the kind of each side's outputs.
+
+    The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
+    first one also gives the real size of an output for the memory check."""
+    sel_sizes = _chunk_sizes(n_sel)
+    with recording(run.execution.checkpoint):  # what sample reaches at call time: checked on resume
+        first = _draw_chunk(run.mechanism, run.sides[0], sel_sizes[0], run.seed, run.key, SELECTION, 0, 0)
+    tally.drawn_per_side[0] = sel_sizes[0]
+    kinds: list[OutputKind | None] = [output_kind(first), None]
+    check_memory(run.samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, run.workers,
+                 run.selection_fraction)
+    run.progress.update(sel_sizes[0], sel_sizes[0], tally.running_epsilon)
+    run.progress.announce()
+    drawn = {(0, 0): first, **_draw_selection(run, tally, kinds, [(s, c, sel_sizes[c]) for s in (0, 1)
+                                                                  for c in range(len(sel_sizes)) if (s, c) != (0, 0)])}
+    x = np.concatenate([drawn[(0, c)] for c in range(len(sel_sizes))])
+    y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
+    if x.shape[1:] != y.shape[1:]:
+        raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
+    return x, y, kinds
+
+
+def _draw_selection(run: _Run, tally: _Tally, kinds: list[OutputKind | None],
+                    tasks: list[tuple[int, int, int]]) -> dict[tuple[int, int], np.ndarray]:
+    """Selection chunks (side, chunk, size), each conformed to its side's kind as it arrives (the
+    first chunk of a side without a kind fixes it)."""
+    out: dict[tuple[int, int], np.ndarray] = {}
+    outputs = run.execution.map(_draw_chunk, [(run.mechanism, run.sides[s], size, run.seed, run.key, SELECTION, s, c)
+                                              for s, c, size in tasks])
     try:
-        try:
-            # The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
-            # first one also gives the real size of an output for the memory check.
-            sel_sizes = _chunk_sizes(n_sel)
-            with recording(execution.checkpoint):  # what sample reaches at call time: checked on resume
-                first = _draw_chunk(mechanism, d, sel_sizes[0], seed, key, SELECTION, 0, 0)
-            drawn_per_side[0] = sel_sizes[0]
-            kinds: list[OutputKind | None] = [output_kind(first), None]
-            check_memory(samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, workers,
-                         selection_fraction)
-            progress.update(sel_sizes[0], sel_sizes[0], running_epsilon)
-            progress.announce()
-
-            def draw_selection(tasks: list[tuple[int, int, int]]) -> dict[tuple[int, int], np.ndarray]:
-                """Selection chunks (side, chunk, size), each conformed to its side's kind as it arrives."""
-                out: dict[tuple[int, int], np.ndarray] = {}
-                outputs = execution.map(_draw_chunk, [(mechanism, sides[s], size, seed, key, SELECTION, s, c)
-                                                      for s, c, size in tasks])
-                try:
-                    for (s, c, size), drawn_chunk in zip(tasks, outputs, strict=True):
-                        if kinds[s] is None:
-                            kinds[s] = output_kind(drawn_chunk)
-                        out[(s, c)] = conform(drawn_chunk, kinds[s], _where(mechanism, SELECTION, s, c))  # type: ignore[arg-type]
-                        drawn_per_side[s] += size
-                        progress.update(size, progress.done + size, running_epsilon)
-                finally:
-                    outputs.close()  # an interrupt: cancels what is still in flight
-                return out
-
-            drawn = {(0, 0): first, **draw_selection([(s, c, sel_sizes[c]) for s in (0, 1)
-                                                      for c in range(len(sel_sizes)) if (s, c) != (0, 0)])}
-            x = np.concatenate([drawn[(0, c)] for c in range(len(sel_sizes))])
-            y = np.concatenate([drawn[(1, c)] for c in range(len(sel_sizes))])
-            if x.shape[1:] != y.shape[1:]:
-                raise MechanismError(f"outputs under D have shape {x.shape[1:]} but under D' {y.shape[1:]}")
-            phase = "the check whether the selection split settles the choice"
-            extra = extension_size(samples, n_sel, x, y, deltas[0], n_est, confidences[0])
-            if extra:  # discrete vector outputs: the selection split grows, on chunk streams after its own
-                phase = "the selection split's extension (discrete vector outputs)"
-                check_memory(samples, int(np.prod(x.shape[1:], dtype=np.int64)), x.dtype.itemsize, workers,
-                             DISCRETE_VECTOR_FRACTION)
-                more = list(enumerate(_chunk_sizes(extra), start=len(sel_sizes)))
-                grown = draw_selection([(s, c, size) for s in (0, 1) for c, size in more])
-                x = np.concatenate([x, *(grown.pop((0, c)) for c, _ in more)])  # popped: nothing kept twice
-                y = np.concatenate([y, *(grown.pop((1, c)) for c, _ in more)])
-                n_sel, n_est = n_sel + extra, n_est - extra
-            phase = "the event selection on the selection split"
-            picked, family = select_events(x, y, deltas, (n_est, n_est), confidences, resolve_views(discrete, events),
-                                           seed, tradeoff_points=TRADEOFF_POINTS)
-            # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
-            phase = "the tail pilot (part of the selection split)"
-            pilot = pilot_size(samples, selection_fraction, n_sel)
-            picked, pilot = refine_thresholds(
-                picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=deltas, confidences=confidences,
-                mechanism=mechanism, sides=sides, seed=seed, key=key, kinds=kinds, execution=execution,
-                draw=_draw_chunk, on_chunk=lambda size: progress.update(size, progress.done + size, running_epsilon))
-            drawn_per_side = [n + pilot for n in drawn_per_side]
-            phase = "the preparation of the estimation split"
-            n_sel, n_est = n_sel + pilot, n_est - pilot
-            sizes = _estimation_chunks(mechanism, n_est)
-            chosen.extend(picked)
-            display = describe_outputs(x, y, chosen[0])
-            # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
-            seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if sequential and targets \
-                else None
-            counted = chosen + family
-            del x, y, drawn, first
-            looks = sequential and bool(targets)
-            stops = sorted({max(1, int(np.ceil(len(sizes) * f))) for f in LOOKS}) if looks else [len(sizes)]
-            spend = dict(zip(stops, SPENDING[-len(stops):], strict=True)) if len(stops) > 1 else {stops[-1]: 1.0}
-            if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
-                total = sum(spend.values())
-                spend = {k: v / total for k, v in spend.items()}
-
-            def expect(counts: np.ndarray, n: int, after: int) -> None:  # the progress line's projected end
-                ends = [(sizes.upto(s), spend[s]) for s in stops]
-                j = expected_look(chosen, deltas, confidences, counts, n, ends, targets, after)
-                progress.expect(2 * (n_sel + ends[j][0]), f"look {j + 1} of {len(stops)}")
-
-            if len(stops) > 1 and seen is not None:
-                expect(*seen, 0)
-            k = np.zeros((2, len(counted)), dtype=np.int64)
-            fingerprint = events_fingerprint(counted, levels, n_est) if execution.checkpoint else ""
-            # The first event's counts after 1, 2, 4, ... chunk pairs (convergence), not per chunk: a
-            # huge budget has millions of chunks.
-            marks = {2 ** i for i in range(max(1, len(sizes)).bit_length())}
-            series: list[tuple[int, int, int]] = []
-            done, note = 0, None
-
-            def saved(s: int, c: int) -> np.ndarray | None:
-                if execution.checkpoint is None:
-                    return None
-                return execution.checkpoint.get(key, fingerprint, s, c, len(counted), sizes[c])
-
-            # One state, replaced by single assignments (a Ctrl-C lands between bytecodes): the counts of
-            # the whole chunk pairs, how many there are, and the pair in progress (counts, outputs per side).
-            state: tuple[np.ndarray, int, np.ndarray, tuple[int, int]] = (k, 0, np.zeros_like(k), (0, 0))
-        except KeyboardInterrupt as exc:
-            if not stopped_by_user(exc):
-                raise
-            # Nothing of the estimation split was counted: no bound, whatever the selection saw.
-            return unmeasured(levels, min(drawn_per_side), f"interrupted by the user during {phase}: no "
-                              "estimation sample was counted, so there is no bound (eps_lower 0 at every delta)")
-        try:
-            for look, stop in enumerate(stops):
-                need = {c: [s for s in (0, 1) if saved(s, c) is None] for c in range(done, stop)} if (
-                    execution.checkpoint) else None
-
-                def sides_to_count(c: int, need: dict[int, list[int]] | None = need) -> list[int]:
-                    return need[c] if need is not None else [0, 1]
-
-                def tasks(lo: int = done, hi: int = stop) -> Iterator[tuple]:
-                    # Chunk pairs in order, both sides' parts interleaved (an interrupted run then holds
-                    # as many outputs of each side); generated as tasks are handed out, never listed.
-                    for c in range(lo, hi):
-                        todo = sides_to_count(c)
-                        for p, size in _parts_of(mechanism, sizes[c]):
-                            for s in todo:
-                                yield (mechanism, sides[s], size, seed, key, s, c, p, counted, kinds[s])
-
-                n_tasks = sum(len(sides_to_count(c)) * _n_parts(mechanism, sizes[c]) for c in range(done, stop))
-                results = execution.map(_count_part, tasks(), n_tasks)
-                try:
-                    for c in range(done, stop):
-                        todo = sides_to_count(c)
-                        base = np.zeros_like(k)
-                        for s in (0, 1):
-                            kept = saved(s, c) if s not in todo else None
-                            if kept is not None:
-                                base[s] = kept
-                        state = (state[0], state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
-                        for _, size in _parts_of(mechanism, sizes[c]):
-                            for s in todo:
-                                counts = next(results)
-                                part_k = state[2].copy()
-                                part_k[s] += counts
-                                part_n = (state[3][0] + size * (s == 0), state[3][1] + size * (s == 1))
-                                state = (state[0], state[1], part_k, part_n)
-                                progress.update(size, progress.done + size, running_epsilon)
-                        if execution.checkpoint:
-                            for s in todo:
-                                execution.checkpoint.add(key, fingerprint, s, c, state[2][s], sizes[c])
-                        state = (state[0] + state[2], c + 1, np.zeros_like(k), (0, 0))
-                        if state[1] in marks:
-                            series.append((sizes.upto(state[1]), int(state[0][0, 0]), int(state[0][1, 0])))
-                except KeyboardInterrupt as exc:
-                    if not stopped_by_user(exc):
-                        raise
-                    interrupted = True  # the user's Ctrl-C: a partial result of what was counted
-                finally:
-                    results.close()  # cancels what is still in flight
-                k, done = state[0], state[1]
-                n_done = sizes.upto(done)
-                if interrupted:
-                    break
-                share = spend[stop]
-                bounds = tuple(bound_from_counts(ev, delta, k[0, i], n_done, k[1, i], n_done, 1 - (1 - conf) * share)
-                               for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
-                at_look = (k.copy(), done, bounds)  # before the look is shown: a Ctrl-C between keeps them one
-                looked.append(bounds[0].epsilon_lower)
-                if len(stops) > 1:
-                    progress.update(0, 2 * n_sel + 2 * n_done, running_epsilon)  # the look's bound
-                    rule = RULE if len(stops) == len(LOOKS) else (  # a small budget merges looks: say so
-                        f"{RULE}; this budget holds {len(stops)} distinct looks "
-                        f"(last {len(stops)} shares renormalised)")
-                    note = f"{rule}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
-                    if any(bounds[i].epsilon_lower > t for i, t in targets.items()):
-                        note += ": stopped, violation certified"
-                        break
-                    if stop < len(sizes) and futile(bounds, targets, n_est, 1 - (1 - confidences[0]) * SPENDING[-1]):
-                        note += ": stopped, no claim can be reached within the budget"
-                        break
-                    if look + 1 < len(stops):
-                        expect(k[:, :len(chosen)], n_done, look + 1)
-        except KeyboardInterrupt as exc:  # between the counting loops (a look's bounds, the checkpoint's lookups)
-            if not stopped_by_user(exc):
-                raise
-            interrupted = True
-            k, done = state[0], state[1]
+        for (s, c, size), drawn_chunk in zip(tasks, outputs, strict=True):
+            if kinds[s] is None:
+                kinds[s] = output_kind(drawn_chunk)
+            out[(s, c)] = conform(drawn_chunk, kinds[s], _where(run.mechanism, SELECTION, s, c))  # type: ignore[arg-type]
+            tally.drawn_per_side[s] += size
+            run.progress.update(size, run.progress.done + size, tally.running_epsilon)
     finally:
-        progress.close()
-    n_d = n_dp = sizes.upto(done)
-    k_d, k_dp = k[0], k[1]
-    if interrupted:
-        if looked:  # a sequential run: the last finished look's bounds stand, at that look's share of alpha
-            k_d, k_dp, done, bounds = at_look[0][0], at_look[0][1], at_look[1], at_look[2]
+        outputs.close()  # an interrupt: cancels what is still in flight
+    return out
+
+
+def _extend_selection(run: _Run, tally: _Tally, kinds: list[OutputKind | None], x: np.ndarray, y: np.ndarray, *,
+                      start: int, extra: int) -> tuple[np.ndarray, np.ndarray]:
+    """The selection split grown by ``extra`` outputs per side (:func:`extension_size`), drawn on the
+    chunk streams numbered from ``start``, after the split's own."""
+    check_memory(run.samples, int(np.prod(x.shape[1:], dtype=np.int64)), x.dtype.itemsize, run.workers,
+                 DISCRETE_VECTOR_FRACTION)
+    more = list(enumerate(_chunk_sizes(extra), start=start))
+    grown = _draw_selection(run, tally, kinds, [(s, c, size) for s in (0, 1) for c, size in more])
+    x = np.concatenate([x, *(grown.pop((0, c)) for c, _ in more)])  # popped: nothing kept twice
+    y = np.concatenate([y, *(grown.pop((1, c)) for c, _ in more)])
+    return x, y
+
+
+def _looks_of(run: _Run, n_chunks: int) -> tuple[list[int], dict[int, float]]:
+    """The chunk pairs counted at each look (:data:`LOOKS` of the estimation split when the run is
+    sequential with targets, else one look at the end) and each look's share of α (:data:`SPENDING`)."""
+    looks = run.sequential and bool(run.targets)
+    stops = sorted({max(1, int(np.ceil(n_chunks * f))) for f in LOOKS}) if looks else [n_chunks]
+    spend = dict(zip(stops, SPENDING[-len(stops):], strict=True)) if len(stops) > 1 else {stops[-1]: 1.0}
+    if len(stops) > 1:  # fewer looks than planned (a small budget): the spent shares still sum to 1
+        total = sum(spend.values())
+        spend = {k: v / total for k, v in spend.items()}
+    return stops, spend
+
+
+def _expect(run: _Run, selected: _Selected, counts: np.ndarray, n: int, after: int) -> None:
+    """The progress line's projected end: the look the run is expected to stop at, from ``counts``
+    of the chosen events on ``n`` outputs per side, among the looks after the first ``after``."""
+    ends = [(selected.sizes.upto(s), selected.spend[s]) for s in selected.stops]
+    j = expected_look(selected.chosen, run.deltas, run.confidences, counts, n, ends, run.targets, after)
+    run.progress.expect(2 * (selected.n_sel + ends[j][0]), f"look {j + 1} of {len(selected.stops)}")
+
+
+def _saved(run: _Run, selected: _Selected, s: int, c: int) -> np.ndarray | None:
+    """The checkpoint's counts of chunk ``c`` of side ``s``, or None (no checkpoint, or not counted yet)."""
+    if run.execution.checkpoint is None:
+        return None
+    return run.execution.checkpoint.get(run.key, selected.fingerprint, s, c, len(selected.counted), selected.sizes[c])
+
+
+def _count_looks(run: _Run, selected: _Selected, tally: _Tally) -> None:
+    """The estimation split counted look by look; after each, its bounds at the look's share of α
+    and, under the sequential rule, the stop (a violation certified, or no claim reachable)."""
+    for look, stop in enumerate(selected.stops):
+        _count_chunks(run, selected, tally, lo=tally.done, hi=stop)
+        tally.k, tally.done = tally.state[0], tally.state[1]
+        if tally.interrupted:
+            break
+        if _look(run, selected, tally, look, stop):
+            break
+
+
+def _count_chunks(run: _Run, selected: _Selected, tally: _Tally, *, lo: int, hi: int) -> None:
+    """Chunk pairs ``lo`` to ``hi`` − 1 counted into ``tally.state`` (a side the checkpoint holds is
+    read, not redrawn); a user's Ctrl-C sets ``tally.interrupted`` and keeps what was counted."""
+    mechanism, sizes = run.mechanism, selected.sizes
+    need = {c: [s for s in (0, 1) if _saved(run, selected, s, c) is None] for c in range(lo, hi)} if (
+        run.execution.checkpoint) else None
+
+    def sides_to_count(c: int) -> list[int]:
+        return need[c] if need is not None else [0, 1]
+
+    def tasks() -> Iterator[tuple]:
+        # Chunk pairs in order, both sides' parts interleaved (an interrupted run then holds
+        # as many outputs of each side); generated as tasks are handed out, never listed.
+        for c in range(lo, hi):
+            todo = sides_to_count(c)
+            for p, size in _parts_of(mechanism, sizes[c]):
+                for s in todo:
+                    yield (mechanism, run.sides[s], size, run.seed, run.key, s, c, p, selected.counted,
+                           selected.kinds[s])
+
+    n_tasks = sum(len(sides_to_count(c)) * _n_parts(mechanism, sizes[c]) for c in range(lo, hi))
+    results = run.execution.map(_count_part, tasks(), n_tasks)
+    try:
+        for c in range(lo, hi):
+            _count_chunk_pair(run, selected, tally, c, sides_to_count(c), results)
+    except KeyboardInterrupt as exc:
+        if not stopped_by_user(exc):
+            raise
+        tally.interrupted = True  # the user's Ctrl-C: a partial result of what was counted
+    finally:
+        results.close()  # cancels what is still in flight
+
+
+def _count_chunk_pair(run: _Run, selected: _Selected, tally: _Tally, c: int, todo: list[int],
+                      results: Iterator[np.ndarray]) -> None:
+    """Chunk pair ``c``: the sides in ``todo`` counted part by part from ``results``, the others
+    read from the checkpoint; the pair recorded in the checkpoint and added to the whole pairs."""
+    sizes = selected.sizes
+    base = np.zeros_like(tally.k)
+    for s in (0, 1):
+        kept = _saved(run, selected, s, c) if s not in todo else None
+        if kept is not None:
+            base[s] = kept
+    tally.state = (tally.state[0], tally.state[1], base, (0 if 0 in todo else sizes[c], 0 if 1 in todo else sizes[c]))
+    for _, size in _parts_of(run.mechanism, sizes[c]):
+        for s in todo:
+            counts = next(results)
+            part_k = tally.state[2].copy()
+            part_k[s] += counts
+            part_n = (tally.state[3][0] + size * (s == 0), tally.state[3][1] + size * (s == 1))
+            tally.state = (tally.state[0], tally.state[1], part_k, part_n)
+            run.progress.update(size, run.progress.done + size, tally.running_epsilon)
+    if run.execution.checkpoint:
+        for s in todo:
+            run.execution.checkpoint.add(run.key, selected.fingerprint, s, c, tally.state[2][s], sizes[c])
+    tally.state = (tally.state[0] + tally.state[2], c + 1, np.zeros_like(tally.k), (0, 0))
+    if tally.state[1] in selected.marks:
+        tally.series.append((sizes.upto(tally.state[1]), int(tally.state[0][0, 0]), int(tally.state[0][1, 0])))
+
+
+def _look(run: _Run, selected: _Selected, tally: _Tally, look: int, stop: int) -> bool:
+    """The bounds at a finished look (at its share of α) kept in ``tally``; under the sequential rule,
+    the look shown and noted, and whether the run stops here."""
+    n_done = selected.sizes.upto(tally.done)
+    share = selected.spend[stop]
+    k, stops = tally.k, selected.stops
+    bounds = tuple(bound_from_counts(ev, delta, k[0, i], n_done, k[1, i], n_done, 1 - (1 - conf) * share)
+                   for i, (ev, delta, conf) in enumerate(zip(selected.chosen, run.deltas, run.confidences,
+                                                             strict=True)))
+    tally.at_look = (k.copy(), tally.done, bounds)  # before the look is shown: a Ctrl-C between keeps them one
+    tally.looked.append(bounds[0].epsilon_lower)
+    if len(stops) == 1:
+        return False
+    run.progress.update(0, 2 * selected.n_sel + 2 * n_done, tally.running_epsilon)  # the look's bound
+    rule = RULE if len(stops) == len(LOOKS) else (  # a small budget merges looks: say so
+        f"{RULE}; this budget holds {len(stops)} distinct looks "
+        f"(last {len(stops)} shares renormalised)")
+    tally.note = f"{rule}; look {look + 1} of {len(stops)} at {n_done} estimation samples per side"
+    if any(bounds[i].epsilon_lower > t for i, t in run.targets.items()):
+        tally.note += ": stopped, violation certified"
+        return True
+    if stop < len(selected.sizes) and futile(bounds, run.targets, selected.n_est,
+                                             1 - (1 - run.confidences[0]) * SPENDING[-1]):
+        tally.note += ": stopped, no claim can be reached within the budget"
+        return True
+    if look + 1 < len(stops):
+        _expect(run, selected, k[:, :len(selected.chosen)], n_done, look + 1)
+    return False
+
+
+def _estimate_of(run: _Run, selected: _Selected, tally: _Tally) -> Estimate:
+    """The :class:`Estimate` of what was counted: the last look's bounds, or after a user's Ctrl-C
+    the last finished look's (sequential) or those of every output counted so far."""
+    sizes, chosen, confidences = selected.sizes, selected.chosen, run.confidences
+    n_d = n_dp = sizes.upto(tally.done)
+    k_d, k_dp = tally.k[0], tally.k[1]
+    bounds, note = tally.at_look[2], tally.note
+    if tally.interrupted:
+        if tally.looked:  # a sequential run: the last finished look's bounds stand, at that look's share of alpha
+            k_d, k_dp, done, bounds = tally.at_look[0][0], tally.at_look[0][1], tally.at_look[1], tally.at_look[2]
             n_d = n_dp = sizes.upto(done)
         else:  # every output counted so far, the pair in progress too: at each side a prefix of its streams
-            k_d, k_dp = k[0] + state[2][0], k[1] + state[2][1]
-            n_d, n_dp = n_d + state[3][0], n_dp + state[3][1]
+            k_d, k_dp = tally.k[0] + tally.state[2][0], tally.k[1] + tally.state[2][1]
+            n_d, n_dp = n_d + tally.state[3][0], n_dp + tally.state[3][1]
             if not (n_d and n_dp):  # nothing counted on a side: no bound to report
-                return unmeasured(levels, n_sel + min(n_d, n_dp), "interrupted by the user during the estimation "
-                                  "split, before an output of each side was counted: there is no bound (eps_lower "
-                                  "0 at every delta)")
+                return unmeasured(run.levels, selected.n_sel + min(n_d, n_dp), "interrupted by the user during the "
+                                  "estimation split, before an output of each side was counted: there is no bound "
+                                  "(eps_lower 0 at every delta)")
             # The user's stop cannot depend on the counts (no bound is shown before a look), so the
             # bound of the outputs counted is valid at its full confidence (the first look's share
             # for a sequential run).
-            share = spend[stops[0]]
+            share = selected.spend[selected.stops[0]]
             bounds = tuple(bound_from_counts(ev, delta, k_d[i], n_d, k_dp[i], n_dp, 1 - (1 - conf) * share)
-                           for i, (ev, delta, conf) in enumerate(zip(chosen, deltas, confidences, strict=True)))
+                           for i, (ev, delta, conf) in enumerate(zip(chosen, run.deltas, confidences, strict=True)))
         note = ((note + "; ") if note else "") + (f"interrupted by the user: a partial result of {min(n_d, n_dp)} "
-                                                 f"of {n_est} estimation samples per side")
-    series = [point for point in series if point[0] < min(n_d, n_dp)]
+                                                 f"of {selected.n_est} estimation samples per side")
+    series = [point for point in tally.series if point[0] < min(n_d, n_dp)]
     if n_d == n_dp:
         series.append((n_d, int(k_d[0]), int(k_dp[0])))
-    curve = tradeoff_points(family, k_d[len(chosen):], n_d, k_dp[len(chosen):], n_dp, confidences[0])
-    return Estimate(bounds, confidences[0], n_sel + min(n_d, n_dp), n_sel, sequential=note, tradeoff=curve,
-                    convergence=convergence(chosen[0], deltas[0], confidences[0], series),
-                    display=display)
+    curve = tradeoff_points(selected.family, k_d[len(chosen):], n_d, k_dp[len(chosen):], n_dp, confidences[0])
+    return Estimate(bounds, confidences[0], selected.n_sel + min(n_d, n_dp), selected.n_sel, sequential=note,
+                    tradeoff=curve, convergence=convergence(chosen[0], run.deltas[0], confidences[0], series),
+                    display=selected.display)

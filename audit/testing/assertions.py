@@ -20,6 +20,7 @@ import logging
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -206,43 +207,69 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
     require(isinstance(samples, int) and not isinstance(samples, bool) and samples >= 1000, "samples", samples,
             "must be an integer >= 1000")
     name = getattr(mechanism, "name", None)
-    label = name if isinstance(name, str) and name else type(mechanism).__name__
+    checker = _Checker(mechanism, name if isinstance(name, str) and name else type(mechanism).__name__, seed)
     datasets = [("D", d)] + ([] if d_prime is None else [("D'", d_prime)])
     caps = capabilities(mechanism)
-    passed: list[str] = []
+    if not (isinstance(name, str) and name):
+        checker.fail("name", f"mechanism.name must be a non-empty string, got {name!r}")
+    passed = ["name"]
+    if not callable(getattr(mechanism, "sample", None)):
+        checker.fail("sample-shape", "the mechanism has no sample(data, size, rng) method")
+    passed += _check_sampling(checker, datasets)
+    passed += _check_declared(checker, caps, datasets, d, d_prime, samples)
+    return passed
 
-    def fail(check: str, detail: str) -> None:
+
+@dataclass(frozen=True)
+class _Checker:
+    """The mechanism under :func:`check_mechanism`, its name in messages and the root seed: how a
+    check fails, draws its generators, and calls the mechanism so that any exception names the check."""
+
+    mechanism: Any
+    label: str
+    seed: int
+
+    def fail(self, check: str, detail: str) -> None:
         __tracebackhide__ = True
-        raise MechanismCheckError(check, label, detail)
+        raise MechanismCheckError(check, self.label, detail)
 
-    def rng(*key: int) -> np.random.Generator:
-        return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+    def rng(self, *key: int) -> np.random.Generator:
+        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
 
-    def draw(check: str, side: str, data: Any, size: int, generator: np.random.Generator) -> Any:
+    def draw(self, check: str, side: str, data: Any, size: int, generator: np.random.Generator) -> Any:
         __tracebackhide__ = True
         try:
-            return mechanism.sample(data, size, generator)
+            return self.mechanism.sample(data, size, generator)
         except Exception as exc:  # a broken mechanism may raise anything: name the check
-            fail(check, f"sample({side}, {size}, rng) raised {type(exc).__name__}: {exc}")
+            self.fail(check, f"sample({side}, {size}, rng) raised {type(exc).__name__}: {exc}")
 
-    def call(check: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
+    def call(self, check: str, what: str, fn: Callable[..., Any], *args: Any) -> Any:
         __tracebackhide__ = True
         try:
             return fn(*args)
         except Exception as exc:  # as in draw
-            fail(check, f"{what} raised {type(exc).__name__}: {exc}")
+            self.fail(check, f"{what} raised {type(exc).__name__}: {exc}")
 
-    if not (isinstance(name, str) and name):
-        fail("name", f"mechanism.name must be a non-empty string, got {name!r}")
-    passed.append("name")
-    if not callable(getattr(mechanism, "sample", None)):
-        fail("sample-shape", "the mechanism has no sample(data, size, rng) method")
 
-    # Outputs: shape, dtype, finiteness, for several sizes and both datasets.
+def _check_sampling(checker: _Checker, datasets: list[tuple[str, Any]]) -> list[str]:
+    """The checks every mechanism gets, in order: outputs' shape, dtype and finiteness, seeded,
+    seed-varies, vectorised; the names of those passed (a skipped one is left out)."""
+    __tracebackhide__ = True
+    trailing = _check_outputs(checker, datasets)
+    passed = ["sample-shape", "sample-dtype", "sample-finite"]
+    passed += _check_seeds(checker, datasets)
+    _check_vectorised(checker, datasets, trailing)
+    return [*passed, "vectorised"]
+
+
+def _check_outputs(checker: _Checker, datasets: list[tuple[str, Any]]) -> tuple[int, ...] | None:
+    """Outputs: shape, dtype, finiteness, for several sizes and both datasets; their trailing shape."""
+    __tracebackhide__ = True
+    fail = checker.fail
     trailing = None
     for i, (side, data) in enumerate(datasets):
         for size in _SIZES:
-            out = draw("sample-shape", side, data, size, rng(1, i, size))
+            out = checker.draw("sample-shape", side, data, size, checker.rng(1, i, size))
             if not isinstance(out, np.ndarray):
                 fail("sample-shape", f"sample({side}, {size}, rng) returned an object of type "
                                      f"{type(out).__name__}, not a numpy array")
@@ -259,34 +286,49 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
             if not np.all(np.isfinite(out)):
                 fail("sample-finite", f"sample({side}, {size}, rng) holds {int(np.sum(~np.isfinite(out)))} "
                                       "NaN or infinite values")
-    passed += ["sample-shape", "sample-dtype", "sample-finite"]
+    return trailing
 
+
+def _check_seeds(checker: _Checker, datasets: list[tuple[str, Any]]) -> list[str]:
+    """``seeded`` (one seed, the same outputs; not checked for ``seeded = False``) and ``seed-varies``
+    (two seeds, different outputs; skipped for constant outputs): the names of those passed."""
+    __tracebackhide__ = True
+    passed = []
     n = _SIZES[-1]
-    first = {side: draw("seeded", side, data, n, rng(2)) for side, data in datasets}
-    unseeded = getattr(mechanism, "seeded", True) is False  # declared (dpaudit.adapters.per_call): not checked
+    first = {side: checker.draw("seeded", side, data, n, checker.rng(2)) for side, data in datasets}
+    unseeded = getattr(checker.mechanism, "seeded", True) is False  # declared (dpaudit.adapters.per_call): not checked
     for side, data in datasets:
-        again = draw("seeded", side, data, n, rng(2))
+        again = checker.draw("seeded", side, data, n, checker.rng(2))
         if not unseeded and not np.array_equal(first[side], again):
-            fail("seeded", f"two generators with the same seed gave different outputs on {side}: sample must "
-                           "draw from its rng argument only (no global or unseeded state)")
+            checker.fail("seeded", f"two generators with the same seed gave different outputs on {side}: sample "
+                                   "must draw from its rng argument only (no global or unseeded state)")
     if not unseeded:
         passed.append("seeded")
 
     degenerate = True
     for side, data in datasets:
-        other = draw("seed-varies", side, data, n, rng(3))
+        other = checker.draw("seed-varies", side, data, n, checker.rng(3))
         constant = bool(np.all(first[side] == first[side][:1]))
         if np.array_equal(first[side], other) and not constant:
-            fail("seed-varies", f"two different seeds gave the same {n} outputs on {side}: sample ignores its rng")
+            checker.fail("seed-varies", f"two different seeds gave the same {n} outputs on {side}: sample ignores "
+                                        "its rng")
         degenerate = degenerate and constant and np.array_equal(first[side], other)
     if not degenerate:
         passed.append("seed-varies")
+    return passed
 
+
+def _check_vectorised(checker: _Checker, datasets: list[tuple[str, Any]], trailing: tuple[int, ...] | None) -> None:
+    """One call of size 2n against two of size n and against n calls of size 1: two-sample
+    Kolmogorov–Smirnov tests at level :data:`CHECK_ALPHA` on a fixed random projection."""
+    __tracebackhide__ = True
+    n = _SIZES[-1]
     weights = np.random.default_rng(20240601).standard_normal(trailing[0] if trailing else 1)
 
     def project(outputs: np.ndarray) -> np.ndarray:  # vectors to one fixed random direction
         return np.asarray(outputs, dtype=float).reshape(len(outputs), -1) @ weights
 
+    draw, rng = checker.draw, checker.rng
     for i, (side, data) in enumerate(datasets):
         whole = draw("vectorised", side, data, 2 * n, rng(4, i))
         halves = np.concatenate([draw("vectorised", side, data, n, rng(5, i, h)) for h in (0, 1)])
@@ -295,10 +337,17 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
                            (f"one call of size {2 * n} and {_SINGLE_DRAWS} calls of size 1", whole, singles)):
             pvalue = stats.ks_2samp(project(a), project(b), method="asymp").pvalue
             if pvalue < CHECK_ALPHA:
-                fail("vectorised", f"on {side}, {what} draw different distributions (Kolmogorov-Smirnov "
-                                   f"p = {pvalue:.3g} < {CHECK_ALPHA:g}): is one draw broadcast to the batch?")
-    passed.append("vectorised")
+                checker.fail("vectorised", f"on {side}, {what} draw different distributions (Kolmogorov-Smirnov "
+                                           f"p = {pvalue:.3g} < {CHECK_ALPHA:g}): is one draw broadcast to the batch?")
 
+
+def _check_declared(checker: _Checker, caps: Any, datasets: list[tuple[str, Any]], d: Any, d_prime: Any,
+                    samples: int) -> list[str]:
+    """The checks of the optional methods the mechanism declares (``caps``), in order; the names of
+    those run (the pair's need ``d_prime``)."""
+    __tracebackhide__ = True
+    mechanism, fail, call, draw, rng = checker.mechanism, checker.fail, checker.call, checker.draw, checker.rng
+    passed = []
     if "output_distribution" in caps:
         for i, (side, data) in enumerate(datasets):
             _check_output_distribution(mechanism, side, data, samples, rng(7, i), fail, call, draw)
@@ -310,15 +359,7 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
         passed.append("sample-counts")
 
     if "exact_epsilon" in caps and d_prime is not None:
-        curve = []
-        for delta in (0.0, 1e-3):
-            value = call("exact-epsilon", f"exact_epsilon(D, D', {delta:g})", mechanism.exact_epsilon,
-                         d, d_prime, delta)
-            if value is not None and not (is_real(value) and not math.isnan(value) and value >= 0):
-                fail("exact-epsilon", f"exact_epsilon(D, D', {delta:g}) = {value!r}: must be None or a number >= 0")
-            curve.append(value)
-        if None not in curve and curve[1] > curve[0] * (1 + 1e-9) + 1e-12:
-            fail("exact-epsilon", f"exact epsilon grows with delta: {curve[0]!r} at 0 but {curve[1]!r} at 0.001")
+        _check_exact_epsilon(checker, d, d_prime)
         passed.append("exact-epsilon")
 
     if "guarantees" in caps:
@@ -341,6 +382,21 @@ def check_mechanism(mechanism: Any, d: Any, d_prime: Any = None, *, seed: int = 
             fail("epsilon-sup-pi0", f"epsilon_sup_pi0(D, D') = {value!r}: must be a number >= 0")
         passed.append("epsilon-sup-pi0")
     return passed
+
+
+def _check_exact_epsilon(checker: _Checker, d: Any, d_prime: Any) -> None:
+    """``exact_epsilon(D, D', δ)`` at δ = 0 and 1e-3: None or a number >= 0, non-increasing in δ."""
+    __tracebackhide__ = True
+    curve = []
+    for delta in (0.0, 1e-3):
+        value = checker.call("exact-epsilon", f"exact_epsilon(D, D', {delta:g})", checker.mechanism.exact_epsilon,
+                             d, d_prime, delta)
+        if value is not None and not (is_real(value) and not math.isnan(value) and value >= 0):
+            checker.fail("exact-epsilon", f"exact_epsilon(D, D', {delta:g}) = {value!r}: must be None or a number "
+                                          ">= 0")
+        curve.append(value)
+    if None not in curve and curve[1] > curve[0] * (1 + 1e-9) + 1e-12:
+        checker.fail("exact-epsilon", f"exact epsilon grows with delta: {curve[0]!r} at 0 but {curve[1]!r} at 0.001")
 
 
 def _check_claims(check: str, what: str, claims: Any, fail: Callable[[str, str], None]) -> None:
