@@ -133,3 +133,19 @@ def test_a_users_refuted_claim_without_expectation_is_a_finding(tmp_path):
     assert tight["verdict"] == "violation" and tight["no_expectation"] is None
     assert code == 1
     assert in_process("summary", path).returncode == 1
+
+
+def test_the_one_run_page_shows_the_isolated_reading_and_what_a_holding_claim_could_have_caught(rr, tmp_path):
+    pdfplumber = pytest.importorskip("pdfplumber")
+    path = tmp_path / "results.json"
+    payload = _with_isolated(rr)
+    iso = payload["scenarios"][0]["isolated"]
+    path.write_text(json.dumps(payload))
+    assert in_process("report", path, "-o", tmp_path / "r.pdf").returncode == 0
+    with pdfplumber.open(tmp_path / "r.pdf") as pdf:
+        words = " ".join(" ".join((page.extract_text() or "").split()) for page in pdf.pages)
+    # the row's label wraps in its cell: its words, then the reading with its premise
+    assert all(w in words for w in ("independent", "(declared", "by the design)"))
+    assert f"{iso['tp']}/{iso['n_in']} in and {iso['fp']}/{iso['n_out']} out above the threshold 0.5" in words
+    assert "valid only under the premise: isolated" in words
+    assert "user/claim: could have caught" in words
