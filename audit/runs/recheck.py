@@ -14,7 +14,10 @@ claim's verdict by the f-DP recursion, the largest rejected GDP μ (:func:`check
 scenario's game is recounted from the stored scores and secret (the secret's SHA-256 compared, each
 test's v counted again under the rule, tied scores ranked by the stored tie-break seed:
 :func:`check_onerun_scenario`) and each record is held to its scenario's game
-(:func:`check_onerun_links`).  A one-run game larger than :data:`MAX_GAME` canaries is refused
+(:func:`check_onerun_links`), a scenario's independent-canary reading (``isolated``) recounted from
+the same scores and secret at its recorded threshold and each claim's ``detectable`` checked for
+consistency, not simulated again (:mod:`dpaudit.runs.recheck_onerun` says what is and is not).  A
+record's ``detectable`` must be its scenario claim's.  A one-run game larger than :data:`MAX_GAME` canaries is refused
 before anything is counted: no run produces one, and its cost would be unbounded.
 """
 
