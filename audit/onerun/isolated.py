@@ -129,6 +129,11 @@ class IsolatedBound:
     def rejected(self) -> bool:
         return any(bool(c.rejected) for c in self.claims)
 
+    def epsilon_at(self, delta: float) -> float:
+        """The (ε, δ) lower bound of this test's two bounds at ``delta`` (a claim's own δ; a saved
+        record's claim is re-checked with it)."""
+        return _epsilon(self.tpr_lower, self.fpr_upper, delta)
+
     def to_dict(self) -> dict[str, Any]:
         return {"premise": self.premise, "declared_by": self.declared_by, "reason": self.reason, "check": self.check,
                 "threshold": self.threshold, "threshold_source": self.threshold_source,
