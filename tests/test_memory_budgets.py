@@ -26,7 +26,7 @@ from dpaudit.engine import runner
 from dpaudit.engine.api import audit_mechanism
 from dpaudit.engine.chunks import MAX_CHUNKS, PART, Chunks, parts
 from dpaudit.engine.execution import Execution, Progress, projected_end
-from dpaudit.engine.runner import CHUNK, MAX_SAMPLES, _count_chunk, _estimation_chunks
+from dpaudit.engine.runner import CHUNK, MAX_SAMPLES, _estimation_chunks, count_chunk
 from tests.zoo import LaplaceOnCount
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +75,7 @@ def test_a_chunk_past_the_cap_is_counted_in_parts_of_their_own_seeds():
         expected = int(np.count_nonzero(mech.sample(1, n, rng) >= 0.5))
         assert runner._count_part(mech, 1, n, 3, (0,), 1, 7, p, [event])[0] == expected
     whole = runner._count_part(mech, 1, CHUNK, 3, (0,), 1, 7, -1, [event])
-    assert whole[0] == _count_chunk(mech, 1, CHUNK, 3, (0,), 1, 7, [event])[0]
+    assert whole[0] == count_chunk(mech, 1, CHUNK, 3, (0,), 1, 7, [event])[0]
 
 
 def test_execution_map_reads_a_generator_as_it_goes():

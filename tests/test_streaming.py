@@ -187,7 +187,7 @@ def test_the_tail_pilot_moves_a_threshold_into_the_tail_for_a_large_estimation_s
     refined, used = streaming.refine_thresholds(
         [start, rows], x, y, n_pilot=2_000_000, n_est=10**9, deltas=[1e-6, 0.0], confidences=[0.95, 0.95],
         mechanism=mech, sides=(1, 0), seed=0, key=(0,), kinds=[runner.output_kind(x)] * 2, execution=Execution(),
-        draw=runner._draw_chunk)
+        draw=runner.draw_chunk)
     assert used == 2_000_000 and refined[1] is rows  # only threshold events are re-chosen
     ev = refined[0]
     # The shift is symmetric: the upper tail favours D, the lower tail D'; either is a tail event.
@@ -201,7 +201,7 @@ def test_the_tail_pilot_moves_a_threshold_into_the_tail_for_a_large_estimation_s
     none, zero = streaming.refine_thresholds([rows], x, y, n_pilot=2_000_000, n_est=10**9, deltas=[0.0],
                                              confidences=[0.95], mechanism=mech, sides=(1, 0), seed=0, key=(0,),
                                              kinds=[runner.output_kind(x)] * 2, execution=Execution(),
-                                             draw=runner._draw_chunk)
+                                             draw=runner.draw_chunk)
     assert zero == 0 and none == [rows]  # nothing to refine: no pilot drawn
 
 

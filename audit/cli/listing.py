@@ -22,7 +22,7 @@ LIST_SCHEMA_VERSION = 1
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data (configs/ in a checkout links here)
 
 
-def _list(args: argparse.Namespace) -> int:
+def list_command(args: argparse.Namespace) -> int:
     """``list`` (everything, with each mechanism's parameters), ``list NAME`` or ``list --configs``."""
     if getattr(args, "json", False) and args.configs:
         raise UsageError("list --json describes the catalog or one mechanism: drop --configs")

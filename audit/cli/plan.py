@@ -36,7 +36,7 @@ from dpaudit.onerun.planner import (
 from dpaudit.onerun.steinke import epsilon_ceiling
 
 
-def _plan_budget(args: argparse.Namespace) -> int:
+def plan_command(args: argparse.Namespace) -> int:
     """``plan``: the scenario is looked up in the errata suite, then the full one (so it is built, and
     keyed, as a run of that suite would), then among the one-run designs; one line
     ``samples_per_side=N`` (or ``canaries=N``), then the explanation."""

@@ -19,15 +19,14 @@ from dpaudit.catalog import Scenario
 from dpaudit.catalog.onerun import OneRunScenario, mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
+    Session,
     UsageError,
-    _environment,
-    _load_attr,
-    _load_npz,
-    _parse_params,
-    _report_families,
-    _Session,
-    _write_report,
+    environment,
+    load_attr,
+    parse_params,
+    report_families,
     resume_command,
+    write_report,
 )
 from dpaudit.cli.expectations import (
     exit_status,
@@ -52,6 +51,7 @@ from dpaudit.reports.text import errata_note, incomplete_note, printable, settin
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
+from dpaudit.runs.datafiles import read_npz
 from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.onerun import onerun_scenario, saved_games
 from dpaudit.runs.plugins import resume_refusal
@@ -66,7 +66,7 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
             raise UsageError(f"--mechanism {args.mechanism!r} is not a built-in mechanism"
                              f"{did_you_mean(args.mechanism, catalog.mechanisms())}; see `{program_name()} list`, "
                              "or give pkg.module:attr")
-        params = _parse_params(args.param)
+        params = parse_params(args.param)
         try:
             mechanism = catalog.build_mechanism(args.mechanism, params, "--mechanism")
         except InputError as exc:
@@ -77,7 +77,7 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     else:
         if args.param:
             raise UsageError("--param applies to built-in mechanisms only")
-        mechanism = _load_attr(args.mechanism, "--mechanism")
+        mechanism = load_attr(args.mechanism, "--mechanism")
         if not callable(getattr(mechanism, "sample", None)):
             raise UsageError(f"--mechanism {args.mechanism!r} has no sample(data, size, rng) method")
         try:
@@ -93,11 +93,11 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     if args.search is not None:
         if args.pair or args.data_prime:
             raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
-        base = _load_npz(args.data, "--data") if args.data else None
+        base = read_npz(args.data, "--data") if args.data else None
         space = search.space_from_spec(args.search, relation, base, "--search")
         return config.search_scenario(name, mechanism, space, relation), space
     if args.pair:
-        pair = _load_attr(args.pair, "--pair")
+        pair = load_attr(args.pair, "--pair")
         if isinstance(pair, tuple) and len(pair) == 2:
             pair = Pair(pair[0], pair[1], f"pair {args.pair}", relation)
         if not isinstance(pair, Pair):
@@ -105,7 +105,7 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
         if not isinstance(pair.description, str):
             raise UsageError(f"--pair {args.pair!r}: its description is {pair.description!r}: it must be a string")
     elif args.data and args.data_prime:
-        pair = Pair(_load_npz(args.data, "--data"), _load_npz(args.data_prime, "--data-prime"),
+        pair = Pair(read_npz(args.data, "--data"), read_npz(args.data_prime, "--data-prime"),
                     f"{args.data.name} vs {args.data_prime.name}", relation)
     else:
         raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime, "
@@ -171,11 +171,11 @@ IDENTITY_OPTIONS = ("config", "suite", "family", "samples", "seed", "confidence"
 RUNTIME_OPTIONS = ("jobs", "backend", "scheduler")
 
 
-def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None = None) -> int:
+def run_command(args: argparse.Namespace, argv: Sequence[str], session: Session | None = None) -> int:
     """``run``: a new run (``--out DIR``: DIR must not hold another run unless ``--overwrite``),
     or ``--resume DIR``: exactly the run DIR holds, with its identity checked.  DIR is locked
     while this process writes it."""
-    session = session or _Session()
+    session = session or Session()
     started, clock = time.time(), time.perf_counter()
     folder: RunFolder | None = None
     saved: dict[str, Any] | None = None
@@ -430,8 +430,8 @@ def _payload(run: _Audit, results: list, complete: bool, wall: float) -> dict[st
     st = run.plan.settings
     doc = envelope(results, command=typed_command(run.argv), suite=run.suite, settings=st,
                    started=run.started, seconds=wall, complete=complete,
-                   planned=len(run.plan.scenarios) + len(run.plan.onerun), environment=_environment(),
-                   documents=run.documents, fingerprint=run.fp, families=_report_families())
+                   planned=len(run.plan.scenarios) + len(run.plan.onerun), environment=environment(),
+                   documents=run.documents, fingerprint=run.fp, families=report_families())
     if not complete:  # what `summary` of a partial file says went unchecked
         unchecked, exact = unchecked_expectations(run.expectations, [r.records() for r in results])
         doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
@@ -512,7 +512,7 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
         write_atomic(out / "summary.txt", table + footer)
         # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
         written = [out / "results.json", out / "summary.txt"]
-        if _write_report(final, out / "report.pdf"):
+        if write_report(final, out / "report.pdf"):
             written.append(out / "report.pdf")
         print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
     return status

@@ -16,7 +16,7 @@ from dpaudit.runs.rundir import RUN_FILE
 from dpaudit.runs.saved import load_results
 
 
-def _summary(args: argparse.Namespace) -> int:
+def summary_command(args: argparse.Namespace) -> int:
     """The saved run's table and footer (as ``run`` printed them); exits as the run did
     (:func:`dpaudit.cli.expectations.exit_status`): a partial file (an interrupted run) says so and
     never exits 0 — 1 if what was checked already holds a finding, else 130, as the interrupted

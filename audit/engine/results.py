@@ -40,13 +40,13 @@ from dpaudit.engine.verdicts import (  # noqa: F401  (re-exported: their old hom
     UNVERIFIED_HOLDS,
     VERDICT_FINDINGS,
     WHITE_BOX_WORDS,
-    _most_severe,
-    _short,
     doubles_words,
     finding,
     float_fix,
+    most_severe,
     outcome,
     run_as_expected,
+    short,
 )
 
 # the summary's name for how a bound was computed (Bound.test)
@@ -280,7 +280,7 @@ class AuditResult:
     @property
     def finding(self) -> str:
         """The most severe finding over the claims (:data:`FINDINGS` order), or "no claim checked"."""
-        return _most_severe([c.finding for c in self.claims])
+        return most_severe([c.finding for c in self.claims])
 
     @property
     def as_expected(self) -> bool:
@@ -375,7 +375,7 @@ class AuditResult:
 
     @staticmethod
     def _group_verdict(checks: list[ClaimCheck]) -> str:
-        return _most_severe([c.finding for c in checks])
+        return most_severe([c.finding for c in checks])
 
     @classmethod
     def _claim_short(cls, cid: str, checks: list[ClaimCheck]) -> str:
