@@ -22,11 +22,13 @@ import numpy as np
 import pytest
 
 from dpaudit.core import InputError
-from dpaudit.engine import runner
+from dpaudit.engine import memory, runner
 from dpaudit.engine.api import audit_mechanism
 from dpaudit.engine.chunks import MAX_CHUNKS, PART, Chunks, parts
-from dpaudit.engine.execution import Execution, Progress, projected_end
-from dpaudit.engine.runner import CHUNK, MAX_SAMPLES, _estimation_chunks, count_chunk
+from dpaudit.engine.execution import Execution
+from dpaudit.engine.memory import MAX_SAMPLES
+from dpaudit.engine.progress import Progress, projected_end
+from dpaudit.engine.runner import CHUNK, _estimation_chunks, count_chunk
 from tests.zoo import LaplaceOnCount
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,8 +157,8 @@ def test_budgets_the_counters_cannot_hold_are_refused_at_once():
         with pytest.raises(InputError, match="counters hold at most"):
             audit_mechanism(LaplaceOnCount(1.0), 0, 1, samples=samples)
     with pytest.raises(InputError, match="counters hold at most"):
-        runner.check_memory(2**63 - 1, 1, 8, 1)
-    runner.check_memory(10**18, 1, 8, 1)  # within the counters: it runs
+        memory.check_memory(2**63 - 1, 1, 8, 1)
+    memory.check_memory(10**18, 1, 8, 1)  # within the counters: it runs
 
 
 def test_the_projected_end_of_a_huge_budget_is_stated_in_days_or_years():

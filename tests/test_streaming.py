@@ -9,9 +9,10 @@ import pytest
 from scipy import stats
 
 from dpaudit import Guarantee, audit_mechanism, catalog
-from dpaudit.engine import runner, streaming
-from dpaudit.engine.execution import Execution, projected_end
+from dpaudit.engine import memory, runner, streaming
+from dpaudit.engine.execution import Execution
 from dpaudit.engine.plan import Candidates, plan, render
+from dpaudit.engine.progress import projected_end
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Identity
 from dpaudit.engine.views import Event
@@ -150,7 +151,7 @@ def test_selection_is_capped_and_memory_stays_bounded_at_any_budget():
     assert streaming.selection_size(10**12, 0.2) == streaming.SELECTION_CAP
     assert streaming.selection_size(1000, 0.2) == 200
     for budget in (10**9, 10**11):
-        assert runner.memory_needed(budget, 4, 8, 2) < 2 * 2**30  # a 4-vector at any budget
+        assert memory.memory_needed(budget, 4, 8, 2) < 2 * 2**30  # a 4-vector at any budget
     assert streaming.pilot_size(10**7, 0.2, streaming.selection_size(10**7, 0.2)) == 0
     assert streaming.pilot_size(10**11, 0.2, streaming.SELECTION_CAP) == streaming.PILOT_CAP
 

@@ -13,17 +13,17 @@ import traceback
 from collections.abc import Sequence
 from concurrent.futures import BrokenExecutor
 
-from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Session, UsageError
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Session
 from dpaudit.cli.listing import list_command
-from dpaudit.cli.parser import COMMANDS, build_parser
+from dpaudit.cli.parser import COMMANDS, UsageError, build_parser
 from dpaudit.cli.plan import plan_command
 from dpaudit.cli.report import report_command
 from dpaudit.cli.run import run_command
 from dpaudit.cli.summary import summary_command
 from dpaudit.cli.sweep import sweep_command
 from dpaudit.core import InputError
-from dpaudit.engine import runner
-from dpaudit.engine.blame import user_frame
+from dpaudit.engine import interrupts, runner
+from dpaudit.engine.blame import user_frame, what_code_did
 from dpaudit.engine.execution import EnvironmentFailure
 from dpaudit.engine.files import check_output, write_atomic
 from dpaudit.engine.results import dumps
@@ -66,8 +66,8 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     handler = None
     if threading.current_thread() is threading.main_thread():  # a real Ctrl-C is told apart from a mechanism's
         # `run` ends an interrupted audit with a partial result; the other commands stop at once
-        handler = signal.signal(signal.SIGINT, runner.note_user_interrupt if args.command == "run"
-                                else runner.note_user_abort)
+        handler = signal.signal(signal.SIGINT, interrupts.note_user_interrupt if args.command == "run"
+                                else interrupts.note_user_abort)
     try:
         return _dispatch(args, argv, session)
     except (UsageError, InputError, runner.MechanismError) as exc:
@@ -78,7 +78,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # no command of ours exits: this is user code's sys.exit, never a pass
         where = user_frame(exc)
-        _error(f"your code called sys.exit({exc.code!r})" + (f" at {where}" if where else "") + ": a mechanism, "
+        _error(f"your code {what_code_did(exc)}" + (f" at {where}" if where else "") + ": a mechanism, "
                "its builder or a property must return or raise, not end the process")
         return EXIT_USAGE
     except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:

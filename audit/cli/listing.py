@@ -12,8 +12,8 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import SUITES
-from dpaudit.cli.common import EXIT_OK, UsageError
-from dpaudit.cli.parser import program_name
+from dpaudit.cli.common import EXIT_OK
+from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import did_you_mean
 from dpaudit.engine.results import dumps
 

@@ -13,8 +13,8 @@ import sys
 from typing import Any
 
 from dpaudit import catalog
-from dpaudit.cli.common import EXIT_OK, UsageError
-from dpaudit.cli.parser import program_name
+from dpaudit.cli.common import EXIT_OK
+from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.progress import projected_end

@@ -20,7 +20,6 @@ from dpaudit.catalog.onerun import OneRunScenario, mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
     Session,
-    UsageError,
     environment,
     load_attr,
     parse_params,
@@ -36,12 +35,13 @@ from dpaudit.cli.expectations import (
     unchecked_expectations,
     with_registry_expectations,
 )
-from dpaudit.cli.parser import build_parser, program_name
+from dpaudit.cli.parser import UsageError, build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.core import Guarantee, InputError, did_you_mean
-from dpaudit.engine import runner, search
+from dpaudit.engine import interrupts, memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
-from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
+from dpaudit.engine.checkpoint import Checkpoint
+from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
@@ -341,7 +341,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         _audit_scenarios(run, budgets, results)
         _play_onerun(run, results)
     except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result
-        if not runner.stopped_by_user(exc):
+        if not interrupts.stopped_by_user(exc):
             raise
     finally:
         if client is not None:
@@ -376,7 +376,7 @@ def _budgets(plan: Plan) -> list[int]:
     budgets = [max(20, round(Fraction(st.samples) * Fraction(sc.samples_factor))) for sc in plan.scenarios]
     workers = Execution(n_jobs=st.jobs).workers(1 << 30)
     for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
-        runner.check_memory(budget, 1, 8, workers)
+        memory.check_memory(budget, 1, 8, workers)
     return budgets
 
 

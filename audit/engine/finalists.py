@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.runner import SELECTION, SELECTION_FRACTION, chunk_rng, chunk_sizes, draw
+from dpaudit.engine.runner import SELECTION, chunk_rng, chunk_sizes, draw
 from dpaudit.engine.selection import predicted_bound
-from dpaudit.engine.streaming import selection_size
+from dpaudit.engine.streaming import SELECTION_FRACTION, selection_size
 from dpaudit.neighbors import Pair
 
 

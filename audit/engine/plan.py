@@ -180,8 +180,8 @@ def _split(budget: int, threshold: bool, discrete: bool = False) -> tuple[int, i
     """(in-memory selection, tail pilot, estimation) outputs per side of a budget (the runner's split;
     ``discrete``: outputs whose selection split the runner extends,
     :func:`dpaudit.engine.runner.extension_size`)."""
-    n_sel = streaming.selection_size(budget, runner.SELECTION_FRACTION)
-    pilot = streaming.pilot_size(budget, runner.SELECTION_FRACTION, n_sel) if threshold else 0
+    n_sel = streaming.selection_size(budget, streaming.SELECTION_FRACTION)
+    pilot = streaming.pilot_size(budget, streaming.SELECTION_FRACTION, n_sel) if threshold else 0
     if discrete:
         n_sel = max(n_sel, streaming.selection_size(budget, DISCRETE_VECTOR_FRACTION))
     return n_sel, pilot, budget - n_sel - pilot
@@ -398,7 +398,7 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
     first = runner.draw(mech, d, 16, np.random.default_rng(seed))
     kind = runner.output_kind(first)
     # whether the run's selection split grows (runner.extension_size), as it did for the pilot audit
-    discrete = pilot_run.estimate.selection_samples > streaming.selection_size(pilot, runner.SELECTION_FRACTION)
+    discrete = pilot_run.estimate.selection_samples > streaming.selection_size(pilot, streaming.SELECTION_FRACTION)
     setting = _Setting(mech=mech, d=d, dp=dp, seed=seed, key=key, execution=execution, grid_pilot=grid_pilot,
                        discrete=discrete, budget=max(20, round(samples * scenario.samples_factor)))
     grids = _Grids(setting)

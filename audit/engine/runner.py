@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.checkpoint import recording
+from dpaudit.engine.blame import what_code_did
+from dpaudit.engine.checkpoint import events_fingerprint, recording
 from dpaudit.engine.chunks import Chunks, parts, plan_chunks
 from dpaudit.engine.estimate import (
     Bound,
@@ -28,16 +29,14 @@ from dpaudit.engine.estimate import (
     resolve_views,
     unmeasured,
 )
-from dpaudit.engine.execution import Execution, Progress, events_fingerprint
+from dpaudit.engine.execution import Execution
 from dpaudit.engine.expected_stop import expected_look
-from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old home)
+from dpaudit.engine.interrupts import (
     USER_INTERRUPT,
-    Abort,
-    note_user_abort,
-    note_user_interrupt,
     stopped_by_user,
 )
-from dpaudit.engine.memory import MAX_SAMPLES, check_memory, memory_needed  # noqa: F401
+from dpaudit.engine.memory import check_memory
+from dpaudit.engine.progress import Progress
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import (
     DISCRETE_VECTOR_FRACTION,
@@ -104,12 +103,12 @@ def draw(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.n
             raise
         raise MechanismError(f"mechanism {name!r} raised KeyboardInterrupt while sampling") from None
     except SystemExit as exc:
-        raise MechanismError(f"mechanism {name!r} called sys.exit({exc.code!r}) while sampling: a mechanism must "
+        raise MechanismError(f"mechanism {name!r} {what_code_did(exc)} while sampling: a mechanism must "
                              "return its outputs, not end the process") from None
     except BaseException as exc:  # a user's mechanism may raise anything (GeneratorExit too): report it, do not crash
         if wrote_to_input(exc):
             raise MechanismError(f"mechanism {name!r} " + WROTE_TO_INPUT.format(detail=exc)) from None
-        raise MechanismError(f"mechanism {name!r} raised {type(exc).__name__} while sampling: {exc}") from exc
+        raise MechanismError(f"mechanism {name!r} {what_code_did(exc)} while sampling: {exc}") from exc
     return check_outputs(out, size, where=f"mechanism {name!r} sample")
 
 

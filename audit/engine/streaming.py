@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
+from dpaudit.engine.blame import what_code_did
 from dpaudit.engine.bounds import joint_score
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Statistic
@@ -120,8 +121,7 @@ def count_from_counts(mechanism: Any, data: Any, size: int, rng: np.random.Gener
     except KeyboardInterrupt:  # the user's Ctrl-C or the mechanism's own: the runner tells them apart
         raise
     except BaseException as exc:  # a user's mechanism may raise anything, sys.exit included: report it, do not crash
-        what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}"
-        raise error(f"{where} sample_counts {what}: {exc}") from None
+        raise error(f"{where} sample_counts {what_code_did(exc)}: {exc}") from None
     counts = _checked_counts(raw, size, f"{where} sample_counts", error)
     outcomes = np.arange(len(counts)).astype(dtype)
     if conform is not None:
