@@ -96,7 +96,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     finally:
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
-        runner.USER_INTERRUPT.clear()
+        interrupts.USER_INTERRUPT.clear()
 
 
 def _error(message: str) -> None:

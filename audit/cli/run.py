@@ -43,6 +43,7 @@ from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.checkpoint import Checkpoint
 from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
+from dpaudit.engine.identity import fingerprint
 from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
 from dpaudit.neighbors import Pair
@@ -314,7 +315,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     st = plan.settings
     budgets = _budgets(plan)
     ident = rundir.identity(st, plan.scenarios, plan.claims, budgets, plan.onerun)
-    fp = rundir.fingerprint(ident)
+    fp = fingerprint(ident)
     checkpoint = None
     if folder is not None and saved is not None:
         checkpoint = _resumed_checkpoint(args, folder, saved, ident, fp)
@@ -468,7 +469,7 @@ def _audit_scenarios(run: _Audit, budgets: list[int], results: list[AuditResult 
         if run.suite is None and not sc.expected and is_builtin(sc.mechanism):
             result = with_registry_expectations(result, run.registry)
         results.append(result)
-        if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
+        if interrupts.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
             break
         if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report
             write_atomic(out / "results.json", dumps(_payload(run, results, False, time.perf_counter() - run.clock)))
@@ -479,7 +480,7 @@ def _play_onerun(run: _Audit, results: list[AuditResult | OneRunScenario]) -> No
     appended to ``results``; a partial results.json after each but the last."""
     plan, st, out = run.plan, run.plan.settings, run.out
     for index, design in enumerate(plan.onerun):
-        if runner.USER_INTERRUPT.is_set():
+        if interrupts.USER_INTERRUPT.is_set():
             break
         if run.mode != "off":
             print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
@@ -495,7 +496,7 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
     or its JSON given to ``emit``, results.json, summary.txt and report.pdf written to ``--out``;
     the run's exit status."""
     plan, st, out = run.plan, run.plan.settings, run.out
-    final = _payload(run, results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - run.clock)
+    final = _payload(run, results, not interrupts.USER_INTERRUPT.is_set(), time.perf_counter() - run.clock)
     status = exit_status(final["records"], final["complete"])
     ok = status != EXIT_FAIL
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))

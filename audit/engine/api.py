@@ -92,7 +92,7 @@ def _ask(mechanism: Any, method: str, *args: Any) -> Any:
     except InputError:
         raise
     except KeyboardInterrupt:
-        if runner.USER_INTERRUPT.is_set():
+        if interrupts.USER_INTERRUPT.is_set():
             raise
         exc_name: str = "KeyboardInterrupt"
         detail = ""
@@ -128,7 +128,7 @@ def _check_mechanism_name(mechanism: Any) -> None:
     try:
         name = getattr(mechanism, "name", None)
     except KeyboardInterrupt:
-        if runner.USER_INTERRUPT.is_set():
+        if interrupts.USER_INTERRUPT.is_set():
             raise
         raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name raised "
                                     "KeyboardInterrupt") from None
@@ -450,11 +450,11 @@ def _white_box_and_value_views(call: _Call, est: Any, levels: list[tuple[float, 
     white, dists, value, sup = None, None, None, None
     try:  # the white box and the value views: a Ctrl-C here keeps the estimate, without what it stopped
         white, dists = _white_box(mechanism, d, d_prime, {lv[0] for lv in levels})
-        if not runner.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
+        if not interrupts.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
             value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=call.seed,
                                           execution=execution, key=call.context.key, discrete=call.discrete,
                                           events=call.events)
-        if value is not None and (not value.measured or runner.USER_INTERRUPT.is_set()):
+        if value is not None and (not value.measured or interrupts.USER_INTERRUPT.is_set()):
             value = None  # stopped by the user: the value views' verdict is not given from a part of its samples
         if "epsilon_sup_pi0" in capabilities(mechanism):
             sup = _exact_value(mechanism, _ask(mechanism, "epsilon_sup_pi0", d, d_prime), "epsilon_sup_pi0")
