@@ -22,7 +22,7 @@ from reportlab.platypus import Flowable, PageBreak
 from dpaudit.engine.results import NOT_APPLICABLE, outcome
 from dpaudit.reports import onerun_plots
 from dpaudit.reports.layout import figure, gap, heading, keep, kv_table, para, section_break, table, text
-from dpaudit.reports.text import fmt
+from dpaudit.reports.text import caught_note, fmt
 from dpaudit.reports.wording import REFUTED, claim_name, count, is_user_claim, status_label
 
 ONE_RUN = "one-run"
@@ -223,7 +223,23 @@ def _results(sc: dict[str, Any]) -> list[list[str]]:
                   f"{fmt(family.get('delta'))} reads {fmt(family.get('epsilon_read'))}" if value is not None
                   else "no member in the searched range is rejected")
         rows.append([f"{text(family.get('family', 'family'))} family", f"{member}: <b>{text(family['validity'])}</b>"])
+    if sc.get("isolated"):
+        rows.append(_isolated(sc["isolated"]))
     return rows
+
+
+def _isolated(iso: dict[str, Any]) -> list[str]:
+    """The independent-canary test's row: counts above the threshold fixed in advance, its (ε, δ) bounds
+    and GDP μ, labelled with the premise they rest on and who declared it (never assumed of a run)."""
+    bounds = "; ".join(f"eps_lower = {fmt(b['epsilon_lower'])} at delta = {fmt(b['delta'])}" for b in iso["bounds"])
+    mu = iso["gdp_mu_lower"]
+    read = (f" (read as eps = {fmt(mu['epsilon_read'])} at delta = {fmt(mu['delta'])}, GDP claims only)"
+            if mu.get("epsilon_read") is not None else " (GDP claims only)")
+    return [f"independent canaries (declared by the {text(iso['declared_by'])})",
+            f"{iso['tp']}/{iso['n_in']} in and {iso['fp']}/{iso['n_out']} out above the threshold "
+            f"{fmt(iso['threshold'])} ({text(iso['threshold_source'])}): <b>{bounds}; GDP mu &gt;= {fmt(mu['mu'])}"
+            f"{read}</b>, valid <b>only under the premise</b>: {text(iso['premise'])}. Why: {text(iso['reason'])}; "
+            f"checked: {text(iso['check'])}"]
 
 
 def _claims(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> Flowable:
@@ -249,6 +265,9 @@ def page(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> list[
     flow += [kv_table(_design(sc), 0.16), gap(6), kv_table(_results(sc), 0.16), gap(6)]
     if records:
         flow.append(_claims(sc, records, user))
+        # a claim that holds: what the audit could have caught (GDP canaries at this m and rule)
+        flow += [para(text(f"{r['claim_id'] or 'claim'}: {note}."), "small")
+                 for r in records if (note := caught_note(r)) is not None]
     if sc.get("scores") is not None and sc.get("secret") is not None and sc.get("bounds"):
         flow += [figure(*onerun_plots.page_figure(sc)),
                  para("Left: the scores of the canaries the secret S included and excluded, with the rule's "

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, caught_words, doubles_words, outcome
 from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
 from dpaudit.onerun.curves import gdp_epsilon
+from dpaudit.onerun.detectable import OneRunDetectable
 
 WIDTH = 100  # the default table's width: a terminal's, with room
 GDP_DELTA = 1e-5  # the δ a GDP row is read at when its scenario has no (ε, δ) claim: the one-run default δ
@@ -70,8 +72,15 @@ def value_views_note(r: dict[str, Any]) -> str | None:
 
 
 def caught_note(r: dict[str, Any], model: bool = True) -> str | None:
-    """What a claim that holds could have caught (the record's ``detectable``), in words; None otherwise."""
-    return caught_words(r.get("detectable"), r.get("epsilon_claim"), model=model)
+    """What a claim that holds could have caught (the record's ``detectable``), in words; None otherwise.
+    A one-run record's (GDP canaries at its m and rule: :mod:`dpaudit.onerun.detectable`) is worded as
+    :meth:`~dpaudit.onerun.detectable.OneRunDetectable.words` words it."""
+    d = r.get("detectable")
+    if isinstance(d, dict) and "canaries_for_twice" in d:
+        found = OneRunDetectable(mu=d["mu"], epsilon=math.inf if d["epsilon"] == "inf" else float(d["epsilon"]),
+                                 delta=float(d["delta"]), canaries_for_twice=d["canaries_for_twice"], model=d["model"])
+        return found.words() + (f" (model: {d['model']})" if model else "")
+    return caught_words(d, r.get("epsilon_claim"), model=model)
 
 
 def onerun_words(r: dict[str, Any]) -> str | None:

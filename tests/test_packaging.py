@@ -93,7 +93,7 @@ def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need(
     setup = readme[readme.index("## Set up"):readme.index("## Use")]
     commands = [block.strip() for block in setup.split("```bash")[1:]]
     commands = [c[:c.index("```")].strip() for c in commands]
-    assert commands == ["python3 -m pip install '.[report]' && python3 -m audit run --out audit-run",
+    assert commands == ["python3 -m pip install '.[report]' && python3 -m dpaudit run --out audit-run",
                         "python3 -m pip install -e '.[test]' && python3 -m pytest -q -m \"not slow\""]
 
 

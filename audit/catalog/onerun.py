@@ -32,8 +32,8 @@ from dpaudit.onerun.designs.suite import onerun_designs
 from dpaudit.onerun.family import FamilyRejection
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 
-__all__ = ["FAMILY_OF_PREFIX", "OneRunScenario", "all_designs", "checked", "designs_of", "family_of", "mechanism_name",
-           "run_design", "unclaimed"]
+__all__ = ["FAMILY_OF_PREFIX", "NO_EXPECTATION", "OneRunScenario", "SuiteDesign", "all_designs", "checked",
+           "designs_of", "family_of", "mechanism_name", "run_design", "unclaimed"]
 
 # Which family a design belongs to, by the prefix of its claims' ids (a design's claims are one
 # family's): the designs module owns the designs, the catalog only files them.
@@ -55,17 +55,27 @@ def family_of(design: CanaryDesign) -> str | None:
     return found.pop() if len(found) == 1 and None not in found else None
 
 
-def checked(design: CanaryDesign) -> CanaryDesign:
-    """The design as a suite scenario: it checks the claims it states an expectation for.
+NO_EXPECTATION = ("the design states no expectation for this claim (it is built faulty, or the claim goes either way "
+                  "at this budget): shown with its verdict; refuted, it is not a finding")
 
-    A design's ``expected`` names what it is built to decide; a faulty twin leaves out the claims
-    its refutation does not rest on (the noise x0.5 twin of DP-SGD is refuted through its curve; its
-    (ε, δ) bound sits near the claim and goes either way from seed to seed), and in the run's
-    vocabulary a claim without expectation must not be refuted."""
-    if not design.expected:
+
+@dataclass(frozen=True)
+class SuiteDesign(CanaryDesign):
+    """A catalog design as ``run --suite`` audits it: every claim it states is audited and listed,
+    and one it states no expectation for carries :data:`NO_EXPECTATION` in its record (refuted, it is
+    no finding: :data:`dpaudit.engine.verdicts.NO_EXPECTATION_REFUTED`).  A user's config is never one."""
+
+
+def checked(design: CanaryDesign) -> CanaryDesign:
+    """The design as a suite scenario: every claim it states is audited and reported.
+
+    A design's ``expected`` names what it is built to decide; a faulty twin may leave a claim open
+    (the noise x0.5 twin of DP-SGD is refuted through its curve; its (ε, δ) bound sits near the
+    claim and goes either way: refuted in 28 of 200 fresh games at seed 0).  Such a claim is shown
+    with its verdict, never hidden, and marked as stated without expectation (:class:`SuiteDesign`)."""
+    if type(design) is not CanaryDesign:
         return design
-    return dataclasses.replace(design, claims=tuple(c for c in design.claims
-                                                    if getattr(c, "claim_id", "") in design.expected))
+    return SuiteDesign(**{f.name: getattr(design, f.name) for f in dataclasses.fields(design)})
 
 
 def designs_of(family: str) -> list[CanaryDesign]:
@@ -118,7 +128,12 @@ class OneRunScenario:
         info = self._info(check)
         return finding(check.verdict, None, None if info is None else info.status)
 
-    def _record(self, check: OneRunClaimCheck) -> dict[str, Any]:
+    def _open(self, check: OneRunClaimCheck) -> str | None:
+        """:data:`NO_EXPECTATION` for a suite design's claim without expectation; None otherwise."""
+        cid = getattr(check.claim, "claim_id", "") or ""
+        return NO_EXPECTATION if isinstance(self.design, SuiteDesign) and cid not in self.design.expected else None
+
+    def _record(self, check: OneRunClaimCheck, detectable: Any = None) -> dict[str, Any]:
         r, c, info = self.result, check.claim, self._info(check)
         curve = isinstance(c, CurveClaim)
         if isinstance(c, CurveClaim):  # (not `if curve`: the checker narrows c only on the isinstance itself)
@@ -151,7 +166,8 @@ class OneRunScenario:
             "expected_verdict": self.design.expected.get(getattr(c, "claim_id", "") or ""),
             "slack": None if eps is None or lower is None else eps - lower,
             "tightness": None if eps is None or lower is None or eps == 0 else lower / eps,
-            "event": None, "value_views": None,
+            "event": None, "value_views": None, "no_expectation": self._open(check),
+            "detectable": None if detectable is None else detectable.to_dict(),
             "onerun": {"m": r.m, "runs": r.runs, "r": r.r, "v": r.v, "k_plus": r.k_plus, "k_minus": r.k_minus,
                        "rule": r.rule, "correction": r.rule.get("correction"), "alpha": r.alpha,
                        "secret_sha256": r.secret_sha256, "assumes": r.premise,
@@ -166,7 +182,7 @@ class OneRunScenario:
 
     def records(self) -> list[dict[str, Any]]:
         """One flat record per claim (the contract of ``results.json``)."""
-        return [self._record(c) for c in self.result.claims]
+        return [self._record(c, d) for c, d in zip(self.result.claims, self.result.detectable, strict=True)]
 
     @property
     def as_expected(self) -> bool:
@@ -178,7 +194,8 @@ class OneRunScenario:
         body = self.result.to_dict(include_scores=True)
         for entry, rec in zip(body["claims"], self.records(), strict=True):
             entry.update(finding=rec["finding"], claim_status=rec["claim_status"],
-                         expected_verdict=rec["expected_verdict"], as_expected=rec["as_expected"])
+                         expected_verdict=rec["expected_verdict"], as_expected=rec["as_expected"],
+                         no_expectation=rec["no_expectation"])
         out = {"kind": "one-run", "scenario": self.design.name, "mechanism": self.mechanism,
                "description": self.design.description, "seconds": self.seconds, **body}
         if self.family_rejection is not None:

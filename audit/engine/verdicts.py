@@ -111,6 +111,8 @@ def outcome(record: Mapping[str, Any]) -> str:
         if found == REFUTED_WHITE_BOX and expected == "exact-violation":
             return EXPECTED_CAUGHT_WHITE_BOX if own else "known erratum — caught by the white box"
         return "MISSED expected violation"
+    if refuted and expected is None and record.get("no_expectation"):  # a suite design's open claim: not a finding
+        return NO_EXPECTATION_REFUTED
     if refuted:
         return "UNEXPECTED violation"
     if expected == "not-applicable" and found != NOT_APPLICABLE:
@@ -122,8 +124,12 @@ def outcome(record: Mapping[str, Any]) -> str:
 
 EXPECTED_CAUGHT = "expected refutation — caught"
 EXPECTED_CAUGHT_WHITE_BOX = "expected refutation — caught by the white box"
+# A suite design's claim that it states no expectation for (a faulty twin's claim that goes either
+# way at the design's budget), refuted: listed with its verdict, not a finding (dpaudit.catalog.onerun).
+NO_EXPECTATION_REFUTED = ("refuted (no expectation: this design is built faulty / the claim goes either way at "
+                          "this budget)")
 OK_OUTCOMES = ("ok", "known erratum — caught", "known erratum — caught by the white box", EXPECTED_CAUGHT,
-               EXPECTED_CAUGHT_WHITE_BOX)
+               EXPECTED_CAUGHT_WHITE_BOX, NO_EXPECTATION_REFUTED)
 
 
 # Every word :func:`outcome` can give (the outcome vocabulary of every human surface).

@@ -23,7 +23,7 @@ from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, secret_sha256
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
-from dpaudit.onerun.steinke import epsilon_lower
+from dpaudit.onerun.steinke import epsilon_lower, prior_guard
 
 __all__ = ["WORST_CASE", "bound_record", "check_rule_for_secret", "check_tiebreak", "fresh_tiebreak",
            "one_run_bound", "prior_guard"]
@@ -128,14 +128,6 @@ def check_rule_for_secret(rule: Fixed | Grid | Split | None, source: str | None)
             "dpaudit draw the secret: audit_one_run(..., secret=None)")
 
 
-def prior_guard(test: Test) -> float:
-    """The largest ε a balanced test may reject when the secret's prior is unknown: the ε with
-    r·σ(ε) + 1 = v, i.e. logit((v − 1)/r) (0 when v − 1 ≤ r/2).  Below it, Hoeffding's comparison
-    (:func:`check_rule_for_secret`) does not apply.  At α ≤ ¼ it never binds: P[Bin(r, q) ≥ v] ≥
-    P[Bin(r, q) ≥ rq] > ¼ for v < rq + 1 (Greenberg and Mohri 2013), so no such v rejects."""
-    if 2 * (test.v - 1) <= test.r:
-        return 0.0
-    return math.log((test.v - 1) / (test.r - test.v + 1))
 
 
 def fresh_tiebreak() -> int:
@@ -279,7 +271,7 @@ def bound_record(record: GameRecord, *, rule: Fixed | Grid | Split | None = None
     ``relation`` names the claims' own; with claims and no ``rule``, the rule is planned from the
     claims, as there).  The record's ``secret_source`` says who drew the secret: a secret dpaudit
     drew (:data:`~dpaudit.onerun.game.FRESH`) may be bounded under any rule, a caller's under a
-    balanced one only (:func:`check_rule_for_secret`)."""
+    balanced one only (:func:`~dpaudit.onerun.bound.check_rule_for_secret`)."""
     return _bound(record.scores, record.secret, source=record.secret_source, rule=rule, deltas=deltas,
                   confidence=confidence, claims=claims, runs=record.runs, seed=record.seed,
                   relation=record.relation if relation is None else relation, tiebreak=tiebreak)

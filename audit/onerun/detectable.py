@@ -7,7 +7,7 @@ one N(0, 1), independently (the μ-GDP canary of Dong, Roth, Su 2022, §2.3, as 
 Jagielski 2023, §6 and Mahloujifar et al. 2025, §5).  The audit refutes the claim when any of the
 result's tests (the same (m, k₊, k₋, α), so a grid's Bonferroni levels and a split's held-out part
 are kept) rejects it: Steinke's bound at the claim's δ above its ε for an (ε, δ) claim (capped by
-:func:`~dpaudit.onerun.bound.prior_guard` when the caller drew the secret), the f-DP recursion for a
+:func:`~dpaudit.onerun.steinke.prior_guard` when the caller drew the secret), the f-DP recursion for a
 curve claim.  Both rejections are monotone in the right count v, so each test rejects exactly when
 v ≥ v*(test), found once by bisection.
 

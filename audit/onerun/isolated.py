@@ -31,6 +31,7 @@ planned from its claims), so there is no selection to pay for.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from scipy import special, stats
 from dpaudit.core import Guarantee, InputError, check_real_array, require
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.onerun.curves import CurveClaim, gdp_epsilon
+from dpaudit.onerun.game import CanaryGame
 
 __all__ = ["DECLARERS", "PREMISE", "IsolatedBound", "IsolatedCanaries", "IsolatedClaimCheck", "PilotCheck", "declare",
            "dependence_pilot", "isolated_bound", "plan_threshold",
@@ -129,6 +131,11 @@ class IsolatedBound:
     def rejected(self) -> bool:
         return any(bool(c.rejected) for c in self.claims)
 
+    def epsilon_at(self, delta: float) -> float:
+        """The (ε, δ) lower bound of this test's two bounds at ``delta`` (a claim's own δ; a saved
+        record's claim is re-checked with it)."""
+        return _epsilon(self.tpr_lower, self.fpr_upper, delta)
+
     def to_dict(self) -> dict[str, Any]:
         return {"premise": self.premise, "declared_by": self.declared_by, "reason": self.reason, "check": self.check,
                 "threshold": self.threshold, "threshold_source": self.threshold_source,
@@ -212,8 +219,6 @@ def declare(result: Any, *, threshold: float, isolated_canaries: bool = False, r
     secret) with the independent-canary test attached, only when the caller declares the premise:
     ``isolated_canaries=True`` and a ``reason``.  The threshold must have been fixed before the scores
     were seen (nothing here can check that; the record says the caller chose it)."""
-    import dataclasses  # the record type stays a duck: this module is imported by result.py
-
     require(isolated_canaries is True, "isolated_canaries", isolated_canaries,
             "must be True: the independent-canary test applies only when you declare that each canary's score "
             "depends on its own inclusion bit and independent noise only (it is never assumed of a training run)")
@@ -295,8 +300,6 @@ def premise_pilot(design: Any, *, seeds: Sequence[int], level: float = 0.01) -> 
     """:func:`dependence_pilot` of pilot games of ``design`` (its mechanism, scorer, canaries and
     base; one training run per seed, each with a fresh secret).  Use seeds no audited run uses: a
     pilot is a check of the design, not part of an audit."""
-    from dpaudit.onerun.game import CanaryGame  # late: keeps this module importable by result.py alone
-
     require(len(seeds) >= 1, "seeds", seeds, "must hold at least one pilot seed")
     games = [CanaryGame(m=design.m, seed=int(s), relation=design.relation).play(
         design.mechanism, design.scorer, list(design.canaries), design.base) for s in seeds]

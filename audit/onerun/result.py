@@ -19,10 +19,14 @@ from dpaudit.core import Guarantee, Verdict, require
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import finding
+from dpaudit.onerun import detectable as detect
+from dpaudit.onerun.claimrule import claim_mu
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import PREMISE, pack_secret
 from dpaudit.onerun.isolated import IsolatedBound
+from dpaudit.onerun.planner import MU_MAX
 from dpaudit.onerun.rules import Test
+from dpaudit.onerun.steinke import prior_guard
 
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
 
@@ -165,10 +169,6 @@ class OneRunResult:
         that holds, the smallest GDP canary leak refuted 9 times in 10 at this m and rule and the
         canaries that refute twice the claim's μ; None for a claim that is violated or not applicable.
         Computed on first use (0.1–0.6 s per holding claim at m = 1000), then kept."""
-        from dpaudit.onerun import detectable as detect  # late: it reaches the planner, which reaches this module
-        from dpaudit.onerun.bound import prior_guard
-        from dpaudit.onerun.claimrule import claim_mu
-        from dpaudit.onerun.planner import MU_MAX
         guard = None if self.secret_source == "fresh entropy" else prior_guard
         return tuple(detect.for_check(c.claim, self.tests, delta=self.deltas[0], guard=guard, mu_max=MU_MAX,
                                       claim_mu=claim_mu(c.claim)) if c.verdict == Verdict.PASS.value else None

@@ -27,6 +27,7 @@ import numpy as np
 from scipy import optimize, stats
 
 from dpaudit.core import require
+from dpaudit.onerun.rules import Test
 
 __all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "p_value"]
 
@@ -125,3 +126,11 @@ def epsilon_ceiling(m: int, *, delta: float, alpha: float) -> float:
     return epsilon_lower(m, m, m, delta=delta, alpha=alpha)
 
 
+def prior_guard(test: Test) -> float:
+    """The largest ε a balanced test may reject when the secret's prior is unknown: the ε with
+    r·σ(ε) + 1 = v, i.e. logit((v − 1)/r) (0 when v − 1 ≤ r/2).  Below it, Hoeffding's comparison
+    (:func:`~dpaudit.onerun.bound.check_rule_for_secret`) does not apply.  At α ≤ ¼ it never binds: P[Bin(r, q) ≥ v] ≥
+    P[Bin(r, q) ≥ rq] > ¼ for v < rq + 1 (Greenberg and Mohri 2013), so no such v rejects."""
+    if 2 * (test.v - 1) <= test.r:
+        return 0.0
+    return math.log((test.v - 1) / (test.r - test.v + 1))

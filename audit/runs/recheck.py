@@ -14,7 +14,10 @@ claim's verdict by the f-DP recursion, the largest rejected GDP μ (:func:`check
 scenario's game is recounted from the stored scores and secret (the secret's SHA-256 compared, each
 test's v counted again under the rule, tied scores ranked by the stored tie-break seed:
 :func:`check_onerun_scenario`) and each record is held to its scenario's game
-(:func:`check_onerun_links`).  A one-run game larger than :data:`MAX_GAME` canaries is refused
+(:func:`check_onerun_links`), a scenario's independent-canary reading (``isolated``) recounted from
+the same scores and secret at its recorded threshold and each claim's ``detectable`` checked for
+consistency, not simulated again (:mod:`dpaudit.runs.recheck_onerun` says what is and is not).  A
+record's ``detectable`` must be its scenario claim's.  A one-run game larger than :data:`MAX_GAME` canaries is refused
 before anything is counted: no run produces one, and its cost would be unbounded.
 """
 
@@ -34,6 +37,7 @@ from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
 from dpaudit.onerun.result import read_tiebreak
 from dpaudit.onerun.rules import Split, Test, counts, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
+from dpaudit.runs.recheck_onerun import check_isolated, check_onerun_detectable
 
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
 EXACT_REL_TOL = 1e-9  # as dpaudit.engine.results: an exact value equal to the claim up to rounding is not a violation
@@ -236,6 +240,9 @@ def check_onerun_record(rec: dict[str, Any], where: str, source: Any) -> None:
             fail("onerun.curve", info.get("curve"), "a curve claim carries its curve, an (epsilon, delta) one none")
         _onerun_claim(rec, claim_type, info.get("curve"), tests, fail)
         _check_mu(info["gdp_mu_lower"], tests, fail, "onerun.gdp_mu_lower.mu")
+        if rec.get("detectable") is not None and rec["verdict"] != "pass":
+            fail("detectable", "<object>", f"only a claim that holds says what it could have caught (this verdict: "
+                 f"{rec['verdict']})")
 
     _guarded(where, source, check)
 
@@ -251,7 +258,9 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
             if not isinstance(sc[key], str):
                 fail(key, sc[key], "must be a string")
         tests = _onerun_tests(sc, where, fail)
-        _recount(sc, tests, fail)
+        secret, scores = _recount(sc, tests, fail)
+        if sc.get("isolated") is not None:
+            check_isolated(sc, secret, scores, fail, _curve)
         for i, b in enumerate(sc["bounds"]):
             again = max(epsilon_lower(t.m, t.r, t.v, delta=float(b["delta"]), alpha=t.alpha) for t in tests)
             if not _close(again, float(b["epsilon_lower"])):
@@ -264,6 +273,7 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
                 fail(f"claims[{i}].{field}", value, why)
 
             _onerun_claim(claim, claim_type, curve, tests, fail_claim)
+            check_onerun_detectable(claim, float(sc["bounds"][0]["delta"]), fail_claim)
         _check_mu(sc["gdp_mu_lower"], tests, fail, "gdp_mu_lower.mu")
 
     _guarded(where, source, check)
@@ -315,7 +325,7 @@ def _stored_keys(sc: dict[str, Any], m: int, fail: Fail) -> np.ndarray | None:
     return None if seed is None else tiebreak_keys(seed, m)
 
 
-def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> None:
+def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> tuple[np.ndarray, np.ndarray]:
     """Each test's v counted again from the stored scores and secret under the rule (Steinke et al.
     2023, Algorithm 1: "in" on the k₊ highest scores, "out" on the k₋ lowest), and the secret's hash.
 
@@ -356,6 +366,16 @@ def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> None:
             field = "v" if (t.m, t.k_plus, t.k_minus) == (a.m, a.k_plus, a.k_minus) else "k_plus"
             fail(f"tests[{i}].{field}", getattr(t, field), f"the stored scores and secret give m = {a.m}, "
                  f"k_plus = {a.k_plus}, k_minus = {a.k_minus}, v = {a.v} under the {rule['rule']} rule ({how})")
+    return secret, scores
+
+
+def _same_detectable(rec: dict[str, Any], sc: dict[str, Any], where: str, fail: Fail) -> None:
+    """A one-run record's ``detectable`` is its scenario's claim entry's (which
+    :func:`~dpaudit.runs.recheck_onerun.check_onerun_detectable` checks); files before either key pass."""
+    entry = next((c for c in sc["claims"] if isinstance(c, dict) and c.get("claim_id") == rec["claim_id"]), None)
+    if entry is not None and "detectable" in entry and "detectable" in rec and rec["detectable"] != entry["detectable"]:
+        fail(where, "<object>" if rec["detectable"] is not None else None,
+             f"its scenario's claim {rec['claim_id']!r} says {entry['detectable']!r}")
 
 
 _LINKED = ("m", "runs", "r", "v", "k_plus", "k_minus", "rule", "alpha", "secret_sha256", "tests")
@@ -397,5 +417,6 @@ def check_onerun_links(payload: dict[str, Any], source: Any) -> None:
             for key in _LINKED:
                 if rec["onerun"][key] != sc[key]:
                     fail(f"records[{i}].onerun.{key}", rec["onerun"][key], f"its scenario's game has {sc[key]!r}")
+            _same_detectable(rec, sc, f"records[{i}].detectable", fail)
 
     _guarded("records", source, check)

@@ -10,7 +10,9 @@ what is wrong — never half read, never turned into a verdict it does not suppo
   (probabilities in [0, 1], confidences in [0.5, 1), ε ≥ 0, counts integers ≥ 0, never a boolean)
   is refused with its key path;
 * beside it, what a schema cannot say: counts ``k <= n``, bounds recomputed from their counts and
-  one-run games recounted (:mod:`dpaudit.runs.recheck`);
+  one-run games recounted, with their independent-canary reading (``isolated``) and each claim's
+  ``detectable`` (:mod:`dpaudit.runs.recheck`, :mod:`dpaudit.runs.recheck_onerun`); a file written
+  before those keys (or ``secret_source``) existed still loads;
 * verdicts must agree with their own numbers, findings with verdicts, ``as_expected`` with
   the outcomes (a violation edited into a pass is refused);
 * sizes are bounded before anything is formatted (:data:`MAX_NAME_CHARS`, :data:`MAX_TEXT_CHARS`,
