@@ -33,7 +33,7 @@ from dpaudit import catalog
 from dpaudit.engine import execution
 from dpaudit.engine.estimate import resolve_views
 from dpaudit.engine.execution import Execution, connect_dask
-from dpaudit.engine.runner import CHUNK, ESTIMATION, SELECTION, TRADEOFF_POINTS, _count_chunk, _draw_chunk, output_kind
+from dpaudit.engine.runner import CHUNK, ESTIMATION, SELECTION, TRADEOFF_POINTS, count_chunk, draw_chunk, output_kind
 from dpaudit.engine.selection import select_events
 
 SCENARIO = "align-alg2-zero-out"
@@ -44,25 +44,25 @@ def workload(chunks: int) -> tuple[list[tuple], int]:
     """The counting tasks' arguments (as the runner builds them) and the samples they draw."""
     [scenario] = [sc for sc in catalog.suite("errata") if sc.name == SCENARIO]
     mech, sides = scenario.mechanism, (scenario.pair.d, scenario.pair.d_prime)
-    x = _draw_chunk(mech, sides[0], CHUNK, SEED, (0,), SELECTION, 0, 0)
-    y = _draw_chunk(mech, sides[1], CHUNK, SEED, (0,), SELECTION, 1, 0)
+    x = draw_chunk(mech, sides[0], CHUNK, SEED, (0,), SELECTION, 0, 0)
+    y = draw_chunk(mech, sides[1], CHUNK, SEED, (0,), SELECTION, 1, 0)
     kinds = [output_kind(x), output_kind(y)]
     n_est = CHUNK * chunks // 2
     picked, family = select_events(x, y, [DELTA], (n_est, n_est), [CONFIDENCE], resolve_views(None, "auto"), SEED,
                                    tradeoff_points=TRADEOFF_POINTS)
     counted = picked + family
     args = [(mech, sides[c % 2], CHUNK, SEED, (0,), c % 2, c // 2, counted, kinds[c % 2]) for c in range(chunks)]
-    assert ESTIMATION == 1  # _count_chunk draws the estimation phase's seeds
+    assert ESTIMATION == 1  # count_chunk draws the estimation phase's seeds
     return args, CHUNK * chunks
 
 
 def timed(run: Execution, args: list[tuple], repeats: int, expected: list[np.ndarray]) -> float:
     """Best seconds of ``repeats`` passes (after a warm-up pass), each checked against ``expected``."""
-    list(run.map(_count_chunk, args[:4 * max(1, sum(run.client.nthreads().values()))]))  # warm-up
+    list(run.map(count_chunk, args[:4 * max(1, sum(run.client.nthreads().values()))]))  # warm-up
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        found = list(run.map(_count_chunk, args))
+        found = list(run.map(count_chunk, args))
         best = min(best, time.perf_counter() - start)
         assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True)), "counts differ from local"
     return best
@@ -78,7 +78,7 @@ def main() -> None:
     opts = parser.parse_args()
     args, samples = workload(opts.chunks)
     start = time.perf_counter()
-    expected = [_count_chunk(*a) for a in args]
+    expected = [count_chunk(*a) for a in args]
     local = samples / (time.perf_counter() - start)
     modes = [("batched", execution.TASK_SECONDS)] + ([("unbatched", 0.0)] if opts.unbatched else [])
     rates: dict[str, list[float]] = {}

@@ -31,16 +31,17 @@ class Pair:
                 f"must be one of {', '.join(RELATIONS)}")
 
 
-def _fmt(record: Mapping[str, Any]) -> str:
+def format_record(record: Mapping[str, Any]) -> str:
+    """A record as the pair descriptions print it: ``(name=value, ...)``."""
     return "(" + ", ".join(f"{k}={v}" for k, v in record.items()) + ")"
 
 
 def add_remove(base: Dataset, candidates: Iterable[Mapping[str, Any]] = ()) -> Iterator[Pair]:
     """Every removal of a distinct record of ``base`` and every addition of a candidate."""
     for i in base.unique_records():
-        yield Pair(base, base.remove(i), f"remove record {i} {_fmt(base.record(i))}", "add-remove")
+        yield Pair(base, base.remove(i), f"remove record {i} {format_record(base.record(i))}", "add-remove")
     for z in candidates:
-        yield Pair(base, base.add(z), f"add record {_fmt(z)}", "add-remove")
+        yield Pair(base, base.add(z), f"add record {format_record(z)}", "add-remove")
 
 
 def swap(base: Dataset, candidates: Iterable[Mapping[str, Any]]) -> Iterator[Pair]:
@@ -51,7 +52,7 @@ def swap(base: Dataset, candidates: Iterable[Mapping[str, Any]]) -> Iterator[Pai
         for z in candidates:
             if dict(z) != old:
                 yield Pair(base, base.replace(i, z),
-                           f"replace record {i} {_fmt(old)} by {_fmt(z)}", "swap")
+                           f"replace record {i} {format_record(old)} by {format_record(z)}", "swap")
 
 
 def label_flip(base: Dataset, column: str = "label") -> Iterator[Pair]:
@@ -59,7 +60,7 @@ def label_flip(base: Dataset, column: str = "label") -> Iterator[Pair]:
     for i in base.unique_records():
         y = int(base[column][i])
         yield Pair(base, base.flip(i, column),
-                   f"flip {column} of record {i} {_fmt(base.record(i))}: {y} -> {1 - y}", "label-flip")
+                   f"flip {column} of record {i} {format_record(base.record(i))}: {y} -> {1 - y}", "label-flip")
 
 
 def neighbours(relation: Relation | str, base: Dataset, candidates: Iterable[Mapping[str, Any]] = (),
@@ -86,7 +87,7 @@ def zero_out(base: Dataset, columns: Iterable[str]) -> Iterator[Pair]:
         rec = base.record(i)
         if all(not any(_flat(rec[c])) for c in columns):
             continue
-        yield Pair(base, base.zero_out(i, columns), f"zero out record {i} {_fmt(rec)}", "zero-out")
+        yield Pair(base, base.zero_out(i, columns), f"zero out record {i} {format_record(rec)}", "zero-out")
 
 
 def _flat(value: Any) -> list:

@@ -15,7 +15,7 @@ import numpy as np
 
 from dpaudit.core import InputError, Relation, require
 from dpaudit.neighbors.dataset import Dataset
-from dpaudit.neighbors.relations import Pair, _fmt
+from dpaudit.neighbors.relations import Pair, format_record
 
 Loss = Callable[[np.ndarray, np.ndarray], float]
 
@@ -109,13 +109,15 @@ def search_feature_pairs(mechanism, base: Dataset, relation: Relation | str,
     def build(v: np.ndarray, extra: Any, i: int | None) -> Pair:
         rec = make_record(v, extra)
         if i is None:
-            return Pair(base, base.add(rec), f"add record {_fmt(rec)}", relation)
-        return Pair(base, base.replace(i, rec), f"replace record {i} {_fmt(base.record(i))} by {_fmt(rec)}", relation)
+            return Pair(base, base.add(rec), f"add record {format_record(rec)}", relation)
+        return Pair(base, base.replace(i, rec),
+                    f"replace record {i} {format_record(base.record(i))} by {format_record(rec)}", relation)
 
     slots = [None] if relation == Relation.ADD_REMOVE else indices
     pairs = [build(v, e, i) for i in slots for e in extras for v in directions]
     if relation == Relation.ADD_REMOVE:
-        pairs += [Pair(base, base.remove(i), f"remove record {i} {_fmt(base.record(i))}", relation) for i in indices]
+        pairs += [Pair(base, base.remove(i), f"remove record {i} {format_record(base.record(i))}", relation)
+                  for i in indices]
     result = worst_pair(mechanism, pairs, loss)
     # Refine the best candidate of each (slot, extra) family whose start is the best of its family.
     best = result

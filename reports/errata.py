@@ -15,7 +15,7 @@ from typing import Any
 
 from reportlab.platypus import CondPageBreak, Flowable
 
-from dpaudit.engine.results import HOLDS, REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
+from dpaudit.engine.verdicts import HOLDS, REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
 from dpaudit.reports.layout import heading, keep, kv_table, para, section_break, text
 from dpaudit.reports.mathtext import typeset
 from dpaudit.reports.text import fmt

@@ -14,7 +14,7 @@ from typing import Any
 
 from reportlab.platypus import Flowable
 
-from dpaudit.engine.results import NOT_APPLICABLE, NOT_REPRODUCIBLE
+from dpaudit.engine.verdicts import NOT_APPLICABLE, NOT_REPRODUCIBLE
 from dpaudit.reports import plots
 from dpaudit.reports.layout import figure, gap, heading, keep, para, section_break, table, text
 from dpaudit.reports.onerun_page import is_onerun

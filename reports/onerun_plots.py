@@ -158,4 +158,4 @@ def page_figure(scenario: Mapping[str, Any]) -> tuple[bytes, float, float]:
         right.set_ylim(0, max(top * 1.1, 0.1))
         for ax, columns in ((left, 2), (right, 1)):  # the right panel's two entries are long: one a line
             ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.19), ncol=columns, frameon=False)
-        return plots._png(fig, width, height)
+        return plots.png(fig, width, height)

@@ -21,7 +21,7 @@ from typing import Any
 from reportlab.platypus import CondPageBreak, Flowable, PageBreak
 
 from dpaudit.engine.files import write_atomic
-from dpaudit.engine.results import NOT_REPRODUCIBLE, outcome
+from dpaudit.engine.verdicts import NOT_REPRODUCIBLE, outcome
 from dpaudit.reports import errata, onerun_page, plots
 from dpaudit.reports import families as sections
 from dpaudit.reports.layout import PER_ROW_DELTA, build, figure, gap, heading, para, table, text

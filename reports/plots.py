@@ -110,7 +110,7 @@ def _room_for_labels(fig: plt.Figure, ax: Any) -> None:
     ax.set_position((left, box.y0, 0.98 - left, box.height))
 
 
-def _png(fig: plt.Figure, width: float, height: float) -> Figure:
+def png(fig: plt.Figure, width: float, height: float) -> Figure:
     """The figure as a palette PNG: plots have few colours, and 128 of them keep anti-aliased edges
     while the file is about a third of the RGB one (the report embeds a dozen figures)."""
     fig.set_dpi(DPI)
@@ -196,7 +196,7 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
                    ax.plot([], [], marker=">", color=RED, ls="none", label="refuted claim")[0]]
         fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.01, 1 - 0.26 / height), ncol=4,
                    frameon=False, borderaxespad=0.2)
-        return _png(fig, WIDTH, height)
+        return png(fig, WIDTH, height)
 
 
 def _has_zero(rows: Sequence[tuple[str, dict[str, Any]]]) -> bool:
@@ -233,7 +233,7 @@ def convergence(scenarios: Sequence[dict[str, Any]]) -> Figure:
         ax.set_ylabel("eps_lower at the first delta")
         ax.set_title("Convergence: eps_lower as the samples grow")
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False, ncol=1)
-        return _png(fig, WIDTH, height)
+        return png(fig, WIDTH, height)
 
 
 def tradeoff_meaningful(scenario: dict[str, Any], claims: Sequence[dict[str, Any]] = ()) -> bool:
@@ -293,7 +293,7 @@ def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Fi
             ax.set_xlabel("false-positive rate (upper)")
             ax.set_ylabel("log(TPR / FPR)")
             ax.legend(loc="upper right", frameon=False)
-        return _png(fig, WIDTH, height)
+        return png(fig, WIDTH, height)
 
 
 def sweep(sweep_payload: dict[str, Any]) -> Figure:
@@ -320,4 +320,4 @@ def sweep(sweep_payload: dict[str, Any]) -> Figure:
         ax.set_ylabel("epsilon")
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
         ax.set_title(f"Rates: {sweep_payload['family']}")
-        return _png(fig, WIDTH, 3.2)
+        return png(fig, WIDTH, 3.2)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from dpaudit.engine.results import (
+from dpaudit.engine.verdicts import (
     HOLDS,
     NO_CLAIM,
     NOT_APPLICABLE,

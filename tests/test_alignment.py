@@ -12,7 +12,8 @@ from scipy import optimize
 from dpaudit import audit_mechanism, audit_samples
 from dpaudit.catalog import alignment as af
 from dpaudit.core import Guarantee, InputError
-from dpaudit.engine.results import ClaimCheck, outcome
+from dpaudit.engine.results import ClaimCheck
+from dpaudit.engine.verdicts import outcome
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
 from dpaudit.mechanisms.align_mle import PrivateMLE, minimise_batch, objective_curve_1d
 from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment

@@ -123,7 +123,7 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf, monkeypat
     (tests/test_voice.py checks it).  The notes are left out here; the missed scenarios they
     would be computed for still have to agree."""
     from dpaudit.cli.expectations import MISSED
-    from dpaudit.engine.results import outcome
+    from dpaudit.engine.verdicts import outcome
     asked = []
 
     def missed(records, scenarios, **_):

@@ -22,8 +22,8 @@ import pytest
 
 from dpaudit import catalog
 from dpaudit.cli.expectations import MISSED, exit_status, planned_claims, unchecked_expectations
-from dpaudit.engine import runner
-from dpaudit.engine.results import HOLDS, REFUTED_EMPIRICAL
+from dpaudit.engine import interrupts, runner
+from dpaudit.engine.verdicts import HOLDS, REFUTED_EMPIRICAL
 from dpaudit.runs.saved import load_results
 from tests.clirun import in_process
 
@@ -99,7 +99,7 @@ def test_a_run_interrupted_by_sigint_exits_130_and_summary_of_its_folder_too(tmp
 def ctrl_c():
     """The application's SIGINT handler, as ``python -m audit`` installs it."""
     runner.USER_INTERRUPT.clear()
-    previous = signal.signal(signal.SIGINT, runner.note_user_interrupt)
+    previous = signal.signal(signal.SIGINT, interrupts.note_user_interrupt)
     yield
     signal.signal(signal.SIGINT, previous)
     runner.USER_INTERRUPT.clear()

@@ -38,7 +38,7 @@ from dpaudit.cli import common as cli_common
 from dpaudit.cli import main
 from dpaudit.cli import run as cli_run
 from dpaudit.cli import sweep as cli_sweep
-from dpaudit.engine.results import outcome
+from dpaudit.engine.verdicts import outcome
 
 PAIR = "tests.plugins.user_mechanisms:pair"
 PLUGINS = {"tests.plugins.user_mechanisms:correct": 1.0, "tests.plugins.user_mechanisms:leaky": 2.0}

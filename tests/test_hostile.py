@@ -33,8 +33,8 @@ from dpaudit.cli import main
 from dpaudit.cli import run as cli_run
 from dpaudit.core import InputError
 from dpaudit.engine.checkpoint import _checksum
-from dpaudit.engine.execution import Progress
 from dpaudit.engine.files import FolderLock, append_line, write_atomic
+from dpaudit.engine.progress import Progress
 from dpaudit.runs.config import load
 
 ROOT = Path(__file__).resolve().parents[1]

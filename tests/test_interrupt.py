@@ -33,10 +33,10 @@ import numpy as np
 import pytest
 
 from dpaudit.cli import main
-from dpaudit.engine import runner
+from dpaudit.engine import interrupts, runner
 from dpaudit.engine.api import audit_mechanism
-from dpaudit.engine.results import HOLDS, NO_CLAIM
 from dpaudit.engine.search import QueryVectors, search_pair
+from dpaudit.engine.verdicts import HOLDS, NO_CLAIM
 from dpaudit.runs.saved import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def _plugin(tmp_path: Path, name: str, action: str, call: int = 1, data: int = 1
 def ctrl_c():
     """The application's SIGINT handler, as ``python -m audit`` installs it."""
     runner.USER_INTERRUPT.clear()
-    previous = signal.signal(signal.SIGINT, runner.note_user_interrupt)
+    previous = signal.signal(signal.SIGINT, interrupts.note_user_interrupt)
     yield
     signal.signal(signal.SIGINT, previous)
     runner.USER_INTERRUPT.clear()
@@ -198,7 +198,7 @@ def test_a_second_ctrl_c_stops_at_once(tmp_path, ctrl_c):
     """After a first Ctrl-C (the flag is set), the next SIGINT is an Abort: no partial result."""
     plugin = _load(tmp_path, _plugin(tmp_path, "stops_twice", "signal", call=1))
     runner.USER_INTERRUPT.set()
-    with pytest.raises(runner.Abort):
+    with pytest.raises(interrupts.Abort):
         audit_mechanism(plugin.stops, *plugin.pair, samples=100_000, epsilon=1.0)
 
 

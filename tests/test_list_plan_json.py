@@ -50,7 +50,7 @@ def _stderr_at_pilot(monkeypatch, target, attr, *args):
 
     monkeypatch.setattr(target, attr, pilot)
     with pytest.raises(_Written):
-        plan_verb._plan_budget(plan_verb_args(*args))
+        plan_verb.plan_command(plan_verb_args(*args))
     return seen[0]
 
 

@@ -22,11 +22,13 @@ import numpy as np
 import pytest
 
 from dpaudit.core import InputError
-from dpaudit.engine import runner
+from dpaudit.engine import memory, runner
 from dpaudit.engine.api import audit_mechanism
 from dpaudit.engine.chunks import MAX_CHUNKS, PART, Chunks, parts
-from dpaudit.engine.execution import Execution, Progress, projected_end
-from dpaudit.engine.runner import CHUNK, MAX_SAMPLES, _count_chunk, _estimation_chunks
+from dpaudit.engine.execution import Execution
+from dpaudit.engine.memory import MAX_SAMPLES
+from dpaudit.engine.progress import Progress, projected_end
+from dpaudit.engine.runner import CHUNK, _estimation_chunks, count_chunk
 from tests.zoo import LaplaceOnCount
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +77,7 @@ def test_a_chunk_past_the_cap_is_counted_in_parts_of_their_own_seeds():
         expected = int(np.count_nonzero(mech.sample(1, n, rng) >= 0.5))
         assert runner._count_part(mech, 1, n, 3, (0,), 1, 7, p, [event])[0] == expected
     whole = runner._count_part(mech, 1, CHUNK, 3, (0,), 1, 7, -1, [event])
-    assert whole[0] == _count_chunk(mech, 1, CHUNK, 3, (0,), 1, 7, [event])[0]
+    assert whole[0] == count_chunk(mech, 1, CHUNK, 3, (0,), 1, 7, [event])[0]
 
 
 def test_execution_map_reads_a_generator_as_it_goes():
@@ -155,8 +157,8 @@ def test_budgets_the_counters_cannot_hold_are_refused_at_once():
         with pytest.raises(InputError, match="counters hold at most"):
             audit_mechanism(LaplaceOnCount(1.0), 0, 1, samples=samples)
     with pytest.raises(InputError, match="counters hold at most"):
-        runner.check_memory(2**63 - 1, 1, 8, 1)
-    runner.check_memory(10**18, 1, 8, 1)  # within the counters: it runs
+        memory.check_memory(2**63 - 1, 1, 8, 1)
+    memory.check_memory(10**18, 1, 8, 1)  # within the counters: it runs
 
 
 def test_the_projected_end_of_a_huge_budget_is_stated_in_days_or_years():

@@ -17,7 +17,7 @@ import pytest
 from matplotlib.text import Text
 
 from dpaudit import reports
-from dpaudit.cli.common import _report_families
+from dpaudit.cli.common import report_families
 from dpaudit.reports import onerun_plots, plots
 from dpaudit.reports.layout import WIDTH
 from tests.test_report_onerun import honest, load, merged
@@ -42,7 +42,7 @@ def payload() -> dict:
 @pytest.fixture(scope="module")
 def pdf(tmp_path_factory, payload) -> Path:
     path = tmp_path_factory.mktemp("blemishes") / "report.pdf"
-    reports.write_pdf(payload, path, families=_report_families())
+    reports.write_pdf(payload, path, families=report_families())
     return path
 
 
@@ -146,15 +146,15 @@ def test_no_text_under_7_points(pdf):
 def drawn(monkeypatch):
     """The matplotlib figures the report's plot functions draw, kept open for inspection."""
     figures = []
-    real = plots._png
+    real = plots.png
 
     def keep(fig, width, height):
         figures.append(fig)
         fig.canvas.draw()
         return b"", width, height
-    monkeypatch.setattr(plots, "_png", keep)
+    monkeypatch.setattr(plots, "png", keep)
     yield figures
-    monkeypatch.setattr(plots, "_png", real)
+    monkeypatch.setattr(plots, "png", real)
     for fig in figures:
         plt.close(fig)
 
@@ -218,7 +218,7 @@ def test_the_errata_appendix_typesets_its_formulas(pdf):
 def test_a_run_of_one_run_scenarios_alone_has_no_sampling_budget(tmp_path):
     alone = merged(load("default"), [honest()], lambda name: False)
     path = tmp_path / "onerun.pdf"
-    reports.write_pdf(alone, path, families=_report_families())
+    reports.write_pdf(alone, path, families=report_families())
     with pdfplumber.open(path) as doc:
         text = " ".join(" ".join((p.extract_text() or "").split()) for p in doc.pages)
     assert "samples per side" not in text and "Budget:" not in text

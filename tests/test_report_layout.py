@@ -15,7 +15,7 @@ from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen.canvas import Canvas
 
 from dpaudit import reports
-from dpaudit.cli.common import _report_families
+from dpaudit.cli.common import report_families
 from dpaudit.reports import plots
 from dpaudit.reports.layout import MARGIN
 from tests import pdfcheck
@@ -36,7 +36,7 @@ def rendered(tmp_path_factory):
     def get(name: str) -> Path:
         if name not in cache:
             path = tmp_path_factory.mktemp("reports") / f"{name}.pdf"
-            reports.write_pdf(load(name), path, families=_report_families())
+            reports.write_pdf(load(name), path, families=report_families())
             cache[name] = path
         return cache[name]
     return get
@@ -148,8 +148,8 @@ def test_errata_appendix_gives_claim_source_witness_and_computation(rendered):
 
 def test_same_results_give_the_same_bytes(tmp_path):
     payload = load("user")
-    reports.write_pdf(payload, tmp_path / "a.pdf", families=_report_families())
-    reports.write_pdf(load("user"), tmp_path / "b.pdf", families=_report_families())
+    reports.write_pdf(payload, tmp_path / "a.pdf", families=report_families())
+    reports.write_pdf(load("user"), tmp_path / "b.pdf", families=report_families())
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
 
 

@@ -14,9 +14,9 @@ import pytest
 from pypdf import PdfReader
 
 from dpaudit import reports
-from dpaudit.cli.common import _report_families
+from dpaudit.cli.common import report_families
 from dpaudit.core import Guarantee
-from dpaudit.engine.results import OK_OUTCOMES, outcome
+from dpaudit.engine.verdicts import OK_OUTCOMES, outcome
 from dpaudit.onerun import Grid, gdp, gdp_epsilon, one_run_bound
 from dpaudit.onerun.designs.policy import dppg_design
 from dpaudit.onerun.family import strongest_rejected
@@ -101,7 +101,7 @@ def po_payload():
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory, po_payload):
     path = tmp_path_factory.mktemp("onerun") / "po.pdf"
-    reports.write_pdf(po_payload, path, families=_report_families())
+    reports.write_pdf(po_payload, path, families=report_families())
     return path
 
 
@@ -192,7 +192,7 @@ def test_no_side_by_side_table_when_no_claim_is_checked_both_ways(tmp_path):
     assert not {r["claim_id"] for r in payload["records"] if not onerun_page.is_onerun(r)} & \
         {r["claim_id"] for r in payload["records"] if onerun_page.is_onerun(r)}
     assert onerun_page.side_by_side(payload) == []
-    reports.write_pdf(payload, tmp_path / "one.pdf", families=_report_families())
+    reports.write_pdf(payload, tmp_path / "one.pdf", families=report_families())
     text = "".join(pages(tmp_path / "one.pdf"))
     assert squeezed("One-run scenario dppg-whitebox") in text and "Whatonerunbuys" not in text
     assert pdfcheck.offences(tmp_path / "one.pdf") == {}
@@ -239,7 +239,7 @@ def test_a_users_own_game_with_a_grid_rule_and_a_family_rejection(tmp_path):
     assert {r["finding"] for r in records} == {"refuted (empirical)"}  # 3 sigma apart: both claims fall
     payload = json.loads(json.dumps({"schema": 1, "seed": 3, "samples": 0, "confidence": 0.95, "complete": True,
                                      "scenarios": [sc], "records": records}))
-    reports.write_pdf(payload, tmp_path / "mine.pdf", families=_report_families())
+    reports.write_pdf(payload, tmp_path / "mine.pdf", families=report_families())
     text = " ".join(pages(tmp_path / "mine.pdf"))
     assert pdfcheck.offences(tmp_path / "mine.pdf") == {}
     read = family.to_dict()
@@ -255,11 +255,11 @@ def test_a_users_own_game_with_a_grid_rule_and_a_family_rejection(tmp_path):
 
 
 def test_same_payload_same_bytes_and_without_one_run_no_trace_of_it(tmp_path, rendered, po_payload):
-    reports.write_pdf(json.loads(json.dumps(po_payload)), tmp_path / "b.pdf", families=_report_families())
+    reports.write_pdf(json.loads(json.dumps(po_payload)), tmp_path / "b.pdf", families=report_families())
     assert rendered.read_bytes() == (tmp_path / "b.pdf").read_bytes()
     plain = onerun_page.multi_run(po_payload)
     assert onerun_page.multi_run(plain) is plain and onerun_page.section(plain, False) == []
-    reports.write_pdf(plain, tmp_path / "plain.pdf", families=_report_families())
+    reports.write_pdf(plain, tmp_path / "plain.pdf", families=report_families())
     text = " ".join(pages(tmp_path / "plain.pdf"))
     for phrase in ("one run", "One-run", "canary", "Whatonerunbuys"):
         assert squeezed(phrase) not in text, phrase
@@ -269,7 +269,7 @@ def test_same_payload_same_bytes_and_without_one_run_no_trace_of_it(tmp_path, re
 def test_default_report_with_its_one_run_fixture_stays_within_the_page_limit(tmp_path):
     payload = merged(load("default"), [honest()])
     path = tmp_path / "default.pdf"
-    reports.write_pdf(payload, path, families=_report_families())
+    reports.write_pdf(payload, path, families=report_families())
     with pdfplumber.open(path) as pdf:
         assert len(pdf.pages) <= 25
         for n, page in enumerate(pdf.pages):

@@ -201,8 +201,8 @@ def test_the_same_results_give_the_same_pdf_with_and_without_a_plugin_family(tmp
     assert first.returncode == 0, first.stderr
     # as the catalog hands a plugin family to reports: (name, about, claim ids, mechanism names), first
     toy = ("toy", "a plugin family that lists randomized-response", frozenset(), frozenset({"randomized-response"}))
-    installed = common._report_families()
-    monkeypatch.setattr("dpaudit.cli.report._report_families", lambda: (toy, *installed))
+    installed = common.report_families()
+    monkeypatch.setattr("dpaudit.cli.report.report_families", lambda: (toy, *installed))
     second = in_process("report", tmp_path / "run", "-o", tmp_path / "b.pdf")
     assert second.returncode == 0, second.stderr
     assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()

@@ -4,7 +4,8 @@ sequential looks, checkpoint reuse, and mechanisms that misbehave."""
 import pytest
 
 from dpaudit import InputError
-from dpaudit.engine.execution import Checkpoint, Execution
+from dpaudit.engine.checkpoint import Checkpoint
+from dpaudit.engine.execution import Execution
 from dpaudit.engine.runner import CHUNK, LOOKS, MechanismError, estimate
 from dpaudit.mechanisms.classic import on_grid
 

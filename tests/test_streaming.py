@@ -9,9 +9,10 @@ import pytest
 from scipy import stats
 
 from dpaudit import Guarantee, audit_mechanism, catalog
-from dpaudit.engine import runner, streaming
-from dpaudit.engine.execution import Execution, projected_end
+from dpaudit.engine import memory, runner, streaming
+from dpaudit.engine.execution import Execution
 from dpaudit.engine.plan import Candidates, plan, render
+from dpaudit.engine.progress import projected_end
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Identity
 from dpaudit.engine.views import Event
@@ -150,7 +151,7 @@ def test_selection_is_capped_and_memory_stays_bounded_at_any_budget():
     assert streaming.selection_size(10**12, 0.2) == streaming.SELECTION_CAP
     assert streaming.selection_size(1000, 0.2) == 200
     for budget in (10**9, 10**11):
-        assert runner.memory_needed(budget, 4, 8, 2) < 2 * 2**30  # a 4-vector at any budget
+        assert memory.memory_needed(budget, 4, 8, 2) < 2 * 2**30  # a 4-vector at any budget
     assert streaming.pilot_size(10**7, 0.2, streaming.selection_size(10**7, 0.2)) == 0
     assert streaming.pilot_size(10**11, 0.2, streaming.SELECTION_CAP) == streaming.PILOT_CAP
 
@@ -187,7 +188,7 @@ def test_the_tail_pilot_moves_a_threshold_into_the_tail_for_a_large_estimation_s
     refined, used = streaming.refine_thresholds(
         [start, rows], x, y, n_pilot=2_000_000, n_est=10**9, deltas=[1e-6, 0.0], confidences=[0.95, 0.95],
         mechanism=mech, sides=(1, 0), seed=0, key=(0,), kinds=[runner.output_kind(x)] * 2, execution=Execution(),
-        draw=runner._draw_chunk)
+        draw=runner.draw_chunk)
     assert used == 2_000_000 and refined[1] is rows  # only threshold events are re-chosen
     ev = refined[0]
     # The shift is symmetric: the upper tail favours D, the lower tail D'; either is a tail event.
@@ -201,7 +202,7 @@ def test_the_tail_pilot_moves_a_threshold_into_the_tail_for_a_large_estimation_s
     none, zero = streaming.refine_thresholds([rows], x, y, n_pilot=2_000_000, n_est=10**9, deltas=[0.0],
                                              confidences=[0.95], mechanism=mech, sides=(1, 0), seed=0, key=(0,),
                                              kinds=[runner.output_kind(x)] * 2, execution=Execution(),
-                                             draw=runner._draw_chunk)
+                                             draw=runner.draw_chunk)
     assert zero == 0 and none == [rows]  # nothing to refine: no pilot drawn
 
 

@@ -15,7 +15,7 @@ import pytest
 from dpaudit import audit_mechanism
 from dpaudit.catalog import claims as registry
 from dpaudit.core import Guarantee, InputError
-from dpaudit.engine.results import REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
+from dpaudit.engine.verdicts import REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
 from dpaudit.mechanisms.classic import RandomizedResponse
 from dpaudit.neighbors import Dataset
 from tests.clirun import CliRun, in_process
@@ -151,6 +151,6 @@ def test_the_pdf_counts_lists_and_words(default_records):
 
 def test_printed_claims_refuted_only_by_the_white_box_still_fail_an_expected_empirical_violation():
     """The finding's twin: an expectation of an empirical violation is missed when only the white box refutes."""
-    from dpaudit.engine.results import outcome
+    from dpaudit.engine.verdicts import outcome
     assert outcome({"finding": REFUTED_WHITE_BOX, "expected_verdict": "violation"}) == "MISSED expected violation"
     assert outcome({"finding": REFUTED_EMPIRICAL, "expected_verdict": "pass"}) == "UNEXPECTED violation"

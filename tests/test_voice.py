@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dpaudit import audit_mechanism
-from dpaudit.engine.results import (
+from dpaudit.engine.verdicts import (
     EXPECTED_CAUGHT,
     FINDINGS,
     NO_CLAIM,

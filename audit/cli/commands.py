@@ -13,17 +13,17 @@ import traceback
 from collections.abc import Sequence
 from concurrent.futures import BrokenExecutor
 
-from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, UsageError, _Session
-from dpaudit.cli.listing import _list
-from dpaudit.cli.parser import COMMANDS, build_parser
-from dpaudit.cli.plan import _plan_budget
-from dpaudit.cli.report import _report
-from dpaudit.cli.run import _run
-from dpaudit.cli.summary import _summary
-from dpaudit.cli.sweep import _sweep
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, Session
+from dpaudit.cli.listing import list_command
+from dpaudit.cli.parser import COMMANDS, UsageError, build_parser
+from dpaudit.cli.plan import plan_command
+from dpaudit.cli.report import report_command
+from dpaudit.cli.run import run_command
+from dpaudit.cli.summary import summary_command
+from dpaudit.cli.sweep import sweep_command
 from dpaudit.core import InputError
-from dpaudit.engine import runner
-from dpaudit.engine.blame import user_frame
+from dpaudit.engine import interrupts, runner
+from dpaudit.engine.blame import user_frame, what_code_did
 from dpaudit.engine.execution import EnvironmentFailure
 from dpaudit.engine.files import check_output, write_atomic
 from dpaudit.engine.results import dumps
@@ -32,17 +32,17 @@ from dpaudit.runs import bench
 from dpaudit.runs.rundir import ERROR_LOG
 
 
-def _dispatch(args: argparse.Namespace, argv: list[str], session: _Session) -> int:
+def _dispatch(args: argparse.Namespace, argv: list[str], session: Session) -> int:
     if args.command == "run":
-        return _run(args, argv, session)
+        return run_command(args, argv, session)
     if args.command == "list":
-        return _list(args)
+        return list_command(args)
     if args.command == "sweep":
-        return _sweep(args, argv)
+        return sweep_command(args, argv)
     if args.command == "report":
-        return _report(args)
+        return report_command(args)
     if args.command == "plan":
-        return _plan_budget(args)
+        return plan_command(args)
     if args.command == "bench":
         if args.out:
             check_output(args.out, "bench --out", folder=False)
@@ -53,7 +53,7 @@ def _dispatch(args: argparse.Namespace, argv: list[str], session: _Session) -> i
             print(f"wrote {args.out}")
         return EXIT_OK
     if args.command == "summary":
-        return _summary(args)
+        return summary_command(args)
     build_parser().print_help()
     print(f"error: no command given: choose one of {', '.join(COMMANDS)}", file=sys.stderr)
     return EXIT_USAGE
@@ -62,12 +62,12 @@ def _dispatch(args: argparse.Namespace, argv: list[str], session: _Session) -> i
 def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     """Run the parsed command ``args`` (from ``argv``) to its exit status; never a bare traceback."""
     argv = list(argv)
-    session = _Session()
+    session = Session()
     handler = None
     if threading.current_thread() is threading.main_thread():  # a real Ctrl-C is told apart from a mechanism's
         # `run` ends an interrupted audit with a partial result; the other commands stop at once
-        handler = signal.signal(signal.SIGINT, runner.note_user_interrupt if args.command == "run"
-                                else runner.note_user_abort)
+        handler = signal.signal(signal.SIGINT, interrupts.note_user_interrupt if args.command == "run"
+                                else interrupts.note_user_abort)
     try:
         return _dispatch(args, argv, session)
     except (UsageError, InputError, runner.MechanismError) as exc:
@@ -78,7 +78,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # no command of ours exits: this is user code's sys.exit, never a pass
         where = user_frame(exc)
-        _error(f"your code called sys.exit({exc.code!r})" + (f" at {where}" if where else "") + ": a mechanism, "
+        _error(f"your code {what_code_did(exc)}" + (f" at {where}" if where else "") + ": a mechanism, "
                "its builder or a property must return or raise, not end the process")
         return EXIT_USAGE
     except (OSError, MemoryError, EnvironmentFailure, BrokenExecutor) as exc:
@@ -96,7 +96,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     finally:
         if handler is not None:
             signal.signal(signal.SIGINT, handler)
-        runner.USER_INTERRUPT.clear()
+        interrupts.USER_INTERRUPT.clear()
 
 
 def _error(message: str) -> None:
@@ -105,7 +105,7 @@ def _error(message: str) -> None:
     print(f"error: {printable(message)}", file=sys.stderr)
 
 
-def _log_failure(session: _Session) -> str:
+def _log_failure(session: Session) -> str:
     """Write the current traceback to ``DIR/error.log`` (or a temporary file); its path."""
     text = traceback.format_exc()
     if session.folder is not None:

@@ -19,8 +19,6 @@ from dpaudit import catalog, reports
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import InputError, did_you_mean
 from dpaudit.engine.results import dumps
-from dpaudit.neighbors import Dataset
-from dpaudit.runs import config
 from dpaudit.runs.syspath import import_user_module
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -32,7 +30,9 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130
 
 
-def _load_attr(spec: str, flag: str) -> Any:
+def load_attr(spec: str, flag: str) -> Any:
+    """The object ``pkg.module:attr`` names (``attr`` may be dotted), imported as the user's code;
+    any failure of the user's module is a :class:`UsageError` naming ``flag`` and ``spec``."""
     if ":" not in spec:
         raise UsageError(f"{flag} {spec!r} is invalid: use pkg.module:attr or a built-in name")
     module_name, _, attr = spec.partition(":")
@@ -71,7 +71,9 @@ def resume_command(folder: Path) -> str:
     return f"{program_name()} run --resume {shlex.quote(str(folder))}"
 
 
-def _parse_params(items: Sequence[str]) -> dict[str, Any]:
+def parse_params(items: Sequence[str]) -> dict[str, Any]:
+    """``--param NAME=VALUE`` items as keyword arguments: each VALUE read as JSON (a list becomes a
+    tuple), else kept as the string typed."""
     params = {}
     for item in items:
         name, eq, text = item.partition("=")
@@ -86,35 +88,32 @@ def _parse_params(items: Sequence[str]) -> dict[str, Any]:
     return params
 
 
-def _load_npz(path: Path, flag: str) -> Dataset:
-    return config.read_npz(path, flag)  # its messages name the file once: "--data x.npz: cannot be read"
-
-
-class _Session:
+class Session:
     """What :func:`main` needs to report a failure: the run's folder, once there is one (the
     traceback log goes there, else to a temporary file)."""
 
     folder: Path | None = None
 
 
-def _write_report(final: dict[str, Any], path: Path) -> bool:
+def write_report(final: dict[str, Any], path: Path) -> bool:
     """``run --out``'s PDF; without the [report] extra the results and summary are written anyway
     and the run says the PDF was skipped (its exit status stays the verdicts').  True if written."""
     try:
-        reports.write_pdf(json.loads(dumps(final)), path, families=_report_families())
+        reports.write_pdf(json.loads(dumps(final)), path, families=report_families())
     except reports.ReportExtraMissing as exc:
         print(f"note: {path} skipped: {exc}", file=sys.stderr)
         return False
     return True
 
 
-def _report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
+def report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
     """(name, about, claim ids, mechanism names) of each catalog family: the PDF's sections (the
     reports layer may not import the catalog, so the app hands it over)."""
     return tuple((f.name, f.about, frozenset(c.id for c in f.claims), frozenset(m.name for m in f.mechanisms))
                  for f in catalog.families())
 
 
-def _environment() -> dict[str, str]:
+def environment() -> dict[str, str]:
+    """The versions and platform a run's results record (Python, numpy, scipy, joblib, machine)."""
     return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
             "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}

@@ -19,7 +19,8 @@ from dpaudit.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from dpaudit.core import Claim
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
-from dpaudit.engine.results import OK_OUTCOMES, AuditResult, outcome
+from dpaudit.engine.results import AuditResult
+from dpaudit.engine.verdicts import OK_OUTCOMES, outcome
 from dpaudit.reports.text import printable
 
 MISSED = "MISSED expected violation"

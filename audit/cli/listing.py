@@ -12,8 +12,8 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import SUITES
-from dpaudit.cli.common import EXIT_OK, UsageError
-from dpaudit.cli.parser import program_name
+from dpaudit.cli.common import EXIT_OK
+from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import did_you_mean
 from dpaudit.engine.results import dumps
 
@@ -22,7 +22,7 @@ LIST_SCHEMA_VERSION = 1
 SHIPPED_CONFIGS = Path(__file__).resolve().parents[1] / "configs"  # package data (configs/ in a checkout links here)
 
 
-def _list(args: argparse.Namespace) -> int:
+def list_command(args: argparse.Namespace) -> int:
     """``list`` (everything, with each mechanism's parameters), ``list NAME`` or ``list --configs``."""
     if getattr(args, "json", False) and args.configs:
         raise UsageError("list --json describes the catalog or one mechanism: drop --configs")

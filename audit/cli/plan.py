@@ -13,8 +13,8 @@ import sys
 from typing import Any
 
 from dpaudit import catalog
-from dpaudit.cli.common import EXIT_OK, UsageError
-from dpaudit.cli.parser import program_name
+from dpaudit.cli.common import EXIT_OK
+from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.progress import projected_end
@@ -36,7 +36,7 @@ from dpaudit.onerun.planner import (
 from dpaudit.onerun.steinke import epsilon_ceiling
 
 
-def _plan_budget(args: argparse.Namespace) -> int:
+def plan_command(args: argparse.Namespace) -> int:
     """``plan``: the scenario is looked up in the errata suite, then the full one (so it is built, and
     keyed, as a run of that suite would), then among the one-run designs; one line
     ``samples_per_side=N`` (or ``canaries=N``), then the explanation."""

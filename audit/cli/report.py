@@ -8,13 +8,14 @@ import sys
 from pathlib import Path
 
 from dpaudit import reports
-from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, UsageError, _report_families
+from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, report_families
 from dpaudit.cli.expectations import exit_status
+from dpaudit.cli.parser import UsageError
 from dpaudit.engine.files import check_output
 from dpaudit.runs.saved import load_results, load_sweep
 
 
-def _report(args: argparse.Namespace) -> int:
+def report_command(args: argparse.Namespace) -> int:
     """The PDF of a saved run (exit 0 once written); a partial file (an interrupted run) still gets its
     PDF, marked INCOMPLETE, but exits as ``summary`` of it does (:func:`dpaudit.cli.expectations.exit_status`):
     never 0, 130, or 1 if what was checked already holds a finding."""
@@ -28,7 +29,7 @@ def _report(args: argparse.Namespace) -> int:
         print(f"note: {args.results[0]} was written before results carried their family: its sections are "
               "named from this install's catalog", file=sys.stderr)
     try:  # the catalog's families only name the scenarios of a file written without them
-        reports.write_pdf(payload, target, sweeps, families=_report_families())
+        reports.write_pdf(payload, target, sweeps, families=report_families())
     except reports.ReportExtraMissing as exc:  # an environment failure: exit 3
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INTERNAL

@@ -19,15 +19,13 @@ from dpaudit.catalog import Scenario
 from dpaudit.catalog.onerun import OneRunScenario, mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
-    UsageError,
-    _environment,
-    _load_attr,
-    _load_npz,
-    _parse_params,
-    _report_families,
-    _Session,
-    _write_report,
+    Session,
+    environment,
+    load_attr,
+    parse_params,
+    report_families,
     resume_command,
+    write_report,
 )
 from dpaudit.cli.expectations import (
     exit_status,
@@ -37,13 +35,15 @@ from dpaudit.cli.expectations import (
     unchecked_expectations,
     with_registry_expectations,
 )
-from dpaudit.cli.parser import build_parser, program_name
+from dpaudit.cli.parser import UsageError, build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.core import Guarantee, InputError, did_you_mean
-from dpaudit.engine import runner, search
+from dpaudit.engine import interrupts, memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
-from dpaudit.engine.execution import Checkpoint, Execution, check_scheduler_address, connect_dask
+from dpaudit.engine.checkpoint import Checkpoint
+from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
+from dpaudit.engine.identity import fingerprint
 from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
 from dpaudit.neighbors import Pair
@@ -52,6 +52,7 @@ from dpaudit.reports.text import errata_note, incomplete_note, printable, settin
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
+from dpaudit.runs.datafiles import read_npz
 from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.onerun import onerun_scenario, saved_games
 from dpaudit.runs.plugins import resume_refusal
@@ -66,7 +67,7 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
             raise UsageError(f"--mechanism {args.mechanism!r} is not a built-in mechanism"
                              f"{did_you_mean(args.mechanism, catalog.mechanisms())}; see `{program_name()} list`, "
                              "or give pkg.module:attr")
-        params = _parse_params(args.param)
+        params = parse_params(args.param)
         try:
             mechanism = catalog.build_mechanism(args.mechanism, params, "--mechanism")
         except InputError as exc:
@@ -77,7 +78,7 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     else:
         if args.param:
             raise UsageError("--param applies to built-in mechanisms only")
-        mechanism = _load_attr(args.mechanism, "--mechanism")
+        mechanism = load_attr(args.mechanism, "--mechanism")
         if not callable(getattr(mechanism, "sample", None)):
             raise UsageError(f"--mechanism {args.mechanism!r} has no sample(data, size, rng) method")
         try:
@@ -93,11 +94,11 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     if args.search is not None:
         if args.pair or args.data_prime:
             raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
-        base = _load_npz(args.data, "--data") if args.data else None
+        base = read_npz(args.data, "--data") if args.data else None
         space = search.space_from_spec(args.search, relation, base, "--search")
         return config.search_scenario(name, mechanism, space, relation), space
     if args.pair:
-        pair = _load_attr(args.pair, "--pair")
+        pair = load_attr(args.pair, "--pair")
         if isinstance(pair, tuple) and len(pair) == 2:
             pair = Pair(pair[0], pair[1], f"pair {args.pair}", relation)
         if not isinstance(pair, Pair):
@@ -105,7 +106,7 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
         if not isinstance(pair.description, str):
             raise UsageError(f"--pair {args.pair!r}: its description is {pair.description!r}: it must be a string")
     elif args.data and args.data_prime:
-        pair = Pair(_load_npz(args.data, "--data"), _load_npz(args.data_prime, "--data-prime"),
+        pair = Pair(read_npz(args.data, "--data"), read_npz(args.data_prime, "--data-prime"),
                     f"{args.data.name} vs {args.data_prime.name}", relation)
     else:
         raise UsageError("--mechanism needs a neighbouring pair: --pair pkg.module:attr, or --data and --data-prime, "
@@ -171,11 +172,11 @@ IDENTITY_OPTIONS = ("config", "suite", "family", "samples", "seed", "confidence"
 RUNTIME_OPTIONS = ("jobs", "backend", "scheduler")
 
 
-def _run(args: argparse.Namespace, argv: Sequence[str], session: _Session | None = None) -> int:
+def run_command(args: argparse.Namespace, argv: Sequence[str], session: Session | None = None) -> int:
     """``run``: a new run (``--out DIR``: DIR must not hold another run unless ``--overwrite``),
     or ``--resume DIR``: exactly the run DIR holds, with its identity checked.  DIR is locked
     while this process writes it."""
-    session = session or _Session()
+    session = session or Session()
     started, clock = time.time(), time.perf_counter()
     folder: RunFolder | None = None
     saved: dict[str, Any] | None = None
@@ -314,7 +315,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     st = plan.settings
     budgets = _budgets(plan)
     ident = rundir.identity(st, plan.scenarios, plan.claims, budgets, plan.onerun)
-    fp = rundir.fingerprint(ident)
+    fp = fingerprint(ident)
     checkpoint = None
     if folder is not None and saved is not None:
         checkpoint = _resumed_checkpoint(args, folder, saved, ident, fp)
@@ -341,7 +342,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
         _audit_scenarios(run, budgets, results)
         _play_onerun(run, results)
     except KeyboardInterrupt as exc:  # a Ctrl-C between two audits: the scenarios done are the partial result
-        if not runner.stopped_by_user(exc):
+        if not interrupts.stopped_by_user(exc):
             raise
     finally:
         if client is not None:
@@ -376,7 +377,7 @@ def _budgets(plan: Plan) -> list[int]:
     budgets = [max(20, round(Fraction(st.samples) * Fraction(sc.samples_factor))) for sc in plan.scenarios]
     workers = Execution(n_jobs=st.jobs).workers(1 << 30)
     for budget in budgets:  # before anything is written or drawn: refused within a second, with the estimate
-        runner.check_memory(budget, 1, 8, workers)
+        memory.check_memory(budget, 1, 8, workers)
     return budgets
 
 
@@ -430,8 +431,8 @@ def _payload(run: _Audit, results: list, complete: bool, wall: float) -> dict[st
     st = run.plan.settings
     doc = envelope(results, command=typed_command(run.argv), suite=run.suite, settings=st,
                    started=run.started, seconds=wall, complete=complete,
-                   planned=len(run.plan.scenarios) + len(run.plan.onerun), environment=_environment(),
-                   documents=run.documents, fingerprint=run.fp, families=_report_families())
+                   planned=len(run.plan.scenarios) + len(run.plan.onerun), environment=environment(),
+                   documents=run.documents, fingerprint=run.fp, families=report_families())
     if not complete:  # what `summary` of a partial file says went unchecked
         unchecked, exact = unchecked_expectations(run.expectations, [r.records() for r in results])
         doc.update(expectations_unchecked=unchecked, expectations_unchecked_exact=exact)
@@ -468,7 +469,7 @@ def _audit_scenarios(run: _Audit, budgets: list[int], results: list[AuditResult 
         if run.suite is None and not sc.expected and is_builtin(sc.mechanism):
             result = with_registry_expectations(result, run.registry)
         results.append(result)
-        if runner.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
+        if interrupts.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
             break
         if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report
             write_atomic(out / "results.json", dumps(_payload(run, results, False, time.perf_counter() - run.clock)))
@@ -479,7 +480,7 @@ def _play_onerun(run: _Audit, results: list[AuditResult | OneRunScenario]) -> No
     appended to ``results``; a partial results.json after each but the last."""
     plan, st, out = run.plan, run.plan.settings, run.out
     for index, design in enumerate(plan.onerun):
-        if runner.USER_INTERRUPT.is_set():
+        if interrupts.USER_INTERRUPT.is_set():
             break
         if run.mode != "off":
             print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
@@ -495,7 +496,7 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
     or its JSON given to ``emit``, results.json, summary.txt and report.pdf written to ``--out``;
     the run's exit status."""
     plan, st, out = run.plan, run.plan.settings, run.out
-    final = _payload(run, results, not runner.USER_INTERRUPT.is_set(), time.perf_counter() - run.clock)
+    final = _payload(run, results, not interrupts.USER_INTERRUPT.is_set(), time.perf_counter() - run.clock)
     status = exit_status(final["records"], final["complete"])
     ok = status != EXIT_FAIL
     table = summary_table(final["records"], witness=getattr(args, "witness", False), wide=getattr(args, "wide", False))
@@ -512,7 +513,7 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
         write_atomic(out / "summary.txt", table + footer)
         # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
         written = [out / "results.json", out / "summary.txt"]
-        if _write_report(final, out / "report.pdf"):
+        if write_report(final, out / "report.pdf"):
             written.append(out / "report.pdf")
         print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
     return status

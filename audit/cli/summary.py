@@ -10,13 +10,14 @@ from pathlib import Path
 from dpaudit.catalog import SEQUENTIAL_SUITES
 from dpaudit.cli.common import EXIT_FAIL, resume_command
 from dpaudit.cli.expectations import exit_status
-from dpaudit.engine.results import dumps, outcome, run_as_expected
+from dpaudit.engine.results import dumps
+from dpaudit.engine.verdicts import outcome, run_as_expected
 from dpaudit.reports.text import errata_note, footer, incomplete_note, settings_words, summary_table
 from dpaudit.runs.rundir import RUN_FILE
 from dpaudit.runs.saved import load_results
 
 
-def _summary(args: argparse.Namespace) -> int:
+def summary_command(args: argparse.Namespace) -> int:
     """The saved run's table and footer (as ``run`` printed them); exits as the run did
     (:func:`dpaudit.cli.expectations.exit_status`): a partial file (an interrupted run) says so and
     never exits 0 — 1 if what was checked already holds a finding, else 130, as the interrupted

@@ -14,7 +14,7 @@ from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.sweep import slopes, sweep
 
 
-def _sweep(args: argparse.Namespace, argv: Sequence[str]) -> int:
+def sweep_command(args: argparse.Namespace, argv: Sequence[str]) -> int:
     if args.out:  # before the sweep runs: an unwritable --out is the user's to fix, found at once
         check_output(args.out, "sweep --out", folder=True)
     records = sweep(args.family, args.n, samples=args.samples, seed=args.seed, confidence=args.confidence,

@@ -28,7 +28,8 @@ from dpaudit.core import (
     is_real,
     require,
 )
-from dpaudit.engine import exact, runner
+from dpaudit.engine import exact, interrupts, runner
+from dpaudit.engine.blame import what_code_did
 from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views, unmeasured
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.identity import describe, fingerprint
@@ -91,7 +92,7 @@ def _ask(mechanism: Any, method: str, *args: Any) -> Any:
     except InputError:
         raise
     except KeyboardInterrupt:
-        if runner.USER_INTERRUPT.is_set():
+        if interrupts.USER_INTERRUPT.is_set():
             raise
         exc_name: str = "KeyboardInterrupt"
         detail = ""
@@ -127,14 +128,13 @@ def _check_mechanism_name(mechanism: Any) -> None:
     try:
         name = getattr(mechanism, "name", None)
     except KeyboardInterrupt:
-        if runner.USER_INTERRUPT.is_set():
+        if interrupts.USER_INTERRUPT.is_set():
             raise
         raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name raised "
                                     "KeyboardInterrupt") from None
     except BaseException as exc:  # a property of the user's class: sys.exit(0) there must not end the run
-        what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
-                else f"raised {type(exc).__name__}: {exc}")
-        raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name {what}") from None
+        raise runner.MechanismError(f"mechanism of type {type(mechanism).__name__}: reading its name "
+                                    f"{what_code_did(exc, detail=True)}") from None
     require(name is None or (isinstance(name, str) and bool(name)), "mechanism.name", name,
             "must be a non-empty string (or absent)")
 
@@ -371,7 +371,7 @@ def _audit_checked(call: _Call) -> AuditResult:
     try:  # the scenario's setup (the mechanism's claims, the data's hash) and its estimate
         before, checked, claim_level, execution, est = _setup_and_estimate(call, levels)
     except KeyboardInterrupt as exc:
-        if not runner.stopped_by_user(exc):
+        if not interrupts.stopped_by_user(exc):
             raise
         est = unmeasured(levels, 0, "interrupted by the user during the scenario's setup: no sample was drawn, "
                          "so there is no bound (eps_lower 0 at every delta)")
@@ -450,16 +450,16 @@ def _white_box_and_value_views(call: _Call, est: Any, levels: list[tuple[float, 
     white, dists, value, sup = None, None, None, None
     try:  # the white box and the value views: a Ctrl-C here keeps the estimate, without what it stopped
         white, dists = _white_box(mechanism, d, d_prime, {lv[0] for lv in levels})
-        if not runner.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
+        if not interrupts.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
             value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=call.seed,
                                           execution=execution, key=call.context.key, discrete=call.discrete,
                                           events=call.events)
-        if value is not None and (not value.measured or runner.USER_INTERRUPT.is_set()):
+        if value is not None and (not value.measured or interrupts.USER_INTERRUPT.is_set()):
             value = None  # stopped by the user: the value views' verdict is not given from a part of its samples
         if "epsilon_sup_pi0" in capabilities(mechanism):
             sup = _exact_value(mechanism, _ask(mechanism, "epsilon_sup_pi0", d, d_prime), "epsilon_sup_pi0")
     except KeyboardInterrupt as exc:
-        if not runner.stopped_by_user(exc):
+        if not interrupts.stopped_by_user(exc):
             raise
         value = None
     return white, dists, value, sup

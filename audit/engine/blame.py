@@ -60,3 +60,12 @@ def user_frame(exc: BaseException) -> str | None:
             return found
         current = current.__cause__ or current.__context__
     return None
+
+
+def what_code_did(exc: BaseException, *, detail: bool = False) -> str:
+    """What a user's code did, as every message that blames it says it: ``called sys.exit(CODE)``
+    for a :class:`SystemExit` (its code as ``repr``: a ``sys.exit(0)`` is a failure too, never a
+    pass), else ``raised NAME`` and, with ``detail``, ``: MESSAGE``."""
+    if isinstance(exc, SystemExit):
+        return f"called sys.exit({exc.code!r})"
+    return f"raised {type(exc).__name__}" + (f": {exc}" if detail else "")

@@ -1,7 +1,7 @@
 """The estimation split's chunks, described by two integers instead of listed.
 
 A chunk is the unit of seeding, counting and checkpointing: chunk c of side s draws from its own
-generator (:func:`dpaudit.engine.runner._rng`), so its counts never depend on where or when it runs.  A
+generator (:func:`dpaudit.engine.runner.chunk_rng`), so its counts never depend on where or when it runs.  A
 budget of 10^13 outputs per side is 3.8·10^7 chunks of 2^18; listing their sizes, their
 arguments and their per-chunk counts held gigabytes before the first count.  :class:`Chunks`
 answers the size of chunk c and the outputs in the first m chunks by arithmetic, and the number

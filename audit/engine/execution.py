@@ -10,7 +10,7 @@
   ``--resume`` recounts only the chunks it cannot trust and never counts one twice.
 * Resources: workers capped at chunks and CPUs, the memory a process may still use, and a
   Dask scheduler checked to speak Dask before the client waits on it.
-* Progress (:mod:`dpaudit.engine.progress`, re-exported here): a tqdm bar on a terminal; in a
+* Progress (:mod:`dpaudit.engine.progress`): a tqdm bar on a terminal; in a
   non-interactive log, a plain line every few seconds (from a timer, so slow chunks do not
   silence it) with samples done, rate, the projected end and the current ε_lower.
 """
@@ -34,8 +34,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.checkpoint import Checkpoint, events_fingerprint  # noqa: F401  (re-exported: their old home)
-from dpaudit.engine.progress import Progress, projected_end  # noqa: F401  (re-exported: their old home)
+from dpaudit.engine.checkpoint import Checkpoint
 
 BACKENDS = ("local", "dask")
 

@@ -10,11 +10,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.runner import SELECTION, SELECTION_FRACTION, draw
-from dpaudit.engine.runner import _chunk_sizes as chunk_sizes
-from dpaudit.engine.runner import _rng as runner_rng
+from dpaudit.engine.runner import SELECTION, chunk_rng, chunk_sizes, draw
 from dpaudit.engine.selection import predicted_bound
-from dpaudit.engine.streaming import selection_size
+from dpaudit.engine.streaming import SELECTION_FRACTION, selection_size
 from dpaudit.neighbors import Pair
 
 
@@ -23,7 +21,7 @@ def _selection_split(mechanism: Any, data: Any, samples: int, seed: int, key: tu
     """The selection outputs the final audit of ``samples`` per side draws for ``side`` (its own
     chunk streams, :func:`dpaudit.engine.runner.estimate`), drawn ahead of it."""
     sizes = chunk_sizes(selection_size(samples, SELECTION_FRACTION))
-    return np.concatenate([draw(mechanism, data, size, runner_rng(seed, key, SELECTION, side, c))
+    return np.concatenate([draw(mechanism, data, size, chunk_rng(seed, key, SELECTION, side, c))
                            for c, size in enumerate(sizes)])
 
 

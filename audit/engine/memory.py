@@ -21,7 +21,8 @@ def memory_needed(samples: int, width: int, itemsize: int, workers: int,
     return selection + chunks
 
 
-def _size(n: float) -> str:
+def human_size(n: float) -> str:
+    """``n`` bytes in the largest binary unit under 1024 of it, to three significant digits."""
     for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
         if n < 1024 or unit == "PB":
             return f"{n:.3g} {unit}"
@@ -46,6 +47,6 @@ def check_memory(samples: int, width: int, itemsize: int, workers: int,
     have = available_memory()
     if have is not None and need > have:
         n_sel = selection_size(samples, selection_fraction)
-        raise InputError(f"samples = {samples}: this audit needs about {_size(need)} of memory ({n_sel} selection "
+        raise InputError(f"samples = {samples}: this audit needs about {human_size(need)} of memory ({n_sel} selection "
                          f"outputs per side of {width} value(s), plus {workers} chunk(s) of {CHUNK} in flight) but "
-                         f"about {_size(have)} is available: lower the sample budget (--samples, samples_factor)")
+                         f"about {human_size(have)} is available: lower the sample budget (--samples, samples_factor)")

@@ -50,7 +50,7 @@ from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
 from dpaudit.engine.views import SIDES, Event
 from dpaudit.engine.views.base import prefix_families
-from dpaudit.engine.views.rows import MAX_ROWS, _well_observed
+from dpaudit.engine.views.rows import MAX_ROWS, well_observed
 
 PLAN_PILOT = 15_000_000   # pilot budget per side: its selection split is the run's (capped) one
 GRID_PILOT = 20_000_000   # streamed outputs per side that count a threshold grid
@@ -180,8 +180,8 @@ def _split(budget: int, threshold: bool, discrete: bool = False) -> tuple[int, i
     """(in-memory selection, tail pilot, estimation) outputs per side of a budget (the runner's split;
     ``discrete``: outputs whose selection split the runner extends,
     :func:`dpaudit.engine.runner.extension_size`)."""
-    n_sel = streaming.selection_size(budget, runner.SELECTION_FRACTION)
-    pilot = streaming.pilot_size(budget, runner.SELECTION_FRACTION, n_sel) if threshold else 0
+    n_sel = streaming.selection_size(budget, streaming.SELECTION_FRACTION)
+    pilot = streaming.pilot_size(budget, streaming.SELECTION_FRACTION, n_sel) if threshold else 0
     if discrete:
         n_sel = max(n_sel, streaming.selection_size(budget, DISCRETE_VECTOR_FRACTION))
     return n_sel, pilot, budget - n_sel - pilot
@@ -260,7 +260,7 @@ def _rows_selected(p_all: np.ndarray, q_all: np.ndarray, n_sel: int, n_est: int,
         c = [a[seen] for a in c]
         families = prefix_families((c[0], c[1]), (c[2], c[3]), (n_fit, n_fit),
                                    lambda fav, idx: Event(fav, "rows", members=idx),
-                                   pooled=_well_observed(c[0] + c[1], n_fit))
+                                   pooled=well_observed(c[0] + c[1], n_fit))
         event, family, _ = choose(families, (n_score, n_score), (n_est, n_est), delta, alpha, (n_fit, n_fit))
         members = seen[np.asarray(event.members, dtype=np.int64)]
         fav, oth = (p_all, q_all) if family.fav == 0 else (q_all, p_all)
@@ -299,8 +299,8 @@ def _grid_candidates(mechanism: Any, d: Any, d_prime: Any, event: Event, *, seed
     progress = Progress(execution.progress, 2 * samples, f"{execution.label or 'plan'}: tail grid",
                         execution.log_every)
     try:
-        for (s, c), found in zip(tasks, execution.map(streaming._pilot_chunk, [
-                (runner._draw_chunk, mechanism, (d, d_prime)[s], sizes[c], seed, key, s, c, kind, [stat], [grid])
+        for (s, c), found in zip(tasks, execution.map(streaming.pilot_chunk, [
+                (runner.draw_chunk, mechanism, (d, d_prime)[s], sizes[c], seed, key, s, c, kind, [stat], [grid])
                 for s, c in tasks]), strict=True):
             ge[s] += found[0][0]
             le[s] += found[0][1]
@@ -336,10 +336,10 @@ def _rate(mechanism: Any, d: Any, events: list[Event], kind: Any, seed: int, key
     """Estimation outputs per second and side on one worker: a few chunks counted in this process."""
     size = streaming.chunk_size(mechanism, runner.CHUNK, runner.CHUNK * streaming.COUNTS_CHUNK_FACTOR
                                 * streaming.COUNTS_MIN_CHUNKS)
-    runner._count_chunk(mechanism, d, size, seed, key, 0, 0, events, kind)  # warm caches
+    runner.count_chunk(mechanism, d, size, seed, key, 0, 0, events, kind)  # warm caches
     start = time.perf_counter()
     for c in range(1, TIMED_CHUNKS + 1):
-        runner._count_chunk(mechanism, d, size, seed, key, 0, c, events, kind)
+        runner.count_chunk(mechanism, d, size, seed, key, 0, c, events, kind)
     return TIMED_CHUNKS * size / max(time.perf_counter() - start, 1e-9)
 
 
@@ -398,7 +398,7 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
     first = runner.draw(mech, d, 16, np.random.default_rng(seed))
     kind = runner.output_kind(first)
     # whether the run's selection split grows (runner.extension_size), as it did for the pilot audit
-    discrete = pilot_run.estimate.selection_samples > streaming.selection_size(pilot, runner.SELECTION_FRACTION)
+    discrete = pilot_run.estimate.selection_samples > streaming.selection_size(pilot, streaming.SELECTION_FRACTION)
     setting = _Setting(mech=mech, d=d, dp=dp, seed=seed, key=key, execution=execution, grid_pilot=grid_pilot,
                        discrete=discrete, budget=max(20, round(samples * scenario.samples_factor)))
     grids = _Grids(setting)

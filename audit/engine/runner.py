@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.checkpoint import recording
+from dpaudit.engine.blame import what_code_did
+from dpaudit.engine.checkpoint import events_fingerprint, recording
 from dpaudit.engine.chunks import Chunks, parts, plan_chunks
 from dpaudit.engine.estimate import (
     Bound,
@@ -28,16 +29,14 @@ from dpaudit.engine.estimate import (
     resolve_views,
     unmeasured,
 )
-from dpaudit.engine.execution import Execution, Progress, events_fingerprint
+from dpaudit.engine.execution import Execution
 from dpaudit.engine.expected_stop import expected_look
-from dpaudit.engine.interrupts import (  # noqa: F401  (re-exported: their old home)
+from dpaudit.engine.interrupts import (
     USER_INTERRUPT,
-    Abort,
-    note_user_abort,
-    note_user_interrupt,
     stopped_by_user,
 )
-from dpaudit.engine.memory import MAX_SAMPLES, check_memory, memory_needed  # noqa: F401
+from dpaudit.engine.memory import check_memory
+from dpaudit.engine.progress import Progress
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import (
     DISCRETE_VECTOR_FRACTION,
@@ -70,7 +69,9 @@ class MechanismError(RuntimeError):
     """The audited mechanism raised or returned unusable outputs while sampling."""
 
 
-def _rng(seed: int, key: tuple[int, ...], phase: int, side: int, chunk: int) -> np.random.Generator:
+def chunk_rng(seed: int, key: tuple[int, ...], phase: int, side: int, chunk: int) -> np.random.Generator:
+    """The generator of one chunk: its own SeedSequence stream from (seed, scenario key, phase, side,
+    chunk), so a chunk's draws never depend on where or when it runs."""
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*key, phase, side, chunk)))
 
 
@@ -102,12 +103,12 @@ def draw(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.n
             raise
         raise MechanismError(f"mechanism {name!r} raised KeyboardInterrupt while sampling") from None
     except SystemExit as exc:
-        raise MechanismError(f"mechanism {name!r} called sys.exit({exc.code!r}) while sampling: a mechanism must "
+        raise MechanismError(f"mechanism {name!r} {what_code_did(exc)} while sampling: a mechanism must "
                              "return its outputs, not end the process") from None
     except BaseException as exc:  # a user's mechanism may raise anything (GeneratorExit too): report it, do not crash
         if wrote_to_input(exc):
             raise MechanismError(f"mechanism {name!r} " + WROTE_TO_INPUT.format(detail=exc)) from None
-        raise MechanismError(f"mechanism {name!r} raised {type(exc).__name__} while sampling: {exc}") from exc
+        raise MechanismError(f"mechanism {name!r} {what_code_did(exc)} while sampling: {exc}") from exc
     return check_outputs(out, size, where=f"mechanism {name!r} sample")
 
 
@@ -145,7 +146,8 @@ def _where(mechanism: Any, phase: int, side: int, chunk: int) -> str:
     return f"mechanism {mechanism_name(mechanism)!r}, chunk {chunk} of the {split} split under {SIDES[side]},"
 
 
-def _chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
+def chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
+    """``total`` draws in chunks of ``chunk`` (the last one shorter): the selection split's chunking."""
     return Chunks(total, chunk)
 
 
@@ -157,8 +159,10 @@ def _estimation_chunks(mechanism: Any, n_est: int) -> Chunks:
     return plan_chunks(n_est, chunk_size(mechanism, CHUNK, n_est))
 
 
-def _draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
-    out = draw(mechanism, data, size, _rng(seed, key, phase, side, chunk))
+def draw_chunk(mechanism, data, size, seed, key, phase, side, chunk, kind: OutputKind | None = None) -> np.ndarray:
+    """``size`` outputs of ``mechanism`` on ``data`` from the chunk's own stream (:func:`chunk_rng`),
+    conformed to ``kind`` when given (a chunk that breaks it is named by phase, side and index)."""
+    out = draw(mechanism, data, size, chunk_rng(seed, key, phase, side, chunk))
     return out if kind is None else conform(out, kind, _where(mechanism, phase, side, chunk))
 
 
@@ -191,28 +195,30 @@ def estimation_outputs(mechanism: Any, sides: tuple[Any, Any], samples: int, see
     n_sel = selection_size(samples, selection_fraction)
     require(pilot_size(samples, selection_fraction, n_sel) == 0, "samples", samples,
             "a budget small enough that no tail pilot runs (the selection cap does not bind)")
-    split = [np.concatenate([_draw_chunk(mechanism, data_of, size, seed, key, SELECTION, s, c)
-                             for c, size in enumerate(_chunk_sizes(n_sel))]) for s, data_of in enumerate(sides)]
+    split = [np.concatenate([draw_chunk(mechanism, data_of, size, seed, key, SELECTION, s, c)
+                             for c, size in enumerate(chunk_sizes(n_sel))]) for s, data_of in enumerate(sides)]
     n_est = samples - n_sel
     n_est -= extension_size(samples, n_sel, split[0], split[1], delta, n_est, confidence)
     for c, size in enumerate(_estimation_chunks(mechanism, n_est)):
-        yield _draw_chunk(mechanism, sides[side], size, seed, key, ESTIMATION, side, c)
+        yield draw_chunk(mechanism, sides[side], size, seed, key, ESTIMATION, side, c)
 
 
-def _count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
-                 kind: OutputKind | None = None) -> np.ndarray:
+def count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[Event],
+                kind: OutputKind | None = None) -> np.ndarray:
+    """How many of one estimation chunk's ``size`` outputs fall in each of ``events``, from the chunk's
+    own stream: counted by the mechanism where it can count, else drawn and counted here."""
     # Finite outputs handed back as counts (dpaudit.engine.streaming): no outputs drawn, same law.
     where = _where(mechanism, ESTIMATION, side, chunk)
     try:
-        counted = count_from_counts(mechanism, read_only(data), size, _rng(seed, key, ESTIMATION, side, chunk), events,
-                                    kind, where, MechanismError, conform)
+        counted = count_from_counts(mechanism, read_only(data), size, chunk_rng(seed, key, ESTIMATION, side, chunk),
+                                    events, kind, where, MechanismError, conform)
     except KeyboardInterrupt:
         if USER_INTERRUPT.is_set():
             raise
         raise MechanismError(f"{where} sample_counts raised KeyboardInterrupt") from None
     if counted is not None:
         return counted
-    return count_members(_draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
+    return count_members(draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
 
 
 PARTS = 3  # the phase of the spawn keys of a large chunk's parts (selection 0, estimation 1, tail pilot 2)
@@ -239,7 +245,7 @@ def _count_part(mechanism, data, size, seed, key, side, chunk, part, events: Seq
     ``part`` of a large chunk, drawn from ``SeedSequence(seed, spawn_key=(*key, PARTS, side,
     chunk, part))``.  A part is what one task holds in memory and what a Ctrl-C can end after."""
     if part < 0:
-        return _count_chunk(mechanism, data, size, seed, key, side, chunk, events, kind)
+        return count_chunk(mechanism, data, size, seed, key, side, chunk, events, kind)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*key, PARTS, side, chunk, part)))
     out = draw(mechanism, data, size, rng)
     where = _where(mechanism, ESTIMATION, side, chunk)
@@ -390,7 +396,7 @@ def _select(run: _Run, tally: _Tally, *, discrete: bool | None, events: str | Se
     extra = extension_size(run.samples, n_sel, x, y, run.deltas[0], n_est, run.confidences[0])
     if extra:  # discrete vector outputs: the selection split grows, on chunk streams after its own
         tally.phase = "the selection split's extension (discrete vector outputs)"
-        x, y = _extend_selection(run, tally, kinds, x, y, start=len(_chunk_sizes(n_sel)), extra=extra)
+        x, y = _extend_selection(run, tally, kinds, x, y, start=len(chunk_sizes(n_sel)), extra=extra)
         n_sel, n_est = n_sel + extra, n_est - extra
     tally.phase = "the event selection on the selection split"
     picked, family = select_events(x, y, run.deltas, (n_est, n_est), run.confidences, resolve_views(discrete, events),
@@ -401,7 +407,7 @@ def _select(run: _Run, tally: _Tally, *, discrete: bool | None, events: str | Se
     picked, pilot = refine_thresholds(
         picked, x, y, n_pilot=pilot, n_est=n_est - pilot, deltas=run.deltas, confidences=run.confidences,
         mechanism=run.mechanism, sides=run.sides, seed=run.seed, key=run.key, kinds=kinds, execution=run.execution,
-        draw=_draw_chunk,
+        draw=draw_chunk,
         on_chunk=lambda size: run.progress.update(size, run.progress.done + size, tally.running_epsilon))
     tally.drawn_per_side = [n + pilot for n in tally.drawn_per_side]
     tally.phase = "the preparation of the estimation split"
@@ -432,9 +438,9 @@ def _draw_selection_split(run: _Run, tally: _Tally, n_sel: int
 
     The first chunk of each side fixes the kind of its outputs (dtype family, shape); the very
     first one also gives the real size of an output for the memory check."""
-    sel_sizes = _chunk_sizes(n_sel)
+    sel_sizes = chunk_sizes(n_sel)
     with recording(run.execution.checkpoint):  # what sample reaches at call time: checked on resume
-        first = _draw_chunk(run.mechanism, run.sides[0], sel_sizes[0], run.seed, run.key, SELECTION, 0, 0)
+        first = draw_chunk(run.mechanism, run.sides[0], sel_sizes[0], run.seed, run.key, SELECTION, 0, 0)
     tally.drawn_per_side[0] = sel_sizes[0]
     kinds: list[OutputKind | None] = [output_kind(first), None]
     check_memory(run.samples, int(np.prod(first.shape[1:], dtype=np.int64)), first.dtype.itemsize, run.workers,
@@ -455,7 +461,7 @@ def _draw_selection(run: _Run, tally: _Tally, kinds: list[OutputKind | None],
     """Selection chunks (side, chunk, size), each conformed to its side's kind as it arrives (the
     first chunk of a side without a kind fixes it)."""
     out: dict[tuple[int, int], np.ndarray] = {}
-    outputs = run.execution.map(_draw_chunk, [(run.mechanism, run.sides[s], size, run.seed, run.key, SELECTION, s, c)
+    outputs = run.execution.map(draw_chunk, [(run.mechanism, run.sides[s], size, run.seed, run.key, SELECTION, s, c)
                                               for s, c, size in tasks])
     try:
         for (s, c, size), drawn_chunk in zip(tasks, outputs, strict=True):
@@ -475,7 +481,7 @@ def _extend_selection(run: _Run, tally: _Tally, kinds: list[OutputKind | None], 
     chunk streams numbered from ``start``, after the split's own."""
     check_memory(run.samples, int(np.prod(x.shape[1:], dtype=np.int64)), x.dtype.itemsize, run.workers,
                  DISCRETE_VECTOR_FRACTION)
-    more = list(enumerate(_chunk_sizes(extra), start=start))
+    more = list(enumerate(chunk_sizes(extra), start=start))
     grown = _draw_selection(run, tally, kinds, [(s, c, size) for s in (0, 1) for c, size in more])
     x = np.concatenate([x, *(grown.pop((0, c)) for c, _ in more)])  # popped: nothing kept twice
     y = np.concatenate([y, *(grown.pop((1, c)) for c, _ in more)])

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
+from dpaudit.engine.blame import what_code_did
 from dpaudit.engine.bounds import joint_score
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Statistic
@@ -120,8 +121,7 @@ def count_from_counts(mechanism: Any, data: Any, size: int, rng: np.random.Gener
     except KeyboardInterrupt:  # the user's Ctrl-C or the mechanism's own: the runner tells them apart
         raise
     except BaseException as exc:  # a user's mechanism may raise anything, sys.exit included: report it, do not crash
-        what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else f"raised {type(exc).__name__}"
-        raise error(f"{where} sample_counts {what}: {exc}") from None
+        raise error(f"{where} sample_counts {what_code_did(exc)}: {exc}") from None
     counts = _checked_counts(raw, size, f"{where} sample_counts", error)
     outcomes = np.arange(len(counts)).astype(dtype)
     if conform is not None:
@@ -155,9 +155,9 @@ def threshold_grid(values: np.ndarray, keep: Sequence[float] = (), per_tail: int
     return np.unique(picked[np.isfinite(picked)])
 
 
-def _pilot_chunk(draw: Callable[..., np.ndarray], mechanism: Any, data: Any, size: int, seed: int,
-                 key: tuple[int, ...], side: int, chunk: int, kind: Kind | None,
-                 statistics: Sequence[Statistic], grids: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+def pilot_chunk(draw: Callable[..., np.ndarray], mechanism: Any, data: Any, size: int, seed: int,
+                key: tuple[int, ...], side: int, chunk: int, kind: Kind | None,
+                statistics: Sequence[Statistic], grids: Sequence[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
     """One pilot chunk: per statistic, #(s ≥ g_j) and #(s ≤ g_j) for each grid threshold g_j."""
     outputs = draw(mechanism, data, size, seed, key, PILOT, side, chunk, kind)
     out = []
@@ -213,7 +213,7 @@ def refine_thresholds(events: Sequence[Event], x: np.ndarray, y: np.ndarray, *, 
     sizes = [CHUNK] * (n_pilot // CHUNK) + ([n_pilot % CHUNK] if n_pilot % CHUNK else [])
     tasks = [(s, c) for s in (0, 1) for c in range(len(sizes))]
     totals = [[np.zeros(len(g), dtype=np.int64) for g in grids] for _ in range(4)]  # (side, ge/le) per statistic
-    for (s, c), found in zip(tasks, execution.map(_pilot_chunk, [
+    for (s, c), found in zip(tasks, execution.map(pilot_chunk, [
             (draw, mechanism, sides[s], sizes[c], seed, key, s, c, kinds[s], statistics, grids) for s, c in tasks]),
             strict=True):
         for j, (ge, le) in enumerate(found):

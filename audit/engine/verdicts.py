@@ -47,7 +47,7 @@ def doubles_words(floating: float | None, values: float, name: str = "eps_lower"
     categories are only a coarse histogram, and it certifies no more than they do)."""
     if floating is not None and floating > values:
         return f"the implementation leaks through its doubles ({name} {floating:.4g}, floating view)"
-    return f"the floating view ({name} {_short(floating)}) sees no more than the values"
+    return f"the floating view ({name} {short(floating)}) sees no more than the values"
 
 
 # What to do about a leak through the doubles (Mironov, CCS 2012): said wherever it is found.
@@ -69,11 +69,13 @@ def float_fix(floating: float | None, values: float, values_hold: bool) -> str:
             "is miscalibrated as well (check its noise scale)")
 
 
-def _short(value: float | None) -> str:
+def short(value: float | None) -> str:
+    """A bound as the messages print it: four significant digits, ``-`` for none."""
     return "-" if value is None else f"{value:.4g}"
 
 
-def _most_severe(findings: Sequence[str]) -> str:
+def most_severe(findings: Sequence[str]) -> str:
+    """The worst of ``findings`` in :data:`FINDINGS`' order (:data:`NO_CLAIM` when there are none)."""
     return min(findings, key=FINDINGS.index) if findings else NO_CLAIM
 
 

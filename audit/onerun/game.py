@@ -45,7 +45,7 @@ import numpy as np
 from dpaudit.core import InputError, Relation, check_real_array, require
 from dpaudit.engine import execution
 from dpaudit.engine.interrupts import USER_INTERRUPT
-from dpaudit.engine.memory import _size
+from dpaudit.engine.memory import human_size
 from dpaudit.onerun.progress import current as current_progress
 
 __all__ = ["MAX_GAME", "PREMISE", "CanaryGame", "GameRecord", "Runnable", "Scorer", "check_game_size", "fresh_secret",
@@ -88,8 +88,9 @@ def check_game_size(canaries: int, runs: int, field: str = "runs x canaries") ->
             f"a one-run game holds at most {MAX_GAME:.0e} canaries over all its runs")
     need, have = total * BYTES_PER_CANARY, execution.available_memory()
     require(have is None or need <= have, field, f"{canaries} x {runs} = {total}",
-            f"the game needs about {_size(need)} of memory (about {BYTES_PER_CANARY} B per canary: scores, secret, "
-            f"ranking and the saved lists) but about {_size(have or 0)} is available: use fewer canaries or runs")
+            f"the game needs about {human_size(need)} of memory (about {BYTES_PER_CANARY} B per canary: scores, "
+            f"secret, ranking and the saved lists) but about {human_size(have or 0)} is available: use fewer "
+            "canaries or runs")
 
 
 def fresh_secret(size: int) -> np.ndarray:

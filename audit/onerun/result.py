@@ -2,7 +2,7 @@
 
 Verdict words are the project's own: the per-claim verdict is a :class:`dpaudit.core.Verdict`
 (``pass`` / ``violation`` / ``not-applicable``) and the combined finding is
-:func:`dpaudit.engine.results.finding` of it (a one-run audit has no white-box witness).
+:func:`dpaudit.engine.verdicts.finding` of it (a one-run audit has no white-box witness).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 
 from dpaudit.core import Guarantee, Verdict, require
 from dpaudit.engine.files import write_atomic
-from dpaudit.engine.results import finding, jsonable
+from dpaudit.engine.results import jsonable
+from dpaudit.engine.verdicts import finding
 from dpaudit.onerun import detectable as detect
 from dpaudit.onerun.claimrule import claim_mu
 from dpaudit.onerun.curves import CurveClaim

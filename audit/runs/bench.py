@@ -51,7 +51,8 @@ from dpaudit.catalog.family import timed
 from dpaudit.core import InputError
 from dpaudit.engine.api import audit_mechanism
 from dpaudit.engine.bounds import TESTS, best_candidate, better_test, both_tests, pair_only, projected_counts
-from dpaudit.engine.runner import CHUNK, SELECTION_FRACTION, estimation_outputs
+from dpaudit.engine.runner import CHUNK, estimation_outputs
+from dpaudit.engine.streaming import SELECTION_FRACTION
 from dpaudit.engine.views import VIEWS
 
 CONFIDENCE = 0.95

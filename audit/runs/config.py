@@ -87,17 +87,16 @@ from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.runs.datafiles import (  # noqa: F401  (read_npz: its old home)
+from dpaudit.runs.datafiles import (
     CONFIG,
     column,
     fail,
     inside,
     load_columns,
-    read_npz,
     with_key_path,
 )
 from dpaudit.runs.onerun import load_onerun_scenario
-from dpaudit.runs.plugins import allows, build_plugin, load_plugin  # noqa: F401  (allows: its old home)
+from dpaudit.runs.plugins import build_plugin, load_plugin
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",

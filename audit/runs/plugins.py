@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.core import InputError
+from dpaudit.engine.blame import what_code_did
 from dpaudit.runs.syspath import import_user_module, working_folder_last
 
 __all__ = ["allows", "build_plugin", "home_modules", "import_user_module", "load_plugin", "resume_refusal",
@@ -154,6 +155,5 @@ def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:
     except InputError as exc:
         raise InputError(f"config: {where}.params: {exc}") from None
     except (Exception, SystemExit) as exc:  # the user's builder rejected its params, failed or exited: exit 2
-        what = (f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit)
-                else f"raised {type(exc).__name__}: {exc}")
-        raise InputError(f"config: {where}.params = {params!r} is invalid: {spec}(**params) {what}") from None
+        raise InputError(f"config: {where}.params = {params!r} is invalid: {spec}(**params) "
+                         f"{what_code_did(exc, detail=True)}") from None

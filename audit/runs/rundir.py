@@ -5,7 +5,7 @@ decides the numbers — the dpaudit version, the seed, the budget, the confidenc
 event views, the sequential rule and, per scenario, the mechanism (type, name, parameters and
 state), the neighbouring datasets (content hashes), the claims and the expectations — and its
 **fingerprint** is the SHA-256 of that identity in canonical JSON.  The fingerprint is written in
-``run.json`` and in every checkpoint line (:class:`dpaudit.engine.execution.Checkpoint`), so counts from
+``run.json`` and in every checkpoint line (:class:`dpaudit.engine.checkpoint.Checkpoint`), so counts from
 another run, another seed or edited data are never mixed into this one:
 
 * a new run refuses a folder that already holds a run unless told to overwrite it (then it

@@ -85,7 +85,7 @@ def _code_counts(codec: RowCodec, codes: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.unique(codes, return_counts=True)
 
 
-def _well_observed(counts: np.ndarray, n: int) -> bool:
+def well_observed(counts: np.ndarray, n: int) -> bool:
     """Few categories (at most √n for ``n`` fitting samples per side), each seen at least
     :data:`WELL_OBSERVED` times on the fitting half: the prefixes are then scored at one
     standard error (:func:`prefix_families`)."""
@@ -130,7 +130,7 @@ class Rows:
             def make(fav: str, idx: np.ndarray) -> Event:
                 return Event(fav, self.name, members=np.sort(values[idx]), codec=codec)
             families = prefix_families((c[0], c[1]), (c[2], c[3]), split.n_fit, make,
-                                       pooled=_well_observed(c[0] + c[1], min(split.n_fit)))
+                                       pooled=well_observed(c[0] + c[1], min(split.n_fit)))
             if not codec.scalar:  # vectors: rows pooled by the tops' statistics (dpaudit.engine.views.pooled)
                 families += interval_families(codec.decode(values), (c[0], c[1]), (c[2], c[3]), make)
             return families
