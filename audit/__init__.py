@@ -42,6 +42,7 @@ _EXPORTS = {
     "Bound": "dpaudit.engine.estimate",
     "AuditResult": "dpaudit.engine.results",
     "ClaimCheck": "dpaudit.engine.results",
+    "Result": "dpaudit.engine.protocol",
     "Event": "dpaudit.engine.views",
     "assert_private": "dpaudit.testing",
     "search_pair": "dpaudit.engine.search",
@@ -63,6 +64,7 @@ if TYPE_CHECKING:  # the same names for type checkers; "x as x" marks them as re
     from dpaudit.engine.estimate import Bound as Bound
     from dpaudit.engine.estimate import Estimate as Estimate
     from dpaudit.engine.estimate import audit_samples as audit_samples
+    from dpaudit.engine.protocol import Result as Result
     from dpaudit.engine.results import AuditResult as AuditResult
     from dpaudit.engine.results import ClaimCheck as ClaimCheck
     from dpaudit.engine.search import QueryVectors as QueryVectors

@@ -30,7 +30,9 @@ def list_command(args: argparse.Namespace) -> int:
         known = catalog.mechanisms()
         if args.mechanism not in known:
             raise UsageError(f"list: {args.mechanism!r} is not a built-in mechanism"
-                             f"{did_you_mean(args.mechanism, known)}; `{program_name()} list` shows them all")
+                             f"{did_you_mean(args.mechanism, known)}; `{program_name()} list` shows them all, and the "
+                             f"suites' scenarios and one-run designs by name (for one of those, "
+                             f"`{program_name()} plan {args.mechanism}` describes it and what its claims take)")
         text = (dumps(mechanism_document(known[args.mechanism])) if getattr(args, "json", False)
                 else _mechanism_details(known[args.mechanism]))
     elif getattr(args, "json", False):

@@ -240,7 +240,21 @@ class AuditResult:
 
     @property
     def epsilon_lower(self) -> float:
+        """The headline ε lower bound: at the first reported δ (``bounds`` has every δ)."""
         return self.estimate.epsilon_lower
+
+    @property
+    def bounds(self) -> dict[float, float]:
+        """δ → the ε lower bound at that δ, one entry per reported δ (:class:`~dpaudit.Result`)."""
+        return {b.delta: b.epsilon_lower for b in self.estimates}
+
+    def epsilon_at(self, delta: float) -> float:
+        """The ε lower bound at one of the reported δ (``KeyError`` naming them for another)."""
+        for b in self.estimates:
+            if b.delta == delta or math.isclose(b.delta, delta, rel_tol=1e-12, abs_tol=0.0):
+                return b.epsilon_lower
+        raise KeyError(f"delta = {delta!r} is not reported: the bounds are at delta = "
+                       f"{', '.join(f'{b.delta:g}' for b in self.estimates)}")
 
     @property
     def epsilon_exact(self) -> float | None:

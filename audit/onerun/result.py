@@ -156,12 +156,19 @@ class OneRunResult:
     def k_minus(self) -> int:
         return self.tests[self.best].k_minus
 
+    @property
+    def bounds(self) -> dict[float, float]:
+        """δ → the (ε, δ) lower bound at that δ, one entry per reported δ (:class:`~dpaudit.Result`;
+        ``epsilon_lower`` holds the same numbers as a tuple in the order of ``deltas``)."""
+        return dict(zip(self.deltas, self.epsilon_lower, strict=True))
+
     def epsilon_at(self, delta: float) -> float:
-        """The (ε, δ) lower bound at one of the reported δ."""
+        """The (ε, δ) lower bound at one of the reported δ (``KeyError`` naming them for another)."""
         for d, e in zip(self.deltas, self.epsilon_lower, strict=True):
             if math.isclose(d, delta, rel_tol=1e-12, abs_tol=0.0) or d == delta:
                 return e
-        raise KeyError(delta)
+        raise KeyError(f"delta = {delta!r} is not reported: the bounds are at delta = "
+                       f"{', '.join(f'{d:g}' for d in self.deltas)}")
 
     @functools.cached_property
     def detectable(self) -> tuple[Any, ...]:
@@ -215,6 +222,18 @@ class OneRunResult:
     def save(self, path: str, *, include_scores: bool = False) -> None:
         """Write :meth:`to_json` atomically."""
         write_atomic(path, self.to_json(include_scores=include_scores))
+
+    def __repr__(self) -> str:
+        """One line under 400 characters (the scores and the secret are never shown)."""
+        claims = ", ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}" for c in self.claims[:3])
+        more = f", +{len(self.claims) - 3} more" if len(self.claims) > 3 else ""
+        text = (f"OneRunResult(m={self.m}, runs={self.runs}, verdict={self.verdict!r}, right={self.v}/{self.r}, "
+                f"epsilon_lower={self.epsilon_lower[0]:.4g} at delta={self.deltas[0]:g}, "
+                f"gdp_mu_lower={self.gdp_mu_lower:.4g}, claims=[{claims}{more}])")
+        return text if len(text) < 400 else text[:396] + "…)"
+
+    def __str__(self) -> str:
+        return self.summary()
 
     def summary(self) -> str:
         """One line: counts, rule, bounds, μ (labelled) and the verdicts."""
