@@ -80,7 +80,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_isolated.py": "statistical",
     "test_onerun_isolated_dpsgd.py": "statistical",
     "test_onerun_opacus.py": "statistical",
-    "test_onerun_open_claims.py": "cli",
+    "test_onerun_open_claims.py": "report",
     "test_onerun_plan.py": "statistical",
     "test_onerun_plots.py": "report",
     "test_onerun_policy.py": "statistical",
@@ -88,7 +88,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_progress.py": "unit",
     "test_onerun_pytest.py": "statistical",
     "test_onerun_recheck.py": "unit",
-    "test_onerun_records.py": "unit",
+    "test_onerun_records.py": "cli",
     "test_onerun_secret.py": "statistical",
     "test_onerun_sizes.py": "unit",
     "test_onerun_suite.py": "statistical",
@@ -110,7 +110,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_progress.py": "unit",
     "test_public_api.py": "unit",
     "test_pytest_plugin.py": "unit",
-    "test_readable_results.py": "cli",
+    "test_readable_results.py": "report",
     "test_report.py": "report",
     "test_report_blemishes.py": "report",
     "test_report_layout.py": "report",
@@ -145,31 +145,41 @@ KIND_OF_FILE: Final[dict[str, str]] = {
 # Files whose tests are of more than one kind: the other kinds they hold (their kind above is the
 # dominant one, by count of tests).
 MIXED: Final[dict[str, tuple[str, ...]]] = {
-    "test_alignment.py": ("statistical",),      # exact curves and tables; a few seeded audits
-    "test_api.py": ("statistical",),            # argument checks; expected verdicts of seeded audits
-    "test_bench.py": ("cli",),                  # the ceilings; `bench --json`
-    "test_cli.py": ("report", "statistical"),   # the default run's summary, determinism, pinned verdicts
-    "test_cli_search.py": ("statistical",),     # searched pairs caught or passed at 0.95, seed 0
-    "test_detectable.py": ("cli", "report"),    # power 9 times in 10; `--json`'s key and the table
-    "test_doc_examples.py": ("unit",),          # examples in a fresh interpreter; command lines parsed
-    "test_float_leak_fix.py": ("report",),      # refutation through the doubles; the report's note
-    "test_hostile.py": ("unit", "report"),      # mostly `run`/`summary`/`report` exits; some API checks
-    "test_interrupt.py": ("unit",),             # Ctrl-C through main() and a subprocess; engine phases
-    "test_kl_rlhf.py": ("unit",),               # the MLE and exact numbers; printed theorems caught
-    "test_layout.py": ("cli",),                 # the package's folders; `python -m audit` in a subprocess
-    "test_messages.py": ("unit",),              # messages of the command line, and of close_names
-    "test_onerun_game.py": ("statistical",),    # the game's mechanics; the secret's balance
-    "test_onerun_plan.py": ("cli",),            # planned m reached in about half the runs; `plan --onerun`
-    "test_onerun_secret.py": ("cli",),          # guessing at chance over seeds; the command line's path
+    "test_alignment.py": ("statistical",),  # exact curves and tables; a few seeded audits
+    "test_api.py": ("statistical",),  # argument checks; expected verdicts of seeded audits
+    "test_bench.py": ("cli",),  # the ceilings; `bench --json`
+    "test_cli.py": ("report", "statistical"),  # the default run's summary, determinism, pinned verdicts
+    "test_cli_search.py": ("statistical",),  # searched pairs caught or passed at 0.95, seed 0
+    "test_detectable.py": ("cli", "report"),  # power 9 times in 10; `--json`'s key and the table
+    "test_doc_examples.py": ("unit",),  # examples in a fresh interpreter; command lines parsed
+    "test_extreme_outputs.py": ("cli",),  # outputs at the ends of their types; budgets refused by `run`
+    "test_float_leak_fix.py": ("report",),  # refutation through the doubles; the report's note
+    "test_hostile.py": ("unit", "report"),  # mostly `run`/`summary`/`report` exits; some API checks
+    "test_interrupt.py": ("unit",),  # Ctrl-C through main() and a subprocess; engine phases
+    "test_kl_rlhf.py": ("unit",),  # the MLE and exact numbers; printed theorems caught
+    "test_layout.py": ("cli",),  # the package's folders; `python -m audit` in a subprocess
+    "test_memory_budgets.py": ("cli",),  # chunk sizes and memory; `run` at 1e13 interrupted
+    "test_messages.py": ("unit",),  # messages of the command line, and of close_names
+    "test_onerun_config_data.py": ("cli",),  # the data files' checks; a config run as the API's example
+    "test_onerun_exits.py": ("unit",),  # the command line's exit 2; the game and the API naming the function
+    "test_onerun_game.py": ("statistical",),  # the game's mechanics; the secret's balance
+    "test_onerun_open_claims.py": ("statistical",),  # the open claim's text-table row; a twin refuted on seed 0
+    "test_onerun_plan.py": ("cli",),  # planned m reached in about half the runs; `plan --onerun`
+    "test_onerun_progress.py": ("cli",),  # the progress lines' rhythm; `run --json` keeping stdout clean
+    "test_onerun_records.py": ("unit", "report"),  # records of `run`/`summary`; the schema; the one-run page
+    "test_onerun_secret.py": ("cli",),  # guessing at chance over seeds; the command line's path
+    "test_onerun_sizes.py": ("cli",),  # the API's limits; a config past them exits 2
     "test_onerun_wiring.py": ("statistical", "report"),  # runs of one-run scenarios; the table
-    "test_plumbing.py": ("unit", "report"),     # the hostile user cases through the CLI and the API
-    "test_printable_names.py": ("cli",),        # summary.txt and the PDF; the terminal footer
-    "test_result_sizes.py": ("report",),        # `summary` and `report` of oversized files
+    "test_plan_inputs.py": ("unit",),  # `plan`/`run` refusing bad input; the planner's API
+    "test_plumbing.py": ("unit", "report"),  # the hostile user cases through the CLI and the API
+    "test_printable_names.py": ("cli",),  # summary.txt and the PDF; the terminal footer
+    "test_readable_results.py": ("cli", "unit"),  # witness sets and columns as read; `run --witness`; progress
+    "test_result_sizes.py": ("report",),  # `summary` and `report` of oversized files
     "test_results_schema.py": ("unit", "report"),  # the schema; `summary`/`report` refusing files
-    "test_scale.py": ("statistical", "unit"),   # resume after SIGKILL through the CLI; Dask, bench
-    "test_streaming.py": ("unit", "cli"),       # laws at 1e7 draws; counting, the planner
-    "test_sweep.py": ("cli",),                  # exact loss decay; `sweep` writing its JSON
-    "test_vector_mechanisms.py": ("unit",),     # parameter checks; a broken SVT caught
-    "test_verdicts.py": ("report",),            # exit codes; the default run's records
+    "test_scale.py": ("statistical", "unit"),  # resume after SIGKILL through the CLI; Dask, bench
+    "test_streaming.py": ("unit", "cli"),  # laws at 1e7 draws; counting, the planner
+    "test_sweep.py": ("cli",),  # exact loss decay; `sweep` writing its JSON
+    "test_vector_mechanisms.py": ("unit",),  # parameter checks; a broken SVT caught
+    "test_verdicts.py": ("report",),  # exit codes; the default run's records
     "test_voice.py": ("report", "statistical"),  # words on every surface, the PDF's included
 }
