@@ -23,8 +23,10 @@ except ModuleNotFoundError as exc:  # say what to do, not a collection error per
                             "package (pip install -e '.[test]' in the checkout)") from None
 
 from tests.clirun import in_process
+from tests.kinds import KIND_OF_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parent
 
 pytest_plugins = ["pytester"]
 
@@ -32,6 +34,21 @@ pytest_plugins = ["pytester"]
 def pytest_report_header() -> str:
     """Which dpaudit the session tests: the editable checkout, or an installed wheel or sdist."""
     return f"dpaudit {dpaudit.__version__} from {Path(dpaudit.__file__).parent}"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its file's kind (tests/kinds.py), so ``pytest -m statistical`` selects
+    a kind without moving files.  A file missing from the table is left unmarked here (a run of
+    other tests goes on) and fails tests/test_test_kinds.py; tests of a pytester session in a
+    temporary folder are not this suite's and stay unmarked."""
+    for item in items:
+        try:
+            name = Path(item.path).resolve().relative_to(TESTS).as_posix()
+        except ValueError:
+            continue
+        kind = KIND_OF_FILE.get(name)
+        if kind is not None:
+            item.add_marker(kind)
 
 
 @dataclass(frozen=True)
