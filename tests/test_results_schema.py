@@ -100,6 +100,13 @@ def test_an_interrupted_output_validates_and_report_exits_130_like_summary(tmp_p
     assert report.returncode == 130, report.stderr  # was 0: a partial file read as "all done"
     assert (tmp_path / "partial.pdf").read_bytes().startswith(b"%PDF")
     assert "PARTIAL" in report.stdout
+    # deleting the one key that says the run stopped early must not turn it into a pass (red team)
+    del payload["complete"]
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(payload))
+    for verb in (("summary", forged), ("report", forged, "-o", tmp_path / "forged.pdf")):
+        done = in_process(*verb)
+        assert done.returncode == 2 and "complete" in done.stderr, (verb, done.stderr)
 
 
 def test_report_of_a_complete_file_still_exits_0(tiny, tmp_path):

@@ -190,7 +190,7 @@ def _semantics(c: _Checker, payload: dict[str, Any], path: Path) -> None:
     numbers, findings against verdicts, ``as_expected`` against the outcomes, the scenarios saved
     against the plan; then each bound recomputed from its counts (:mod:`dpaudit.runs.recheck`)."""
     records, scenarios = payload["records"], payload["scenarios"]
-    complete = payload.get("complete", True)
+    complete = payload["complete"]  # required by the schema: a file without it is refused, never taken as complete
     planned = payload.get("scenarios_planned", len(scenarios))
     if planned < len(scenarios) or (complete and planned != len(scenarios)):
         c.fail("scenarios_planned", planned, f"does not match the {len(scenarios)} scenarios saved"
