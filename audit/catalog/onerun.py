@@ -1,6 +1,6 @@
 """One-run (canary) scenarios in the catalog and in a run's results.
 
-A one-run scenario is a :class:`dpaudit.onerun.designs.CanaryDesign`: m canaries, each in the
+A one-run scenario is a :class:`dpaudit.onerun.design.CanaryDesign`: m canaries, each in the
 training data with probability ½ by a seeded secret, one training run, a scorer, a guessing rule
 fixed in advance and claims with their expected verdicts.  Its bounds are Steinke, Nasr and
 Jagielski's (NeurIPS 2023, Thm 3.3: the (ε, δ) lower bound at each claim's δ) and Mahloujifar,
@@ -21,14 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dpaudit.catalog.designs.dpsgd import family_rejection
+from dpaudit.catalog.designs.suite import onerun_designs
 from dpaudit.core import Claim, Guarantee, Relation
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
 from dpaudit.mechanisms.dpsgd import DPSGD
 from dpaudit.onerun.curves import CurveClaim
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.dpsgd import family_rejection
-from dpaudit.onerun.designs.suite import onerun_designs
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 

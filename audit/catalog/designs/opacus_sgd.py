@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.dpsgd import RULE, accountant_curve, whitebox_score
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.dpsgd import DPSGDOutput, accountant_epsilon, preference_data
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.dpsgd import RULE, accountant_curve, whitebox_score
+from dpaudit.onerun.design import CanaryDesign
 
 __all__ = ["OpacusDPSGD", "opacus_design", "opacus_epsilon"]
 

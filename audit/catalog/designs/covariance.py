@@ -46,13 +46,13 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
 from dpaudit.mechanisms.preferences import BradleyTerry
 from dpaudit.neighbors import Dataset
 from dpaudit.onerun.curves import CurveClaim, gdp
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.mle_dedicated import CoordinateComparison
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["COV_RULE", "DedicatedCovariance", "covariance_design"]

@@ -23,7 +23,7 @@ Neyman–Pearson statistic up to monotone maps: θ̃_c = −b_c/λ + w_c when ou
 pair (k = 1) and the run is as close to the claims as the claims allow.  At ε = 1 the claims
 are (0.5, 5·10⁻⁷): the per-canary signal is small (μ ≈ 2L·s/σ_b, a few hundredths) and the
 one-run bound is near 0 by the mechanism's privacy, not by the design's interference (compare
-:mod:`dpaudit.onerun.designs.alignment`, random directions, d < m).  With the catalog's faulty
+:mod:`dpaudit.catalog.designs.alignment`, random directions, d < m).  With the catalog's faulty
 σ_b/10 at ε = 8 the same scores give a one-run bound above 1: they find the canaries when the
 noise allows it.
 """
@@ -42,7 +42,7 @@ from dpaudit.mechanisms.align_mle import PrivateMLE, minimise_batch
 from dpaudit.mechanisms.faulty import PrivateMLEOnTenthNoise
 from dpaudit.mechanisms.preferences import BradleyTerry
 from dpaudit.neighbors import Dataset
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.isolated import IsolatedCanaries, plan_threshold
 from dpaudit.onerun.rules import Fixed
 

@@ -32,7 +32,7 @@ from dpaudit.core import require
 from dpaudit.mechanisms.private_po import DPPG, PolicyEnv
 from dpaudit.neighbors import Dataset
 from dpaudit.onerun.curves import gdp
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["DPPG_BUGS", "DPPG_RULE", "SlotPopulation", "dppg_design", "dppg_env", "dppg_rule"]
