@@ -31,6 +31,9 @@ from dpaudit.onerun.rules import Fixed
 
 __all__ = ["MLEOnRows", "mle_design"]
 
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "alignment"
+
 
 @dataclass(frozen=True)
 class MLEOnRows:
@@ -84,5 +87,6 @@ def mle_design(*, n: int = 100_000, m: int = 1000, d: int = 16, epsilon: float =
     return CanaryDesign(name=f"align-alg1-{calibration}", mechanism=wrapper, canaries=list(canaries), scorer=score,
                         claims=tuple(claims), rule=Fixed(k_plus=50, k_minus=50), base=base, deltas=(delta / 2,),
                         expected={g.claim_id: "pass" for g in claims},
+                        family=FAMILY,
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={d}, m={m} random-direction "
                                     f"canaries (residual-gradient scores)")

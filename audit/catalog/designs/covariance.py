@@ -57,6 +57,9 @@ from dpaudit.onerun.rules import Fixed
 
 __all__ = ["COV_RULE", "DedicatedCovariance", "covariance_design"]
 
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "alignment"
+
 # Fixed before any run, as the Algorithm 1 designs' rule (the scores are Gaussian shifts either way).
 COV_RULE = Fixed(k_plus=50, k_minus=50)
 
@@ -161,6 +164,7 @@ def covariance_design(*, n: int = 10_000, m: int = 1000, d0: int = 10, epsilon: 
     expected = {c.claim_id: "pass" for c in claims} if calibration == "tight" else {}
     return CanaryDesign(name=f"align-alg2-{calibration}", mechanism=wrapper, canaries=canaries, scorer=score,
                         claims=claims, rule=rule, deltas=(delta / 2,), expected=expected, neighbours="zero-out",
+                        family=FAMILY,
                         description=f"Algorithm 2 ({calibration} sigma), Bradley-Terry, n={wrapper.n} (base {n}), "
                                     f"d={d}, m={m} rare vectors on dedicated coordinates, zero-out; mu per canary "
                                     f"{mu:.4g}")

@@ -48,6 +48,9 @@ from dpaudit.onerun.rules import Fixed
 
 __all__ = ["MLE_RULE", "CoordinateComparison", "DedicatedMLE", "mle_dedicated_design"]
 
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "alignment"
+
 # The random-direction design's rule, kept: fixed before any dedicated-coordinate run was seen.
 MLE_RULE = Fixed(k_plus=50, k_minus=50)
 PLANNING_SEED = 20_261_128  # the independent-canary threshold's planning stream; no audited run uses it
@@ -207,6 +210,7 @@ def mle_dedicated_design(*, n: int = 100_000, m: int = 1000, d0: int = 10, epsil
                         scorer=score, claims=tuple(claims), rule=rule, deltas=(delta / 2,),
                         isolated_canaries=isolation,
                         expected={g.claim_id: "pass" for g in claims} if bug == "none" else {},
+                        family=FAMILY,
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={wrapper.d} (d0={d0}), "
                                     f"m={m} canaries on dedicated coordinates (score: the fitted coordinate)")
 
