@@ -19,8 +19,8 @@ import warnings
 import opacus
 import torch
 
-from dpaudit.onerun.designs.dpsgd import family_rejection
-from dpaudit.onerun.designs.opacus_sgd import opacus_design, opacus_epsilon
+from dpaudit.catalog.designs.dpsgd import family_rejection
+from dpaudit.catalog.designs.opacus_sgd import opacus_design, opacus_epsilon
 
 
 def main(seed: int = 0) -> None:

@@ -73,6 +73,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_config_data.py": "unit",
     "test_onerun_covariance.py": "statistical",
     "test_onerun_default_rule.py": "statistical",
+    "test_onerun_design_family.py": "unit",
     "test_onerun_detectable.py": "statistical",
     "test_onerun_dpsgd.py": "statistical",
     "test_onerun_exits.py": "cli",

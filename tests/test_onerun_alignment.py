@@ -10,11 +10,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from dpaudit.catalog.designs.alignment import mle_design
+from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison, mle_dedicated_design
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed
-from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.alignment import mle_design
-from dpaudit.onerun.designs.mle_dedicated import CoordinateComparison, mle_dedicated_design
+from dpaudit.onerun.design import refuted
 from tests.onerun_seeded import seeded
 
 

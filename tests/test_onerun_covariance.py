@@ -7,11 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpaudit.catalog.designs.covariance import covariance_design
+from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed
-from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.covariance import covariance_design
-from dpaudit.onerun.designs.mle_dedicated import CoordinateComparison
+from dpaudit.onerun.design import refuted
 from tests.onerun_seeded import seeded
 
 

@@ -13,11 +13,11 @@ import pytest
 
 pytest.importorskip("dp_accounting", reason="the onerun extra (dp-accounting) is not installed")
 
+from dpaudit.catalog.designs.dpsgd import blackbox_design, family_rejection, noise_for_epsilon, whitebox_design
 from dpaudit.core import InputError
 from dpaudit.mechanisms.dpsgd import DPSGD, accountant_epsilon, preference_data, records
 from dpaudit.onerun import gdp, gdp_epsilon
-from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.dpsgd import blackbox_design, family_rejection, noise_for_epsilon, whitebox_design
+from dpaudit.onerun.design import refuted
 from dpaudit.onerun.family import strongest_rejected
 from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.rules import Test as RuleTest

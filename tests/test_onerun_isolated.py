@@ -17,7 +17,7 @@ from scipy import special, stats
 
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed, gdp, gdp_mu, one_run_bound
-from dpaudit.onerun.designs import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.isolated import (
     IsolatedCanaries,
     declare,
@@ -123,7 +123,7 @@ def test_dependence_pilot_on_synthetic_scores():
 
 
 def test_the_dedicated_mle_design_declares_isolated_canaries():
-    from dpaudit.onerun.designs.mle_dedicated import mle_dedicated_design
+    from dpaudit.catalog.designs.mle_dedicated import mle_dedicated_design
 
     design = mle_dedicated_design(n=2000, m=200)
     assert design.isolated_canaries is not None

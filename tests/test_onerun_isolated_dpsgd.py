@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("dp_accounting", reason="the onerun extra (dp-accounting) is not installed")
 
+from dpaudit.catalog.designs.dpsgd import family_rejection, isolated_family_rejection, whitebox_design
 from dpaudit.core import InputError
-from dpaudit.onerun.designs.dpsgd import family_rejection, isolated_family_rejection, whitebox_design
 from dpaudit.onerun.isolated import premise_pilot
 from tests.onerun_seeded import seeded
 

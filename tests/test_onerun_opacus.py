@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("opacus", reason="the opacus extra is not installed (pip install dpaudit[opacus])")
 pytest.importorskip("torch", reason="the opacus extra is not installed (pip install dpaudit[opacus])")
 
-from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.opacus_sgd import opacus_design, opacus_epsilon
+from dpaudit.catalog.designs.opacus_sgd import opacus_design, opacus_epsilon
+from dpaudit.onerun.design import refuted
 from tests.onerun_seeded import seeded
 
 

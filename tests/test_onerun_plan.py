@@ -102,7 +102,7 @@ def test_the_auc_estimate_recovers_a_known_separation():
 
 @pytest.fixture(scope="module")
 def wrong_relation():
-    from dpaudit.onerun.designs.policy import dppg_design
+    from dpaudit.catalog.designs.policy import dppg_design
 
     return dppg_design(bug="wrong-relation")
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from dpaudit.catalog.designs.policy import DPPG_RULE, dppg_design, dppg_rule
 from dpaudit.core import InputError
-from dpaudit.onerun.designs import refuted
-from dpaudit.onerun.designs.policy import DPPG_RULE, dppg_design, dppg_rule
+from dpaudit.onerun.design import refuted
 from tests.onerun_seeded import seeded
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpaudit.onerun.designs.suite import onerun_designs
+from dpaudit.catalog.designs.suite import onerun_designs
 from tests.onerun_seeded import seeded
 
 
@@ -26,7 +26,7 @@ def test_every_design_as_expected_on_seed_0():
 def test_designs_needing_a_missing_extra_are_left_out_and_named(monkeypatch):
     """Without dp_accounting (the `onerun` extra; `.[test]` alone does not install it) the DP-SGD and
     Opacus designs are left out and `left_out()` names the extra; with it, they are there."""
-    from dpaudit.onerun.designs import suite as designs
+    from dpaudit.catalog.designs import suite as designs
 
     monkeypatch.setattr(designs, "_available", lambda module: module != "dp_accounting")
     monkeypatch.setattr(designs, "whitebox_design", lambda **kw: pytest.fail("built a DP-SGD design"))

@@ -299,7 +299,7 @@ def test_a_run_records_the_seed_summary_checks_it_and_resume_keeps_it(tmp_path: 
 def test_a_resumed_game_is_bounded_with_its_stored_seed_or_worst_case_without_one():
     """A resume never draws a new key: the stored seed ranks the ties again; an entry without one
     (an older file) is counted worst-case, as the re-check counts it."""
-    from dpaudit.onerun.designs.base import CanaryDesign
+    from dpaudit.onerun.design import CanaryDesign
     from dpaudit.runs.onerun import onerun_scenario
 
     scores, secret = _rr_game(0)

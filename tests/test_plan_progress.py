@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpaudit.core import Guarantee, InputError
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.planner import MAX_PILOT_CANARIES, MAX_PILOT_SECONDS, PilotProgress, pilot_model
 from dpaudit.onerun.rules import Fixed
 from tests.clirun import in_process

@@ -14,11 +14,11 @@ import pytest
 from pypdf import PdfReader
 
 from dpaudit import reports
+from dpaudit.catalog.designs.policy import dppg_design
 from dpaudit.cli.common import report_families
 from dpaudit.core import Guarantee
 from dpaudit.engine.verdicts import OK_OUTCOMES, outcome
 from dpaudit.onerun import Grid, gdp, gdp_epsilon, one_run_bound
-from dpaudit.onerun.designs.policy import dppg_design
 from dpaudit.onerun.family import strongest_rejected
 from dpaudit.onerun.result import MU_LABEL
 from dpaudit.reports import onerun_page

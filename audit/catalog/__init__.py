@@ -26,7 +26,7 @@ from dpaudit.catalog import onerun as _onerun
 from dpaudit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
 from dpaudit.core import Claim, Document, InputError
 from dpaudit.neighbors import Dataset, Pair
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -23,7 +23,7 @@ from typing import Any
 from dpaudit.core import Claim, Document, Guarantee
 from dpaudit.engine.bounds import Ceiling
 from dpaudit.neighbors import Dataset, Pair
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 
 
 @dataclass(frozen=True)
@@ -197,7 +197,7 @@ class Family:
     ``n -> (mechanism, pair)`` with coverage growing in n.  ``benchmarks`` are named extra
     measurements (``seed -> dict``) that ``bench`` reports beside its rows.  ``onerun`` builds the
     family's one-run (canary) scenarios of ``--suite onerun`` (each audited from one training run,
-    :class:`dpaudit.onerun.designs.CanaryDesign`); ``onerun_fixtures`` the small ones the default
+    :class:`dpaudit.onerun.design.CanaryDesign`); ``onerun_fixtures`` the small ones the default
     suite holds beside ``scenarios``.
     """
 

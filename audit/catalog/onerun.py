@@ -1,12 +1,12 @@
 """One-run (canary) scenarios in the catalog and in a run's results.
 
-A one-run scenario is a :class:`dpaudit.onerun.designs.CanaryDesign`: m canaries, each in the
+A one-run scenario is a :class:`dpaudit.onerun.design.CanaryDesign`: m canaries, each in the
 training data with probability ½ by a seeded secret, one training run, a scorer, a guessing rule
 fixed in advance and claims with their expected verdicts.  Its bounds are Steinke, Nasr and
 Jagielski's (NeurIPS 2023, Thm 3.3: the (ε, δ) lower bound at each claim's δ) and Mahloujifar,
 Melis and Chaudhuri's (ICML 2025, Alg. 2: a curve claim rejected or not).
 
-This module gives each family its designs (:func:`designs_of`, from the designs' claim ids), audits
+This module gives each family its designs (:func:`designs_of`, by the family each design names), audits
 one (:func:`run_design`) and turns the result into the run's records (:class:`OneRunScenario`):
 one flat record per claim with the multi-run record's keys plus ``kind`` and ``onerun``, verdicts,
 findings and "as expected" decided by the registry's own logic (:mod:`dpaudit.engine.verdicts`).
@@ -21,23 +21,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from dpaudit.catalog.designs.dpsgd import family_rejection
+from dpaudit.catalog.designs.suite import onerun_designs
 from dpaudit.core import Claim, Guarantee, Relation
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
 from dpaudit.mechanisms.dpsgd import DPSGD
 from dpaudit.onerun.curves import CurveClaim
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.dpsgd import family_rejection
-from dpaudit.onerun.designs.suite import onerun_designs
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 
-__all__ = ["FAMILY_OF_PREFIX", "NO_EXPECTATION", "OneRunScenario", "SuiteDesign", "all_designs", "checked",
+__all__ = ["NO_EXPECTATION", "OneRunScenario", "SuiteDesign", "all_designs", "checked",
            "designs_of", "family_of", "mechanism_name", "run_design", "unclaimed"]
 
-# Which family a design belongs to, by the prefix of its claims' ids (a design's claims are one
-# family's): the designs module owns the designs, the catalog only files them.
-FAMILY_OF_PREFIX = {"dpsgd": "dp-sgd", "opacus": "dp-sgd", "po": "policy-optimization", "align": "alignment"}
 # Names of wrapped training mechanisms that carry no ``name`` of their own.
 _NAMES = {"DPSGD": "dpsgd-reward-model", "OpacusDPSGD": "opacus-dpsgd"}
 
@@ -50,9 +47,9 @@ def all_designs() -> tuple[CanaryDesign, ...]:
 
 
 def family_of(design: CanaryDesign) -> str | None:
-    """The family whose claims the design checks (None: no family, or several)."""
-    found = {FAMILY_OF_PREFIX.get(str(getattr(c, "claim_id", "")).split("/")[0]) for c in design.claims}
-    return found.pop() if len(found) == 1 and None not in found else None
+    """The family whose claims the design checks, as the design names it (``design.family``; None: a
+    design of no family, such as a user's)."""
+    return design.family
 
 
 NO_EXPECTATION = ("the design states no expectation for this claim (it is built faulty, or the claim goes either way "

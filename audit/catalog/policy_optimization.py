@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.policy import dppg_design
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, one_line, timed
 from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Guarantee
@@ -24,8 +25,7 @@ from dpaudit.mechanisms.curves import gauss_epsilon
 from dpaudit.mechanisms.private_po import DPNPG, DPPG, DPREBEL, PolicyEnv
 from dpaudit.neighbors import Dataset, Pair
 from dpaudit.neighbors.search import worst_pair
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.policy import dppg_design
+from dpaudit.onerun.design import CanaryDesign
 
 ENV = PolicyEnv(features=(((1.0, 0.0), (-1.0, 0.0)), ((0.0, 1.0), (0.0, -1.0))),
                 reference=((1.0, 0.0), (0.5, 0.5)), theta0=(-20.0, 0.0))

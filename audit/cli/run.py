@@ -16,6 +16,7 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
+from dpaudit.catalog.designs.suite import left_out
 from dpaudit.catalog.onerun import OneRunScenario, mechanism_name
 from dpaudit.cli.common import (
     EXIT_FAIL,
@@ -47,7 +48,6 @@ from dpaudit.engine.identity import fingerprint
 from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
 from dpaudit.neighbors import Pair
-from dpaudit.onerun.designs.suite import left_out
 from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.runs import config, rundir

@@ -9,7 +9,9 @@ Run*, ICML 2025 (the test of a claimed trade-off curve).  Modules:
 * :mod:`.steinke` — the (ε, δ) lower bound; :mod:`.fdp` — the curve test and the GDP μ;
 * :mod:`.curves` — curve claims (μ-GDP, (ε, δ), a sampled privacy profile);
 * :mod:`.bound` / :mod:`.api` — the entry points; :mod:`.result` — the record;
-* :mod:`.planner` — how many canaries a target needs; :mod:`.fixtures` — reference mechanisms.
+* :mod:`.planner` — how many canaries a target needs; :mod:`.fixtures` — reference mechanisms;
+* :mod:`.design` — :class:`~dpaudit.onerun.design.CanaryDesign`, what a training mechanism declares to be
+  audited in one run (the papers' designs are the catalog's: :mod:`dpaudit.catalog.designs`).
 """
 
 from __future__ import annotations

@@ -193,7 +193,7 @@ def isolated_bound(scores: Any, secret: Any, *, threshold: float, declared_by: s
                    threshold_source: str, deltas: Sequence[float] = (1e-5,), alpha: float = 0.05,
                    claims: Sequence[Any] = (), relation: str | None = None) -> IsolatedBound:
     """The test of the module docstring on one game's scores and secret (callers: a design's
-    :meth:`~dpaudit.onerun.designs.base.CanaryDesign.audit`, or :func:`declare`)."""
+    :meth:`~dpaudit.onerun.design.CanaryDesign.audit`, or :func:`declare`)."""
     require(declared_by in DECLARERS, "declared_by", declared_by, f"must be one of {DECLARERS}")
     require(isinstance(alpha, float) and 0.0 < alpha < 0.5, "alpha", alpha, "must be a float in (0, 0.5)")
     s = check_real_array("scores", scores).reshape(-1)

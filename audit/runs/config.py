@@ -86,7 +86,7 @@ from dpaudit.engine.files import read_regular
 from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.runs.datafiles import (
     CONFIG,
     column,

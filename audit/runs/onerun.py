@@ -54,7 +54,7 @@ from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.bound import WORST_CASE, bound_record
 from dpaudit.onerun.curves import CurveClaim, gdp
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, check_game_size, secret_sha256, unpack_secret
 from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult, read_tiebreak

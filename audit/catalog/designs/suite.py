@@ -2,8 +2,8 @@
 CLI): every design at its audited size and every faulty twin, each with its expected verdicts.
 
 The epoch-shuffled DP-SGD twin is not here: isolated canaries cannot refute it (see
-:mod:`dpaudit.onerun.designs.dpsgd`); nor is Algorithm 2 as printed, whose flaw lies in the
-tail a single run cannot reach (see :mod:`dpaudit.onerun.designs.covariance`).  Opacus's design
+:mod:`dpaudit.catalog.designs.dpsgd`); nor is Algorithm 2 as printed, whose flaw lies in the
+tail a single run cannot reach (see :mod:`dpaudit.catalog.designs.covariance`).  Opacus's design
 needs the ``opacus`` extra and is added only when its import succeeds.
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import importlib.util
 
-from dpaudit.onerun.designs.alignment import mle_design
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.covariance import covariance_design
-from dpaudit.onerun.designs.dpsgd import blackbox_design, whitebox_design
-from dpaudit.onerun.designs.mle_dedicated import mle_dedicated_design
-from dpaudit.onerun.designs.policy import dppg_design
+from dpaudit.catalog.designs.alignment import mle_design
+from dpaudit.catalog.designs.covariance import covariance_design
+from dpaudit.catalog.designs.dpsgd import blackbox_design, whitebox_design
+from dpaudit.catalog.designs.mle_dedicated import mle_dedicated_design
+from dpaudit.catalog.designs.policy import dppg_design
+from dpaudit.onerun.design import CanaryDesign
 
 __all__ = ["left_out", "onerun_designs"]
 
@@ -55,7 +55,7 @@ def onerun_designs(*, include_opacus: bool = True) -> list[CanaryDesign]:
         covariance_design(calibration="tight"),
     ]
     if include_opacus and _available("opacus") and _available("dp_accounting"):
-        from dpaudit.onerun.designs.opacus_sgd import opacus_design  # optional dependency (the opacus extra)
+        from dpaudit.catalog.designs.opacus_sgd import opacus_design  # optional dependency (the opacus extra)
 
         out.append(opacus_design())
     return out

@@ -32,10 +32,13 @@ from dpaudit.core import require
 from dpaudit.mechanisms.private_po import DPPG, PolicyEnv
 from dpaudit.neighbors import Dataset
 from dpaudit.onerun.curves import gdp
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["DPPG_BUGS", "DPPG_RULE", "SlotPopulation", "dppg_design", "dppg_env", "dppg_rule"]
+
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "policy-optimization"
 
 DPPG_BUGS = ("none", "wrong-relation", "reward-convention")
 # Fixed in advance from a planning simulation of Gaussian canary scores (m = 500, seeds
@@ -135,6 +138,7 @@ def dppg_design(*, m: int = 500, d: int = 256, rounds: int = 100, per_round: int
     return CanaryDesign(name=f"dppg-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=population,
                         canaries=canaries, scorer=_score(mech, slots, d), claims=(*printed, curve), rule=dppg_rule(m),
                         relation="user-level", deltas=(delta,), expected=expected,
+                        family=FAMILY,
                         description=f"DP-PG one pass, d={d}, T={rounds}, {per_round} users/round, m={m} canary "
                                     f"users, printed eps={epsilon:g}, bug={bug}; mu per canary "
                                     f"{mu * (2 if bug != 'none' else 1):.3g} (claim {mu:.3g})")

@@ -11,7 +11,7 @@ design's own seed, before and independently of the secret.  The canaries overlap
 dimensions (interference ≈ √(m/2d) canary pulls per score), so this design is weak by
 construction (a one-run lower bound near 0 is expected); it checks that the printed and the
 instantiated calibrations survive an audit at 10⁵ comparisons, not their tightness.  With
-d ≥ m, :mod:`dpaudit.onerun.designs.mle_dedicated` gives each canary its own coordinate.
+d ≥ m, :mod:`dpaudit.catalog.designs.mle_dedicated` gives each canary its own coordinate.
 """
 
 from __future__ import annotations
@@ -26,10 +26,13 @@ from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.preferences import BradleyTerry
 from dpaudit.neighbors import Dataset
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["MLEOnRows", "mle_design"]
+
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "alignment"
 
 
 @dataclass(frozen=True)
@@ -84,5 +87,6 @@ def mle_design(*, n: int = 100_000, m: int = 1000, d: int = 16, epsilon: float =
     return CanaryDesign(name=f"align-alg1-{calibration}", mechanism=wrapper, canaries=list(canaries), scorer=score,
                         claims=tuple(claims), rule=Fixed(k_plus=50, k_minus=50), base=base, deltas=(delta / 2,),
                         expected={g.claim_id: "pass" for g in claims},
+                        family=FAMILY,
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={d}, m={m} random-direction "
                                     f"canaries (residual-gradient scores)")

@@ -49,7 +49,7 @@ from dpaudit.mechanisms.dpsgd import (
     preference_data,
 )
 from dpaudit.onerun.curves import CurveClaim, profile
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection, strongest_rejected
 from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_threshold, point_rejects
 from dpaudit.onerun.result import OneRunResult
@@ -58,6 +58,9 @@ from dpaudit.onerun.rules import Fixed
 __all__ = ["CANARY_NORM", "EPS_GRID", "RULE", "accountant_curve", "blackbox_design", "family_rejection",
            "isolated_family_rejection", "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design",
            "whitebox_score"]
+
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "dp-sgd"
 
 CANARY_NORM = 4.0
 # The profile's ε grid: fine where DP-SGD curves bend, up to ε = 40.
@@ -221,6 +224,7 @@ def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
         else shuffle_score(sigma, float(sampling_probability), clip, features),
         claims=claims, rule=RULE, isolated_canaries=isolation,
         base=base, deltas=(delta,), expected=_EXPECTED.get(bug, {}),
+        family=FAMILY,
         description=f"DP-SGD reward model, sigma={sigma}, q={sampling_probability}, T={steps}, m={m} gradient "
                     f"canaries (white box), bug={bug}")
 
@@ -244,6 +248,7 @@ def blackbox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
     claims = _claims(mech, delta)
     return CanaryDesign(name="dpsgd-blackbox", mechanism=mech, canaries=list(canaries), scorer=score, claims=claims,
                         rule=RULE, base=base, deltas=(delta,), expected={c.claim_id: "pass" for c in claims},
+                        family=FAMILY,
                         description=f"DP-SGD reward model, sigma={sigma}, m={m} input canaries (black box)")
 
 

@@ -22,12 +22,15 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.dpsgd import RULE, accountant_curve, whitebox_score
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.dpsgd import DPSGDOutput, accountant_epsilon, preference_data
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.dpsgd import RULE, accountant_curve, whitebox_score
+from dpaudit.onerun.design import CanaryDesign
 
 __all__ = ["OpacusDPSGD", "opacus_design", "opacus_epsilon"]
+
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "dp-sgd"
 
 CANARY_AMPLITUDE = 4.0
 
@@ -104,5 +107,6 @@ def opacus_design(*, m: int = 1000, noise_multiplier: float = 0.656, sampling_pr
                         scorer=whitebox_score(noise_multiplier, float(sampling_probability), 1.0, features),
                         claims=claims, rule=RULE, base=base, deltas=(delta,),
                         expected={"opacus/pld-accountant": "pass", "opacus/pld-curve": "pass"},
+                        family=FAMILY,
                         description=f"Opacus DP-SGD, sigma={noise_multiplier}, q={sampling_probability}, T={steps}, "
                                     f"m={m} input canaries (white box)")

@@ -46,16 +46,19 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
 from dpaudit.mechanisms.preferences import BradleyTerry
 from dpaudit.neighbors import Dataset
 from dpaudit.onerun.curves import CurveClaim, gdp
-from dpaudit.onerun.designs.base import CanaryDesign
-from dpaudit.onerun.designs.mle_dedicated import CoordinateComparison
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["COV_RULE", "DedicatedCovariance", "covariance_design"]
+
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "alignment"
 
 # Fixed before any run, as the Algorithm 1 designs' rule (the scores are Gaussian shifts either way).
 COV_RULE = Fixed(k_plus=50, k_minus=50)
@@ -161,6 +164,7 @@ def covariance_design(*, n: int = 10_000, m: int = 1000, d0: int = 10, epsilon: 
     expected = {c.claim_id: "pass" for c in claims} if calibration == "tight" else {}
     return CanaryDesign(name=f"align-alg2-{calibration}", mechanism=wrapper, canaries=canaries, scorer=score,
                         claims=claims, rule=rule, deltas=(delta / 2,), expected=expected, neighbours="zero-out",
+                        family=FAMILY,
                         description=f"Algorithm 2 ({calibration} sigma), Bradley-Terry, n={wrapper.n} (base {n}), "
                                     f"d={d}, m={m} rare vectors on dedicated coordinates, zero-out; mu per canary "
                                     f"{mu:.4g}")

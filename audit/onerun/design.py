@@ -37,7 +37,11 @@ class CanaryDesign:
     ``isolated_canaries``: the design's declaration that each canary's score depends on its own bit
     and independent noise only (:class:`~dpaudit.onerun.isolated.IsolatedCanaries`: why, each
     canary's own coordinate, the threshold planned from the claims); :meth:`audit` then attaches the
-    independent-canary test to the result, ``declared_by="design"``.  None: not declared, no test."""
+    independent-canary test to the result, ``declared_by="design"``.  None: not declared, no test.
+
+    ``family``: the name of the catalog family whose claims the design checks (``"dp-sgd"``,
+    ``"policy-optimization"``, ``"alignment"``), stated by the design itself so the catalog files it
+    without reading its claim ids; None for a user's design (it belongs to no family)."""
 
     name: str
     mechanism: Any
@@ -52,6 +56,7 @@ class CanaryDesign:
     description: str = ""
     neighbours: str | None = None
     isolated_canaries: IsolatedCanaries | None = None
+    family: str | None = None
 
     def __post_init__(self) -> None:
         require(len(self.canaries) >= 2, "canaries", f"<{len(self.canaries)}>", "a design needs at least 2 canaries")
@@ -61,6 +66,8 @@ class CanaryDesign:
         require(iso is None or len(iso.coordinates) == len(self.canaries), "isolated_canaries",
                 None if iso is None else f"<{len(iso.coordinates)} coordinates>",
                 f"must give one coordinate per canary ({len(self.canaries)})")
+        require(self.family is None or (isinstance(self.family, str) and self.family.strip() != ""), "family",
+                self.family, "a catalog family's name (a non-empty string), or None for a design of no family")
 
     @property
     def m(self) -> int:

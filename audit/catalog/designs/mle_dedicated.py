@@ -23,7 +23,7 @@ Neyman–Pearson statistic up to monotone maps: θ̃_c = −b_c/λ + w_c when ou
 pair (k = 1) and the run is as close to the claims as the claims allow.  At ε = 1 the claims
 are (0.5, 5·10⁻⁷): the per-canary signal is small (μ ≈ 2L·s/σ_b, a few hundredths) and the
 one-run bound is near 0 by the mechanism's privacy, not by the design's interference (compare
-:mod:`dpaudit.onerun.designs.alignment`, random directions, d < m).  With the catalog's faulty
+:mod:`dpaudit.catalog.designs.alignment`, random directions, d < m).  With the catalog's faulty
 σ_b/10 at ε = 8 the same scores give a one-run bound above 1: they find the canaries when the
 noise allows it.
 """
@@ -42,11 +42,14 @@ from dpaudit.mechanisms.align_mle import PrivateMLE, minimise_batch
 from dpaudit.mechanisms.faulty import PrivateMLEOnTenthNoise
 from dpaudit.mechanisms.preferences import BradleyTerry
 from dpaudit.neighbors import Dataset
-from dpaudit.onerun.designs.base import CanaryDesign
+from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.isolated import IsolatedCanaries, plan_threshold
 from dpaudit.onerun.rules import Fixed
 
 __all__ = ["MLE_RULE", "CoordinateComparison", "DedicatedMLE", "mle_dedicated_design"]
+
+# The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
+FAMILY = "alignment"
 
 # The random-direction design's rule, kept: fixed before any dedicated-coordinate run was seen.
 MLE_RULE = Fixed(k_plus=50, k_minus=50)
@@ -207,6 +210,7 @@ def mle_dedicated_design(*, n: int = 100_000, m: int = 1000, d0: int = 10, epsil
                         scorer=score, claims=tuple(claims), rule=rule, deltas=(delta / 2,),
                         isolated_canaries=isolation,
                         expected={g.claim_id: "pass" for g in claims} if bug == "none" else {},
+                        family=FAMILY,
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={wrapper.d} (d0={d0}), "
                                     f"m={m} canaries on dedicated coordinates (score: the fitted coordinate)")
 
