@@ -146,3 +146,41 @@ def test_the_guard_keeps_a_balanced_rejection_where_hoeffding_applies():
     mine = one_run_bound(scores, secret, rule=Fixed(1, 1), confidence=0.6, tiebreak=0, deltas=(0.0,))
     assert (mine.v, mine.r) == (2, 2) and mine.epsilon_lower[0] == 0.0
     assert bound_module.prior_guard(mine.tests[0]) == 0.0
+
+
+# --- an unbalanced rule smuggled in (red team): a record that says "fresh entropy" without being
+# one CanaryGame.play made, and a rule subclass whose tests differ from its parameters ---
+
+def _played_record():
+    from dpaudit.onerun.game import CanaryGame
+
+    return CanaryGame(m=40, seed=0).play(lambda dataset, rng: rng.standard_normal(40), coordinate_score,
+                                         list(range(40)), ())
+
+
+def test_a_record_that_only_says_fresh_entropy_is_bounded_as_the_callers():
+    import dataclasses
+
+    from dpaudit.onerun.bound import bound_record
+    from dpaudit.onerun.game import GameRecord
+
+    played = _played_record()
+    assert played.secret_source == "fresh entropy"
+    assert bound_record(played, rule=Fixed(10, 0), tiebreak=0).k_minus == 0  # dpaudit's own secret: any rule
+    by_hand = GameRecord(scores=played.scores, secret=played.secret, canaries_per_run=40, runs=1, seed=0,
+                         relation="add-remove", secret_source="fresh entropy")
+    for forged in (by_hand, dataclasses.replace(played, scores=played.scores + 0.0)):
+        with pytest.raises(InputError, match=r"^rule = Fixed\(k_plus=10, k_minus=0\) is invalid"):
+            bound_record(forged, rule=Fixed(10, 0), tiebreak=0)
+
+
+@pytest.mark.parametrize("base", [Split, Grid], ids=["split", "grid"])
+def test_a_rule_subclass_that_produces_unbalanced_tests_is_refused(base):
+    class Sneaky(base):  # type: ignore[misc, valid-type]
+        def tests(self, scores, secret, alpha, objective, keys, **kwargs):
+            return Fixed(100, 0).tests(scores, secret, alpha, objective, keys)
+
+    rule = Sneaky() if base is Split else Sneaky(pairs=((50, 50),))
+    scores, secrets = _games(0.5, 1)
+    with pytest.raises(InputError, match="produced unbalanced tests"):
+        one_run_bound(scores[0], secrets[0], rule=rule, tiebreak=0)

@@ -20,7 +20,7 @@ from dpaudit.core import Guarantee, InputError, check_real_array, require
 from dpaudit.onerun.claimrule import rule_from_claims
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
-from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, secret_sha256
+from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, drawn_by_dpaudit, secret_sha256
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower, prior_guard
@@ -231,6 +231,10 @@ def _bound(scores: Any, secret: Any, *, source: str | None, rule: Fixed | Grid |
     else:
         tests = tuple(rule.tests(s, b, alpha, objective, keys))
     guarded = source != FRESH
+    if guarded:  # what the rule produced, not what it declares (a subclass may produce anything)
+        bad = [(t.k_plus, t.k_minus) for t in tests if t.k_plus != t.k_minus]
+        require(not bad, "rule", rule, f"produced unbalanced tests ({', '.join(f'({a}, {c})' for a, c in bad[:4])}): "
+                "with a secret you drew, only balanced tests (k_plus == k_minus) are valid whatever its bias")
     per_test = np.array([[_eps(t, d, guarded) for d in deltas] for t in tests])
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
@@ -272,7 +276,8 @@ def bound_record(record: GameRecord, *, rule: Fixed | Grid | Split | None = None
     claims, as there).  The record's ``secret_source`` says who drew the secret: a secret dpaudit
     drew (:data:`~dpaudit.onerun.game.FRESH`) may be bounded under any rule, a caller's under a
     balanced one only (:func:`~dpaudit.onerun.bound.check_rule_for_secret`)."""
-    return _bound(record.scores, record.secret, source=record.secret_source, rule=rule, deltas=deltas,
+    source = record.secret_source if drawn_by_dpaudit(record) or record.secret_source != FRESH else SUPPLIED
+    return _bound(record.scores, record.secret, source=source, rule=rule, deltas=deltas,
                   confidence=confidence, claims=claims, runs=record.runs, seed=record.seed,
                   relation=record.relation if relation is None else relation, tiebreak=tiebreak)
 

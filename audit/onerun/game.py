@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -209,6 +210,31 @@ class GameRecord:
                 "premise": self.premise, "streams": {"secret": self.secret_source, "mechanism": [self.seed, 1, "run"]}}
 
 
+# The records CanaryGame.play made from a secret it drew itself (by identity: a record built by hand
+# or copied with dataclasses.replace is not one of them, whatever its secret_source field says).
+_DRAWN_HERE: weakref.WeakValueDictionary[int, GameRecord] = weakref.WeakValueDictionary()
+
+
+def _drawn_here(record: GameRecord) -> GameRecord:
+    if record.secret_source == FRESH:
+        _DRAWN_HERE[id(record)] = record
+    return record
+
+
+def drawn_by_dpaudit(record: GameRecord) -> bool:
+    """True only for a record :meth:`CanaryGame.play` returned from a secret it drew from fresh
+    entropy, or one :func:`restored_game` rebuilt from a results file: a ``secret_source`` of
+    :data:`FRESH` set by hand is not believed (a caller's secret is bounded under balanced rules only)."""
+    return record.secret_source == FRESH and _DRAWN_HERE.get(id(record)) is record
+
+
+def restored_game(**fields: Any) -> GameRecord:
+    """A game read back from a results file (a resume, a re-check): its ``secret_source`` is the
+    file's word, trusted because the stored secret is checked against its stored SHA-256 and the
+    file is re-checked by ``summary``; the caller vouches for the file, as for every result it reads."""
+    return _drawn_here(GameRecord(**fields))
+
+
 @dataclass(frozen=True)
 class CanaryGame:
     """m canaries per run, ``runs`` runs, one seed (of the mechanism's randomness only)."""
@@ -282,9 +308,9 @@ class CanaryGame:
             del output
             if report is not None:
                 report(run + 1, self.runs)
-        return GameRecord(scores=scores, secret=sealed.unsealed(), canaries_per_run=self.m, runs=self.runs,
-                          seed=int(self.seed), relation=self.relation, sha256=sealed.sha256,
-                          secret_source=sealed.source)
+        return _drawn_here(GameRecord(scores=scores, secret=sealed.unsealed(), canaries_per_run=self.m,
+                                      runs=self.runs, seed=int(self.seed), relation=self.relation,
+                                      sha256=sealed.sha256, secret_source=sealed.source))
 
 
 def play(mechanism: Any, scorer: Any, canaries: Sequence[Any], *, m: int | None = None, runs: int = 1,

@@ -55,7 +55,7 @@ from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.bound import WORST_CASE, bound_record
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.design import CanaryDesign
-from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, check_game_size, secret_sha256, unpack_secret
+from dpaudit.onerun.game import FRESH, SUPPLIED, check_game_size, restored_game, secret_sha256, unpack_secret
 from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult, read_tiebreak
 from dpaudit.onerun.rules import Fixed, Grid, Split
@@ -105,9 +105,9 @@ def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confiden
     tiebreak = read_tiebreak(entry.get("tiebreak"))
     runs = int(getattr(design, "runs", 1))
     # who drew the secret decides which rules may bound it (a caller's: balanced ones only)
-    game = GameRecord(scores=np.asarray(entry["scores"], dtype=float), secret=secret, canaries_per_run=m // runs,
-                      runs=runs, seed=seed, relation=design.relation,
-                      secret_source=FRESH if entry.get("secret_source") == FRESH else SUPPLIED)
+    game = restored_game(scores=np.asarray(entry["scores"], dtype=float), secret=secret, canaries_per_run=m // runs,
+                         runs=runs, seed=seed, relation=design.relation,
+                         secret_source=FRESH if entry.get("secret_source") == FRESH else SUPPLIED)
     result = bound_record(game, rule=design.rule, deltas=design.deltas, confidence=confidence, claims=design.claims,
                           relation=design.neighbours or design.relation,
                           tiebreak=WORST_CASE if tiebreak is None else tiebreak)
