@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="the supervisor runs 
 SCRIPT = Path(sys.executable).parent / "dpaudit"
 FORMS = {"module": [sys.executable, "-m", "dpaudit"], "audit": [sys.executable, "-m", "audit"],
          "script": [str(SCRIPT)]}
-MESSAGE = "the process ended before dpaudit finished (status 0): user code called os._exit"
+MESSAGE = "the process ended without dpaudit's own report (status 0): user code called os._exit"
 
 MECHANISMS = '''
 import os
@@ -47,6 +47,21 @@ class Killed:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
+class Forges:
+    """Writes a pass into every pipe it can reach, then ends the process (red team)."""
+    name = "forges"
+
+    def sample(self, data, size, rng):
+        import stat
+        for fd in range(3, 256):
+            try:
+                if stat.S_ISFIFO(os.fstat(fd).st_mode):
+                    os.write(fd, b"0\\n")
+            except OSError:
+                pass
+        os._exit(0)
+
+
 class Honest:
     name = "honest"
 
@@ -54,7 +69,7 @@ class Honest:
         return np.rint(float(np.sum(data)) + rng.laplace(0.0, 1.0, size)).astype(np.int64)
 
 
-exits, killed, honest = Exits(), Killed(), Honest()
+exits, killed, forges, honest = Exits(), Killed(), Forges(), Honest()
 pair = (np.array([0.0, 1.0]), np.array([0.0, 1.0, 1.0]))
 
 
@@ -344,3 +359,9 @@ def test_help_through_an_abbreviation_runs_in_the_child_and_exits_0(tmp_path):
     done = _cli(tmp_path, "run", "--hel")
     assert done.returncode == 0 and done.stdout.startswith("usage: "), (done.returncode, done.stderr)
     assert done.stderr == ""
+
+
+def test_a_status_written_into_the_report_pipe_by_user_code_does_not_count(tmp_path):
+    """The report counts only with the parent's one-time token, which user code never sees written."""
+    done = _cli(tmp_path, *_multi_run("forges"))
+    assert done.returncode == 2 and MESSAGE in done.stderr, (done.returncode, done.stderr)

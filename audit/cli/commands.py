@@ -73,7 +73,12 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     except (UsageError, InputError, runner.MechanismError) as exc:
         _error(str(exc))
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        where = None if interrupts.USER_INTERRUPT.is_set() or handler is None else user_frame(exc)
+        if where is not None:  # no Ctrl-C arrived: the user's code raised it (at import, in a property...)
+            _error(f"your code raised KeyboardInterrupt at {where}: a mechanism, its builder or a property must "
+                   "return or raise an ordinary exception, not interrupt the command")
+            return EXIT_USAGE
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except SystemExit as exc:  # no command of ours exits: this is user code's sys.exit, never a pass

@@ -39,7 +39,10 @@ debugger) runs under ``python -c "from dpaudit.cli import main; main()" ARGS`` (
 If the parent dies (``kill -9``), the child is killed too: Linux's ``PR_SET_PDEATHSIG`` (through
 ctypes), elsewhere a thread that polls the parent's pid once a second.
 
-The child is marked by :data:`CHILD_ENV` (``FD:PARENT_PID:DEVICE:INODE`` of the pipe, removed from its environment once
+The child is marked by :data:`CHILD_ENV` (``FD:PARENT_PID:DEVICE:INODE`` of the report pipe and
+the fd of a second pipe holding a one-time token, which the child reads and closes before any user
+code runs and writes before its status: a status written into the report pipe by user code does not
+count), removed from its environment once
 read, so a ``dpaudit`` that user code starts is supervised in turn); a marker whose parent pid
 or pipe is not the real ones is ignored (a marker set by hand does not switch the supervisor off).
 ``--help``, ``--version`` and a bare command run in the parent (they run no user code, and cost
@@ -70,6 +73,9 @@ REPEAT_WINDOW = 0.5  # seconds: the same signal again within this is timeout(1)'
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 EXIT_USAGE, EXIT_INTERNAL = 2, 3
 PR_SET_PDEATHSIG = 1
+
+
+_TOKEN: list[str] = []  # the child's copy of the parent's one-time token (read before any user code)
 
 
 def run(main: Callable[[], int], *, entry: str | None) -> int:
@@ -116,14 +122,29 @@ def _child_channel(marker: str | None) -> tuple[int, int] | None:
     names this process's parent and the very pipe it opened (device and inode), so a marker copied
     or set by hand never matches."""
     parts = (marker or "").split(":")
-    if len(parts) != 4 or not all(p.isdigit() for p in parts) or int(parts[1]) != os.getppid():
+    if len(parts) != 5 or not all(p.isdigit() for p in parts) or int(parts[1]) != os.getppid():
         return None
     fd = int(parts[0])
     try:
         st = os.fstat(fd)
     except OSError:
         return None
-    return (fd, int(parts[1])) if _pipe_id(st) == f"{parts[2]}:{parts[3]}" else None
+    if _pipe_id(st) != f"{parts[2]}:{parts[3]}":
+        return None
+    _TOKEN.append(_read_token(int(parts[4])))
+    return fd, int(parts[1])
+
+
+def _read_token(fd: int) -> str:
+    """The parent's one-time token, read once from its own pipe (closed at once: no user code runs
+    before this), so a status written into the report pipe by anyone else does not count."""
+    try:
+        return os.read(fd, 64).decode("ascii", "replace").strip()
+    except OSError:
+        return ""
+    finally:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _pipe_id(st: os.stat_result) -> str:
@@ -161,7 +182,7 @@ def _report(fd: int, intended: list[int]) -> None:
         except (OSError, ValueError, AttributeError):
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the interpreter closes it at exit
     try:
-        os.write(fd, f"{intended[0]}\n".encode())
+        os.write(fd, f"{_TOKEN[0] if _TOKEN else ''} {intended[0]}\n".encode())
         os.close(fd)
     except OSError:
         pass
@@ -248,21 +269,27 @@ class _Forwarder:
 
 def _supervise() -> int:
     read_end, write_end = os.pipe()
-    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}",
+    token_read, token_write = os.pipe()
+    token = os.urandom(16).hex()  # the child's report counts only with it (user code never sees it written)
+    os.write(token_write, token.encode())
+    os.close(token_write)
+    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}:{token_read}",
            invocation.TYPED_ENV: invocation.encode(sys.orig_argv)}
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists: a signal meanwhile is held, then forwarded
     try:
-        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], pass_fds=(write_end,), env=env,
+        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], pass_fds=(write_end, token_read), env=env,
                                  process_group=0)
     except OSError as exc:
         print(f"error: environment failure: cannot start dpaudit's process: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
         os.close(write_end)
+        os.close(token_read)
     forwarder.started(child.pid)
     status = child.wait()
-    return _verdict(status, _read_report(read_end), forwarder.sent)
+    told, _, said = _read_report(read_end).partition(" ")
+    return _verdict(status, said if told == token else "", forwarder.sent)
 
 
 def _read_report(fd: int) -> str:
@@ -289,7 +316,8 @@ def _verdict(status: int, report: str, forwarded: set[int]) -> int:
               file=sys.stderr)
         return EXIT_INTERNAL
     after = f"; dpaudit had finished with status {report}" if report else ""
-    print(f"error: the process ended before dpaudit finished (status {status}{after}): user code called "
-          f"os._exit or crashed, e.g. os._exit({status}) in a mechanism's sample, a scorer, a plugin module or an "
-          "atexit handler; nothing was checked to the end, so this is not a pass", file=sys.stderr)
+    print(f"error: the process ended without dpaudit's own report (status {status}{after}): user code called "
+          f"os._exit, closed dpaudit's file descriptors (os.closerange) or crashed, e.g. os._exit({status}) in a "
+          "mechanism's sample, a scorer, a plugin module or an atexit handler; dpaudit cannot vouch that "
+          "everything was checked to the end, so this is not a pass", file=sys.stderr)
     return EXIT_USAGE

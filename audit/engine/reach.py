@@ -30,7 +30,8 @@ import-time window saw and closes it.  They record
   printing) as the hash of the whole environment, :data:`WHOLE_ENVIRONMENT` — every name and value
   — besides the variables it looked up one by one (``copy`` and ``dict`` do): such code can depend
   on any variable, so any change refuses the resume, naming the variables that were read one by
-  one.  Refusing such a resume outright would refuse it even when nothing changed; the hash
+  one (but for :data:`SHELL_BOOKKEEPING`, which a shell changes between any two commands).
+  Refusing such a resume outright would refuse it even when nothing changed; the hash
   refuses exactly when the environment differs.
 
 "The user's code" is a read with a frame of a user's file on the call stack above where the window
@@ -78,6 +79,11 @@ HASH_LIMIT = 256 * 2**20
 _KERNEL = ("/proc/", "/sys/", "/dev/")  # pseudo-files: their content is the system's state, not an input
 # The record of a whole-environment read: no variable's name can hold "=" (it separates name from value).
 WHOLE_ENVIRONMENT = "="
+# What a shell changes between two commands of the same session without being asked: the last
+# command's path (``_``), the nesting depth (``SHLVL``: one lower in a script's background job), the
+# folders (``PWD``, ``OLDPWD``: a run folder may be resumed from anywhere) and the terminal's size.
+# A whole-environment read is hashed without them (a lookup of one of them by name is still recorded).
+SHELL_BOOKKEEPING = frozenset({b"_", b"SHLVL", b"PWD", b"OLDPWD", b"COLUMNS", b"LINES"})
 
 
 @dataclass(frozen=True)
@@ -165,8 +171,10 @@ def env_digest(name: str) -> str:
     """``sha256:HEX`` of the variable's value (``unset``); of every name and value for
     :data:`WHOLE_ENVIRONMENT`."""
     if name == WHOLE_ENVIRONMENT:
-        # the raw mapping, read around the wrapped methods (this read is dpaudit's, not the user's)
-        pairs = sorted((os.fsencode(k), os.fsencode(v)) for k, v in getattr(os.environ, "_data", {}).items())
+        # the raw mapping, read around the wrapped methods (this read is dpaudit's, not the user's);
+        # the variables a shell sets for itself on every command (SHELL_BOOKKEEPING) are left out
+        pairs = sorted((os.fsencode(k), os.fsencode(v)) for k, v in getattr(os.environ, "_data", {}).items()
+                       if os.fsencode(k) not in SHELL_BOOKKEEPING)
         return "sha256:" + hashlib.sha256(b"\0".join(k + b"=" + v for k, v in pairs)).hexdigest()
     value = os.environ.get(name)
     return "unset" if value is None else "sha256:" + hashlib.sha256(os.fsencode(value)).hexdigest()

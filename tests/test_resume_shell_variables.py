@@ -1,0 +1,28 @@
+"""A whole-environment read is hashed without what a shell changes between any two commands (red team:
+an unchanged run resumed from a script's background job, or after `timeout`, was refused over SHLVL
+or `_`); any other variable set, unset or changed still refuses the resume."""
+
+from dpaudit.engine.reach import SHELL_BOOKKEEPING, WHOLE_ENVIRONMENT, env_digest
+
+
+def test_shell_bookkeeping_does_not_change_the_whole_environments_hash(monkeypatch):
+    before = env_digest(WHOLE_ENVIRONMENT)
+    for name in ("_", "SHLVL", "PWD", "OLDPWD", "COLUMNS", "LINES"):
+        monkeypatch.setenv(name, "changed-by-the-shell")
+    assert env_digest(WHOLE_ENVIRONMENT) == before
+    assert {n.decode() for n in SHELL_BOOKKEEPING} == {"_", "SHLVL", "PWD", "OLDPWD", "COLUMNS", "LINES"}
+
+
+def test_any_other_variable_changes_it(monkeypatch):
+    before = env_digest(WHOLE_ENVIRONMENT)
+    monkeypatch.setenv("DPAUDIT_TEST_NOISE", "0.5")
+    assert env_digest(WHOLE_ENVIRONMENT) != before
+    monkeypatch.delenv("DPAUDIT_TEST_NOISE")
+    assert env_digest(WHOLE_ENVIRONMENT) == before
+
+
+def test_a_bookkeeping_variable_looked_up_by_name_is_still_recorded(monkeypatch):
+    monkeypatch.setenv("SHLVL", "1")
+    one = env_digest("SHLVL")
+    monkeypatch.setenv("SHLVL", "2")
+    assert env_digest("SHLVL") != one
