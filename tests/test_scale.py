@@ -224,5 +224,5 @@ def test_bench_writes_its_table_and_json(tmp_path, capsys):
     assert suite["command"] == "python -m dpaudit run --quiet --family kl --family alignment"
     assert suite["exit_code"] == 0 and suite["seconds"] > 0 and "every verdict as expected" in suite["summary"]
     out = capsys.readouterr().out
-    assert "ours/plain" in out and "default suite (python -m audit run --quiet --family kl" in out
+    assert "ours/plain" in out and "default suite (python -m dpaudit run --quiet --family kl" in out
     assert "Algorithm 1 private MLE" in out
