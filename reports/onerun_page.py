@@ -19,7 +19,7 @@ from typing import Any
 
 from reportlab.platypus import Flowable, PageBreak
 
-from dpaudit.engine.results import NOT_APPLICABLE, outcome
+from dpaudit.engine.verdicts import NOT_APPLICABLE, outcome
 from dpaudit.reports import onerun_plots
 from dpaudit.reports.layout import figure, gap, heading, keep, kv_table, para, section_break, table, text
 from dpaudit.reports.text import caught_note, fmt

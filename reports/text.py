@@ -8,8 +8,8 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from dpaudit.engine.results import NOT_REPRODUCIBLE, WHITE_BOX_WORDS, caught_words, doubles_words, outcome
-from dpaudit.engine.verdicts import CURVE_WORDS, float_fix
+from dpaudit.engine.results import caught_words
+from dpaudit.engine.verdicts import CURVE_WORDS, NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, float_fix, outcome
 from dpaudit.onerun.curves import gdp_epsilon
 from dpaudit.onerun.detectable import OneRunDetectable
 

@@ -33,7 +33,7 @@ from dpaudit.onerun.family import FamilyRejection
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 
 __all__ = ["NO_EXPECTATION", "OneRunScenario", "SuiteDesign", "all_designs", "checked",
-           "designs_of", "family_of", "mechanism_name", "run_design", "unclaimed"]
+           "designs_of", "family_of", "mechanism_name", "run_design", "strongest_family_rejection", "unclaimed"]
 
 # Names of wrapped training mechanisms that carry no ``name`` of their own.
 _NAMES = {"DPSGD": "dpsgd-reward-model", "OpacusDPSGD": "opacus-dpsgd"}
@@ -200,7 +200,7 @@ class OneRunScenario:
         return out
 
 
-def _family_rejection(design: CanaryDesign, result: OneRunResult) -> FamilyRejection | None:
+def strongest_family_rejection(design: CanaryDesign, result: OneRunResult) -> FamilyRejection | None:
     """The strongest rejected DP-SGD accountant curve (same q and T, σ varied), for a DP-SGD design."""
     if not isinstance(design.mechanism, DPSGD):
         return None
@@ -213,6 +213,6 @@ def run_design(design: CanaryDesign, *, seed: int, confidence: float, registry: 
     resumed run takes the stored game instead: :func:`dpaudit.runs.onerun.onerun_scenario`)."""
     start = time.perf_counter()
     result = design.audit(seed, confidence=confidence)
-    rejection = _family_rejection(design, result)
+    rejection = strongest_family_rejection(design, result)
     return OneRunScenario(design, result, time.perf_counter() - start, mechanism or mechanism_name(design),
                           registry, rejection)

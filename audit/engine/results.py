@@ -27,8 +27,6 @@ from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.verdicts import (
     EXPECTATION_WORDS,
     NO_CLAIM,
-    # re-exported only for reports/onerun_page.py (another branch holds it): import it from here no more
-    NOT_APPLICABLE,  # noqa: F401
     NOT_REPRODUCIBLE,
     OK_OUTCOMES,
     WHITE_BOX_WORDS,

@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.catalog.onerun import OneRunScenario, run_design
-from dpaudit.catalog.onerun import _family_rejection as family_rejection
+from dpaudit.catalog.onerun import strongest_family_rejection as family_rejection
 from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation, check_integer, check_number, check_table
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
