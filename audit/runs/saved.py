@@ -24,6 +24,7 @@ what is wrong — never half read, never turned into a verdict it does not suppo
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import math
 import os
@@ -151,7 +152,9 @@ def _schema_errors(payload: dict[str, Any], path: Path) -> None:
 def _validate(document: Any, schema: str, path: Path) -> None:
     """Refuse ``document`` at its first error against ``schema`` (a file of ``dpaudit/cli/schemas``),
     naming the key path: ``records[0].seconds: -1 is less than the minimum of 0``."""
-    error = best_match(_validator(schema).iter_errors(document))
+    errors = list(itertools.islice(_validator(schema).iter_errors(document), 1000))
+    # older jsonschema (4.0) also calls a key whose value failed "unevaluated": name the failure instead
+    error = best_match([e for e in errors if e.validator != "unevaluatedProperties"] or errors)
     if error is None:
         return
     parts = list(error.absolute_path)
