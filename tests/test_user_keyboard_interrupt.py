@@ -7,17 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.clirun import in_process
-
-CONFIG = """
-[[scenario]]
-name = "s"
-mechanism = "{plugin}:{attr}"
-{params}
-[scenario.data]
-columns = {{ x = [1.0, 2.0] }}
-[scenario.neighbour]
-remove = 0
-"""
+from tests.test_user_exits import CONFIG  # the same one-scenario config, naming the plugin under test
 
 
 @pytest.mark.parametrize(("plugin", "attr", "params"), [

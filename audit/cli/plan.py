@@ -71,8 +71,7 @@ def plan_command(args: argparse.Namespace) -> int:
                              else _one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
         known += names
-    built = getattr(_designs, "cache_info", None)  # None where a test stands in a plain function
-    if built is None or built().currsize == 0:  # building every one-run design takes seconds of CPU: say so
+    if _designs.cache_info().currsize == 0:  # building every one-run design takes seconds of CPU: say so first
         _say(f"plan {args.scenario}: not a multi-run scenario; building the one-run designs to look for it")
     design = onerun_design(args.scenario)
     if design is not None:

@@ -173,8 +173,8 @@ def env_digest(name: str) -> str:
     if name == WHOLE_ENVIRONMENT:
         # the raw mapping, read around the wrapped methods (this read is dpaudit's, not the user's);
         # the variables a shell sets for itself on every command (SHELL_BOOKKEEPING) are left out
-        pairs = sorted((os.fsencode(k), os.fsencode(v)) for k, v in getattr(os.environ, "_data", {}).items()
-                       if os.fsencode(k) not in SHELL_BOOKKEEPING)
+        raw = ((os.fsencode(k), os.fsencode(v)) for k, v in getattr(os.environ, "_data", {}).items())
+        pairs = sorted((k, v) for k, v in raw if k not in SHELL_BOOKKEEPING)
         return "sha256:" + hashlib.sha256(b"\0".join(k + b"=" + v for k, v in pairs)).hexdigest()
     value = os.environ.get(name)
     return "unset" if value is None else "sha256:" + hashlib.sha256(os.fsencode(value)).hexdigest()

@@ -46,8 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.catalog.onerun import OneRunScenario, run_design
-from dpaudit.catalog.onerun import strongest_family_rejection as family_rejection
+from dpaudit.catalog.onerun import OneRunScenario, run_design, strongest_family_rejection
 from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation, check_integer, check_number, check_table
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
@@ -113,7 +112,7 @@ def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confiden
                           tiebreak=WORST_CASE if tiebreak is None else tiebreak)
     result = design.with_isolated(dataclasses.replace(result, secret_source=entry.get("secret_source")))
     return OneRunScenario(design, result, float(entry["seconds"]), str(entry["mechanism"]), registry,
-                          family_rejection(design, result))
+                          strongest_family_rejection(design, result))
 
 
 def onerun_scenario(design: CanaryDesign, *, seed: int, confidence: float, registry: Mapping[str, Claim],
