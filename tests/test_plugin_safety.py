@@ -4,6 +4,7 @@ defines, never reach through it to what ``mymod`` imported (``mymod:os.remove``,
 
 import pickle
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -203,3 +204,38 @@ def test_a_package_s_submodules_are_inside_it(tmp_path, monkeypatch):
     finally:
         for loaded in [m for m in sys.modules if m == name or m.startswith(name + ".")]:
             del sys.modules[loaded]
+
+
+COMMAND_RUNNERS = '''
+import subprocess
+
+
+class Shell(subprocess.Popen):
+    """A command runner the plugin defines: no sample, no run."""
+    name = "shell"
+
+
+class ShellWithSample(subprocess.Popen):
+    """Looks like a mechanism, but its constructor is subprocess's."""
+    name = "shell-with-sample"
+
+    def sample(self, data, size, rng):
+        return rng.random(size)
+'''
+
+
+@pytest.mark.parametrize("spec, why", [
+    ("Shell", "a class without a sample(data, size, rng), run(dataset, rng) or __call__ method"),
+    ("ShellWithSample", "a class whose __init__ is subprocess.Popen's"),
+])
+def test_a_class_that_cannot_be_a_mechanism_is_refused_before_it_is_called(plugin, tmp_path, spec, why):
+    """Issue 41, item 8: a ``subprocess.Popen`` subclass in the allowed module was instantiated with
+    the config's params (and ran the command) before it was checked to be a mechanism."""
+    (tmp_path / "work" / f"{plugin}.py").write_text(PLUGIN + COMMAND_RUNNERS, encoding="utf-8")
+    marker = tmp_path / "command-ran"
+    params = f'{{ args = ["touch", "{marker}"] }}'
+    with pytest.raises(InputError, match="it was not called") as refused:
+        mechanism(tmp_path, plugin, spec, params)
+    time.sleep(0.5)  # a command that did start would have touched the marker by now
+    assert not marker.exists()
+    assert why in str(refused.value)

@@ -38,6 +38,7 @@ from dpaudit.cli.expectations import (
 )
 from dpaudit.cli.parser import UsageError, build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
+from dpaudit.cli.supervise import hand_over
 from dpaudit.core import Guarantee, InputError, did_you_mean
 from dpaudit.engine import interrupts, memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
@@ -506,15 +507,19 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
                              seed=st.seed, program=program_name())
         footer += "".join(f"{note}\n" for note in notes)
     as_json = getattr(args, "json", False)
-    # --json: stdout holds the JSON document only; the table goes nowhere, messages to stderr
-    emit(dumps(final) if as_json else table + footer)
-    if out:
-        write_atomic(out / "results.json", dumps(final))
+    document = dumps(final)
+    hand_over(document)  # the supervising parent re-checks it and derives the exit status itself
+    written = []
+    if out:  # results first: a reader that goes away while the table is printed loses the table, never the run
+        write_atomic(out / "results.json", document)
         write_atomic(out / "summary.txt", table + footer)
         # The report is built from exactly what results.json holds, so `audit report` rebuilds it byte for byte.
         written = [out / "results.json", out / "summary.txt"]
         if write_report(final, out / "report.pdf"):
             written.append(out / "report.pdf")
+    # --json: stdout holds the JSON document only; the table goes nowhere, messages to stderr
+    emit(document if as_json else table + footer)
+    if written:
         print(f"wrote {', '.join(map(str, written))}", file=sys.stderr if as_json else sys.stdout)
     return status
 

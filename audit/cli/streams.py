@@ -77,3 +77,86 @@ def _on_descriptor(stream: TextIO, fd: int) -> bool:
 def _flush(stream: TextIO) -> None:
     with contextlib.suppress(AttributeError, OSError, ValueError):
         stream.flush()
+
+
+# --- closed and broken standard streams ---------------------------------------------------------
+#
+# A reader that goes away (``dpaudit run | head -1``, a ``tee`` that dies) breaks the pipe under
+# stdout or stderr, and a launcher may start the command with a stream closed (``>&-``, ``2>&-``,
+# cron).  Neither says anything about the audit: its checks run to the end, its files are written,
+# and it exits with the audit's own status (0, 1 for a finding, ...), never 1 for a lost reader and
+# never an "internal error".  The output that has no reader is dropped, as a well-behaved Unix filter
+# drops it: quietly, with no second error written to the broken stream.  (Tools killed by SIGPIPE
+# exit 141 instead; dpaudit's results are already saved when the table is printed, so the status a
+# script acts on stays the audit's.)
+
+
+def open_standard_descriptors() -> list[str]:
+    """Descriptors 0, 1 and 2 that are closed are opened on ``/dev/null`` (before anything else
+    opens a file or a pipe: one would otherwise take the number and be written as stdout), and the
+    Python streams the interpreter left as None are rebuilt on them.  The names of those that were
+    closed (``"stdout"``, ``"stderr"``)."""
+    closed = []
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            closed.append(name)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 - lives as long as the process
+    return [name for name in closed if name != "stdin"]
+
+
+class DroppingStream:
+    """A standard stream whose writes never fail for want of a reader: on a broken pipe (or any
+    other failure to write, a closed file included) the descriptor is pointed at ``/dev/null`` and
+    the text dropped, from then on.  Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self.dropped = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except (OSError, ValueError):
+            self._drop()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except (OSError, ValueError):
+            self._drop()
+
+    def _drop(self) -> None:
+        """Point the descriptor at /dev/null (worker processes and C code sharing it stop failing
+        too) and retry the flush there, so what the buffer holds leaves it."""
+        self.dropped = True
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self._stream.fileno())
+            os.close(null)
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def tolerate_lost_readers() -> None:
+    """:func:`open_standard_descriptors`, then ``sys.stdout`` and ``sys.stderr`` as
+    :class:`DroppingStream`: a closed stream runs the command with its output dropped (a closed
+    stdout is said on stderr, which may still have a reader)."""
+    closed = open_standard_descriptors()
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not isinstance(stream, DroppingStream):
+            setattr(sys, name, DroppingStream(stream))
+    if closed == ["stdout"]:
+        print("note: stdout is closed: the table is dropped (results are written to --out as usual)",
+              file=sys.stderr)

@@ -60,22 +60,40 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 
+from dpaudit.cli import streams
 from dpaudit.runs import invocation
 
-__all__ = ["CHILD_ENV", "run"]
+__all__ = ["CHILD_ENV", "hand_over", "run"]
 
 CHILD_ENV = "DPAUDIT_SUPERVISED"
 REPEAT_WINDOW = 0.5  # seconds: the same signal again within this is timeout(1)'s second send
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT")
 EXIT_USAGE, EXIT_INTERNAL = 2, 3
 PR_SET_PDEATHSIG = 1
+EXIT_INTERRUPTED = 130
+CHECKED_COMMANDS = ("run",)  # the commands that run user code: their 0 and 1 need a results document
 
 
 _TOKEN: list[str] = []  # the child's copy of the parent's one-time token (read before any user code)
+_HANDOVER: list[int] = []  # the child's descriptor of the parent's results file
+
+
+def hand_over(document: str) -> None:
+    """In the supervised child: ``document`` (a run's complete results, as results.json holds them)
+    written to the parent's file, which the parent loads, re-checks and takes the exit status from
+    (:func:`_checked_status`).  Nothing outside a supervised child."""
+    if not _HANDOVER:
+        return
+    data = document.encode("utf-8")
+    os.ftruncate(_HANDOVER[0], 0)
+    done = 0
+    while done < len(data):
+        done += os.pwrite(_HANDOVER[0], data[done:], done)
 
 
 def run(main: Callable[[], int], *, entry: str | None) -> int:
@@ -86,6 +104,8 @@ def run(main: Callable[[], int], *, entry: str | None) -> int:
     a host that calls us (never supervised: its command line is not ours to re-run)."""
     marker = os.environ.pop(CHILD_ENV, None)
     typed = os.environ.pop(invocation.TYPED_ENV, None)
+    if entry is not None:  # the command itself (not a host's call): a closed or broken stream drops output only
+        streams.tolerate_lost_readers()
     channel = _child_channel(marker)
     if channel is not None:
         invocation.adopt(typed)
@@ -99,7 +119,8 @@ def run(main: Callable[[], int], *, entry: str | None) -> int:
 def _needs_no_child(argv: list[str]) -> bool:
     """Help and the version run no user code: no child for them."""
     options = argv[:argv.index("--")] if "--" in argv else argv
-    return not argv or argv == ["--version"] or "-h" in options or "--help" in options
+    helps = any(len(o) >= 3 and "--help".startswith(o) for o in options)  # argparse takes --hel for --help
+    return not argv or argv == ["--version"] or "-h" in options or helps
 
 
 def _started_as(entry: str) -> bool:
@@ -122,7 +143,7 @@ def _child_channel(marker: str | None) -> tuple[int, int] | None:
     names this process's parent and the very pipe it opened (device and inode), so a marker copied
     or set by hand never matches."""
     parts = (marker or "").split(":")
-    if len(parts) != 5 or not all(p.isdigit() for p in parts) or int(parts[1]) != os.getppid():
+    if len(parts) != 6 or not all(p.isdigit() for p in parts) or int(parts[1]) != os.getppid():
         return None
     fd = int(parts[0])
     try:
@@ -132,6 +153,7 @@ def _child_channel(marker: str | None) -> tuple[int, int] | None:
     if _pipe_id(st) != f"{parts[2]}:{parts[3]}":
         return None
     _TOKEN.append(_read_token(int(parts[4])))
+    _HANDOVER.append(int(parts[5]))
     return fd, int(parts[1])
 
 
@@ -156,7 +178,13 @@ def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
     intended: list[int] = []
     atexit.register(_report, fd, intended)  # first registered, last run: after the user's handlers
     try:
+        # The parent started this process with SIGINT blocked (held, not lost): a Ctrl-C while it was
+        # still importing arrives here, where it is the interrupted command's, not a traceback.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         status = main()
+    except KeyboardInterrupt:  # before the command's own handler was in place: nothing was checked yet
+        print("interrupted", file=sys.stderr)
+        status = EXIT_INTERRUPTED
     except SystemExit as exc:  # argparse's help (`run --hel`, an abbreviation) exits; user code's never gets here
         intended.append(_exit_status(exc.code))
         raise
@@ -273,23 +301,90 @@ def _supervise() -> int:
     token = os.urandom(16).hex()  # the child's report counts only with it (user code never sees it written)
     os.write(token_write, token.encode())
     os.close(token_write)
-    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}:{token_read}",
+    handover = tempfile.TemporaryDirectory(prefix="dpaudit-")  # private (0700): the results the child hands over
+    results = os.path.join(handover.name, "results.json")
+    results_fd = os.open(results, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    env = {**os.environ, CHILD_ENV: f"{write_end}:{os.getpid()}:{_pipe_id(os.fstat(write_end))}:{token_read}:"
+                                    f"{results_fd}",
            invocation.TYPED_ENV: invocation.encode(sys.orig_argv)}
     forwarder = _Forwarder()
     forwarder.install()  # before the child exists: a signal meanwhile is held, then forwarded
+    # SIGINT blocked while the child starts: it inherits the mask and unblocks it once it can handle it
+    # (a Ctrl-C during its imports is then its own "interrupted", never a traceback); ours is held meanwhile.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], pass_fds=(write_end, token_read), env=env,
-                                 process_group=0)
+        child = subprocess.Popen([sys.executable, *sys.orig_argv[1:]], pass_fds=(write_end, token_read, results_fd),
+                                 env=env, process_group=0)
     except OSError as exc:
         print(f"error: environment failure: cannot start dpaudit's process: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
-        os.close(write_end)
-        os.close(token_read)
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for fd in (write_end, token_read, results_fd):
+            os.close(fd)
+    _watch_group(child.pid)
     forwarder.started(child.pid)
     status = child.wait()
     told, _, said = _read_report(read_end).partition(" ")
-    return _verdict(status, said if told == token else "", forwarder.sent)
+    with handover:
+        verdict = _verdict(status, said if told == token else "", forwarder.sent)
+        if verdict in (0, 1) and _command(sys.argv[1:]) in CHECKED_COMMANDS:
+            return _checked_status(verdict, results)
+        return verdict
+
+
+def _watch_group(group: int) -> None:
+    """A watchdog in the child's process group that kills the whole group (the child, its worker
+    processes, their resource trackers) once this process ends, however it ends: it waits for the end
+    of a pipe only this process holds (the kernel closes it at ``kill -9`` too).  The child's own
+    PR_SET_PDEATHSIG does not reach the workers it started, which would hold the caller's stdout for
+    minutes; the forwarded signals do not reach the watchdog (it ignores them)."""
+    read_end, write_end = os.pipe()
+    ignored = ", ".join(f"signal.{name}" for name in (*FORWARDED, "SIGTSTP", "SIGTTIN", "SIGTTOU"))
+    code = (f"import os, signal\nfor s in ({ignored}): signal.signal(s, signal.SIG_IGN)\n"
+            f"while os.read(0, 1): pass\nos.killpg({group}, signal.SIGKILL)\n")
+    try:
+        subprocess.Popen([sys.executable, "-I", "-S", "-c", code], stdin=read_end, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, process_group=group)
+    except (OSError, subprocess.SubprocessError):  # the child's group is already gone: nothing to watch
+        os.close(write_end)
+    else:
+        _KEPT.append(write_end)  # open until this process ends
+    finally:
+        os.close(read_end)
+
+
+_KEPT: list[int] = []
+
+
+def _command(argv: list[str]) -> str | None:
+    """The command word of ``argv`` (its first argument that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _checked_status(reported: int, results: str) -> int:
+    """The status of a run's 0 or 1, taken from the results document the child handed over, loaded
+    and re-checked here (:func:`dpaudit.runs.saved.load_results`: schema, counts, bounds and verdicts
+    recomputed), never from the child's word alone: user code in the child can write anything the
+    child can, but not a document whose verdicts its own counts do not support.  A run with no such
+    document, or one whose status differs from the child's, is not a pass (exit 2)."""
+    problem = "" if os.path.getsize(results) else "none was handed over"
+    if not problem:
+        from dpaudit.cli.expectations import exit_status  # only now: the parent imports no numpy before
+        from dpaudit.runs.saved import load_results
+        try:
+            payload = load_results(results)
+        except Exception as exc:  # a forged or cut document: refused, whatever is wrong with it
+            problem = f"the document handed over does not check ({type(exc).__name__}: {exc})"
+        else:
+            derived = exit_status(payload["records"], payload.get("complete", True))
+            if derived == reported:
+                return derived
+            problem = f"the document's verdicts give status {derived}"
+    print(f"error: the run ended with status {reported} but without a results document dpaudit can check "
+          f"({problem}): user code in the process (a mechanism, a scorer, a plugin module) ended it or wrote "
+          "its status; this is not a pass", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _read_report(fd: int) -> str:

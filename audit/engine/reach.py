@@ -30,7 +30,8 @@ import-time window saw and closes it.  They record
   printing) as the hash of the whole environment, :data:`WHOLE_ENVIRONMENT` — every name and value
   — besides the variables it looked up one by one (``copy`` and ``dict`` do): such code can depend
   on any variable, so any change refuses the resume, naming the variables that were read one by
-  one (but for :data:`SHELL_BOOKKEEPING`, which a shell changes between any two commands).
+  one (but for :data:`SHELL_BOOKKEEPING`, which a shell changes between any two commands: code that
+  reads the whole environment has none of them recorded, even by a lookup of its own).
   Refusing such a resume outright would refuse it even when nothing changed; the hash
   refuses exactly when the environment differs.
 
@@ -353,7 +354,16 @@ def _hashed(window: Window) -> Reach:
             modules[path] = (name, file_digest(path))
     read = {_source(path) for path in window.read} - window.written - set(modules)
     files = {path: file_digest(path) for path in sorted(read) if _input(path)}
-    return Reach(modules, files, {name: env_digest(name) for name in sorted(window.env)})
+    return Reach(modules, files, {name: env_digest(name) for name in sorted(_env_names(window.env))})
+
+
+def _env_names(names: set[str]) -> set[str]:
+    """The variables a window records: with the whole environment read (a copy or an iteration, which
+    also looks up every name one by one), not the shell's bookkeeping, which a shell changes between
+    any two commands (:data:`SHELL_BOOKKEEPING`; the whole environment's hash leaves them out too)."""
+    if WHOLE_ENVIRONMENT not in names:
+        return names
+    return {name for name in names if os.fsencode(name) not in SHELL_BOOKKEEPING}
 
 
 def _input(path: str) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import types
 from collections.abc import Sequence
 from typing import Any
@@ -134,6 +135,9 @@ def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:
             raise InputError(f"config: {where}.params = {params!r} is invalid: {spec} is a mechanism object, not "
                              "a class or function that builds one, so it takes no params")
         return obj
+    refusal = _not_a_builder(obj)
+    if refusal:
+        raise InputError(f"config: {where}.mechanism = {spec!r} is invalid: {refusal}; it was not called")
     try:
         signature = inspect.signature(obj)
     except (TypeError, ValueError):  # a builtin without a signature: let the call decide
@@ -157,3 +161,38 @@ def build_plugin(obj: Any, params: dict, where: str, spec: str) -> Any:
     except (Exception, SystemExit) as exc:  # the user's builder rejected its params, failed or exited: exit 2
         raise InputError(f"config: {where}.params = {params!r} is invalid: {spec}(**params) "
                          f"{what_code_did(exc, detail=True)}") from None
+
+
+MECHANISM_METHODS = ("sample", "run", "__call__")  # a multi-run mechanism, a one-run trainer, a callable one
+
+
+def _not_a_builder(obj: Any) -> str | None:
+    """Why calling ``obj`` with a config's params cannot build a mechanism, checked before the call
+    (a config is data: what it calls must be something that builds a mechanism, never a command
+    runner the plugin happens to define, such as a ``subprocess.Popen`` subclass); None when it may.
+
+    A class must define (itself or through a base other than ``object``) one of
+    :data:`MECHANISM_METHODS`, and its constructor (``__new__``, ``__init__``) must not be a builtin's
+    or the standard library's: calling it would run that code with the config's values.  A builtin
+    function is refused outright.  A Python function, a method or a ``functools.partial`` of the
+    plugin's own is called (what it returns is checked after)."""
+    if isinstance(obj, types.BuiltinFunctionType | types.BuiltinMethodType):
+        return "it is a builtin function, not a class or function that builds a mechanism"
+    if not isinstance(obj, type):
+        return None
+    bases = obj.__mro__[:-1]  # without object
+    if not any(name in base.__dict__ for base in bases for name in MECHANISM_METHODS):
+        return ("it is a class without a sample(data, size, rng), run(dataset, rng) or __call__ method: its "
+                "instances cannot be mechanisms")
+    for name in ("__new__", "__init__"):
+        owner = next((base for base in bases if name in base.__dict__), None)
+        if owner is not None and _standard(owner.__module__):
+            return (f"it is a class whose {name} is {owner.__module__}.{owner.__qualname__}'s (the standard "
+                    "library's): a mechanism's class builds itself")
+    return None
+
+
+def _standard(module: str | None) -> bool:
+    """Whether ``module`` is a builtin or standard-library module."""
+    top = (module or "builtins").partition(".")[0]
+    return top in sys.stdlib_module_names or top == "builtins"
