@@ -135,6 +135,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_streaming.py": "statistical",
     "test_supervise.py": "cli",
     "test_hostile_shells.py": "cli",
+    "test_heartbeat.py": "unit",
     "test_svt_variants.py": "statistical",
     "test_sweep.py": "unit",
     "test_tail_thresholds.py": "statistical",

@@ -238,3 +238,44 @@ def test_cli_1e13_peak_rss_below_2_gib_and_sigint_exits_130(tmp_path, backend):
     assert peak <= 2 << 30, f"peak RSS {peak / 2**30:.2f} GiB"
     assert proc.returncode == 130, "".join(lines)[-2000:]
     assert "laplace" in out
+
+
+class Wide:
+    """Outputs of ``width`` floats (the first shifted by the sum of the data); records the sizes it
+    was asked for."""
+
+    name = "wide"
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.asked: list[int] = []
+
+    def sample(self, data, size, rng):
+        self.asked.append(size)
+        out = rng.standard_normal((size, self.width))
+        out[:, 0] += float(np.sum(data))
+        return out
+
+
+def test_a_budget_too_large_for_wide_outputs_is_refused_by_its_memory_not_blamed_on_the_mechanism():
+    """Issue 41, item 6: 10,000 floats per output at 10^6 samples per side asked numpy for 14.9 GiB in
+    one sample call and reported the mechanism's MemoryError; now the real size of an output is
+    known before a chunk is asked for, and the budget is refused with the memory it needs."""
+    mechanism = Wide(10_000)
+    with pytest.raises(InputError, match=r"samples = 1000000: this audit needs about .* of 10000 value\(s\)"):
+        audit_mechanism(mechanism, np.array([0.0]), np.array([0.0, 1.0]), samples=1_000_000, seed=0, epsilon=1.0)
+    assert mechanism.asked == [1]  # one output, to learn its size; nothing larger was asked for
+
+
+def test_wide_outputs_are_drawn_and_counted_in_parts_of_a_bounded_size(monkeypatch):
+    """Each sample call asks for at most PART_BYTES of outputs; the parts are sized from the width
+    alone, so two runs draw the same values and give the same bound."""
+    monkeypatch.setattr(memory, "PART_BYTES", 64 * 8 * 1000)  # 1,000 outputs of 64 floats
+    results = []
+    for _ in range(2):
+        mechanism = Wide(64)
+        results.append(audit_mechanism(mechanism, np.array([0.0]), np.array([0.0, 1.0]), samples=30_000, seed=3,
+                                       epsilon=1.0))
+        assert max(mechanism.asked) <= 1000 and sum(mechanism.asked) >= 2 * 30_000
+    first, second = ([{k: v for k, v in r.items() if k != "seconds"} for r in res.records()] for res in results)
+    assert first == second

@@ -40,7 +40,7 @@ from dpaudit.cli.parser import UsageError, build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.cli.supervise import hand_over
 from dpaudit.core import Guarantee, InputError, did_you_mean
-from dpaudit.engine import interrupts, memory, runner, search
+from dpaudit.engine import heartbeat, interrupts, memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.checkpoint import Checkpoint
 from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
@@ -202,6 +202,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], session: Session 
         with StdoutToStderr() as stdout:  # --json owns stdout: the user's code prints to stderr
             return _audit_from_import(args, argv, folder, saved, started, clock, stdout.write)
     finally:
+        heartbeat.configure(interval=None)
         if folder is not None:
             folder.release()
 
@@ -326,6 +327,7 @@ def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | No
     # one-run games an earlier attempt finished: taken as played (stored secret), read before anything is rewritten
     games = saved_games(out, fp) if out is not None and saved is not None else {}
     mode = "off" if args.quiet else ("bar" if sys.stderr.isatty() else "log")
+    heartbeat.configure(interval=None if mode == "off" else heartbeat.INTERVAL)  # a long call says it runs
     client = None
     if st.backend == "dask":
         modules = tuple({type(sc.mechanism).__module__ for sc in plan.scenarios})

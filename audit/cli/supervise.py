@@ -56,6 +56,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ctypes
+import importlib
 import os
 import signal
 import subprocess
@@ -65,7 +66,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from dpaudit.cli import streams
+from dpaudit.cli.streams import tolerate_lost_readers
 from dpaudit.runs import invocation
 
 __all__ = ["CHILD_ENV", "hand_over", "run"]
@@ -105,7 +106,7 @@ def run(main: Callable[[], int], *, entry: str | None) -> int:
     marker = os.environ.pop(CHILD_ENV, None)
     typed = os.environ.pop(invocation.TYPED_ENV, None)
     if entry is not None:  # the command itself (not a host's call): a closed or broken stream drops output only
-        streams.tolerate_lost_readers()
+        tolerate_lost_readers()
     channel = _child_channel(marker)
     if channel is not None:
         invocation.adopt(typed)
@@ -370,8 +371,9 @@ def _checked_status(reported: int, results: str) -> int:
     document, or one whose status differs from the child's, is not a pass (exit 2)."""
     problem = "" if os.path.getsize(results) else "none was handed over"
     if not problem:
-        from dpaudit.cli.expectations import exit_status  # only now: the parent imports no numpy before
-        from dpaudit.runs.saved import load_results
+        # imported only now, once the child has ended: the parent imports no numpy before
+        exit_status = importlib.import_module("dpaudit.cli.expectations").exit_status
+        load_results = importlib.import_module("dpaudit.runs.saved").load_results
         try:
             payload = load_results(results)
         except Exception as exc:  # a forged or cut document: refused, whatever is wrong with it

@@ -9,6 +9,15 @@ from dpaudit.core import InputError
 from dpaudit.engine.execution import available_memory
 from dpaudit.engine.streaming import CHUNK, SELECTION_FRACTION, selection_size
 
+# A sample call is asked for at most this many bytes of outputs (dpaudit.engine.runner.part_size):
+# 1,024 bytes per output (128 float64) at the chunk of 2^18, so narrower outputs are drawn as always.
+PART_BYTES = 256 << 20
+
+
+def outputs_per_part(width: int, itemsize: int) -> int:
+    """Outputs of ``width`` values of ``itemsize`` bytes that fit in :data:`PART_BYTES` (at least one)."""
+    return max(1, PART_BYTES // max(1, width * itemsize))
+
 
 def memory_needed(samples: int, width: int, itemsize: int, workers: int,
                   selection_fraction: float = SELECTION_FRACTION) -> int:
@@ -17,7 +26,7 @@ def memory_needed(samples: int, width: int, itemsize: int, workers: int,
     worker in flight.  An estimate, on the high side."""
     n_sel = selection_size(samples, selection_fraction)
     selection = 2 * n_sel * width * (2 * itemsize + 2 * 8)
-    chunks = (workers + 1) * min(CHUNK, samples) * width * (itemsize + 8)
+    chunks = (workers + 1) * min(CHUNK, samples, outputs_per_part(width, itemsize)) * width * (itemsize + 8)
     return selection + chunks
 
 
@@ -48,5 +57,5 @@ def check_memory(samples: int, width: int, itemsize: int, workers: int,
     if have is not None and need > have:
         n_sel = selection_size(samples, selection_fraction)
         raise InputError(f"samples = {samples}: this audit needs about {human_size(need)} of memory ({n_sel} selection "
-                         f"outputs per side of {width} value(s), plus {workers} chunk(s) of {CHUNK} in flight) but "
+                         f"outputs per side of {width} value(s), plus {workers} part(s) of chunks in flight) but "
                          f"about {human_size(have)} is available: lower the sample budget (--samples, samples_factor)")

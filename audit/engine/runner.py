@@ -31,11 +31,12 @@ from dpaudit.engine.estimate import (
 )
 from dpaudit.engine.execution import Execution
 from dpaudit.engine.expected_stop import expected_look
+from dpaudit.engine.heartbeat import beating
 from dpaudit.engine.interrupts import (
     USER_INTERRUPT,
     stopped_by_user,
 )
-from dpaudit.engine.memory import check_memory
+from dpaudit.engine.memory import check_memory, outputs_per_part
 from dpaudit.engine.progress import Progress
 from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import (
@@ -88,15 +89,55 @@ def mechanism_name(mechanism: Any) -> str:
     return name if isinstance(name, str) else type(mechanism).__name__
 
 
+PROBE_SEED = 0x5EED_0F_0E  # the stream of the one output that tells an output's size (never counted)
+SMALL_DRAW = 4096  # outputs a draw asks for in one call without asking an output's size first
+_PROBED: dict[int, tuple[Any, tuple[int, int]]] = {}  # per process: id -> (mechanism, (width, itemsize))
+
+
+def output_size(mechanism: Any, data: Any) -> tuple[int, int]:
+    """(values per output, bytes per value) of ``mechanism``'s outputs: one output drawn from its own
+    stream (:data:`PROBE_SEED`, never counted), once per mechanism and process (the object is kept
+    with its size, so its id is not reused for another)."""
+    known = _PROBED.get(id(mechanism))
+    if known is None or known[0] is not mechanism:
+        probe = _draw_once(mechanism, data, 1, np.random.default_rng(PROBE_SEED))
+        known = (mechanism, (int(np.prod(probe.shape[1:], dtype=np.int64)), int(probe.dtype.itemsize)))
+        _PROBED[id(mechanism)] = known
+    return known[1]
+
+
+def part_size(mechanism: Any, data: Any, size: int) -> int:
+    """Outputs one ``sample`` call is asked for when ``size`` are wanted: all of them, or, for outputs so
+    wide that ``size`` of them pass :data:`dpaudit.engine.memory.PART_BYTES`, that many bytes' worth
+    (a chunk of 2^18 outputs of 10,000 floats is 19.5 GiB; parts of 3,355 are 256 MiB).  Sized from
+    the outputs' width alone, so the parts, and the values drawn, are the same in every process and run."""
+    if size <= SMALL_DRAW:
+        return size
+    width, itemsize = output_size(mechanism, data)
+    return min(size, outputs_per_part(width, itemsize))
+
+
 def draw(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``mechanism.sample(data, size, rng)``, validated; a failure names the mechanism.
+    """``mechanism.sample(data, size, rng)``, validated (a failure names the mechanism), in parts of
+    :func:`part_size` outputs from ``rng`` in turn when the outputs are wide."""
+    part = part_size(mechanism, data, size)
+    if part >= size:
+        return _draw_once(mechanism, data, size, rng)
+    return np.concatenate([_draw_once(mechanism, data, n, rng) for n in parts(size, part)])
+
+
+def _draw_once(mechanism: Any, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
+    """One ``mechanism.sample(data, size, rng)`` call, validated; a failure names the mechanism.
 
     ``SystemExit`` and ``KeyboardInterrupt`` raised by the mechanism itself are failures of the
-    mechanism too: a ``sys.exit(0)`` inside ``sample`` must not end the run as if it had passed."""
+    mechanism too: a ``sys.exit(0)`` inside ``sample`` must not end the run as if it had passed.  A
+    ``MemoryError`` is not: the size asked for is dpaudit's (:func:`part_size`), and a part that
+    does not fit is the machine's (exit 3), not the mechanism's fault."""
     name = mechanism_name(mechanism)
     try:
-        out = mechanism.sample(read_only(data), size, rng)
-    except InputError:
+        with beating(f"mechanism {name!r} sample(size={size})"):
+            out = mechanism.sample(read_only(data), size, rng)
+    except (InputError, MemoryError):
         raise
     except KeyboardInterrupt:
         if USER_INTERRUPT.is_set():
@@ -218,7 +259,20 @@ def count_chunk(mechanism, data, size, seed, key, side, chunk, events: Sequence[
         raise MechanismError(f"{where} sample_counts raised KeyboardInterrupt") from None
     if counted is not None:
         return counted
-    return count_members(draw_chunk(mechanism, data, size, seed, key, ESTIMATION, side, chunk, kind), events)
+    return _count_drawn(mechanism, data, size, chunk_rng(seed, key, ESTIMATION, side, chunk), events, kind, where)
+
+
+def _count_drawn(mechanism: Any, data: Any, size: int, rng: np.random.Generator, events: Sequence[Event],
+                 kind: OutputKind | None, where: str) -> np.ndarray:
+    """Members of each event among ``size`` outputs drawn from ``rng``: the outputs :func:`draw`
+    gives, counted part by part (:func:`part_size`), so a chunk of wide outputs is never held whole."""
+    counts = None
+    for n in parts(size, part_size(mechanism, data, size)):
+        out = _draw_once(mechanism, data, n, rng)
+        counted = count_members(out if kind is None else conform(out, kind, where), events)
+        counts = counted if counts is None else counts + counted
+    assert counts is not None  # a chunk holds at least one output
+    return counts
 
 
 PARTS = 3  # the phase of the spawn keys of a large chunk's parts (selection 0, estimation 1, tail pilot 2)
@@ -247,9 +301,7 @@ def _count_part(mechanism, data, size, seed, key, side, chunk, part, events: Seq
     if part < 0:
         return count_chunk(mechanism, data, size, seed, key, side, chunk, events, kind)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(*key, PARTS, side, chunk, part)))
-    out = draw(mechanism, data, size, rng)
-    where = _where(mechanism, ESTIMATION, side, chunk)
-    return count_members(out if kind is None else conform(out, kind, where), events)
+    return _count_drawn(mechanism, data, size, rng, events, kind, _where(mechanism, ESTIMATION, side, chunk))
 
 
 LOOKS = (0.125, 0.25, 0.5, 1.0)          # fractions of the estimation budget
@@ -440,6 +492,9 @@ def _draw_selection_split(run: _Run, tally: _Tally, n_sel: int
     first one also gives the real size of an output for the memory check."""
     sel_sizes = chunk_sizes(n_sel)
     with recording(run.execution.checkpoint):  # what sample reaches at call time: checked on resume
+        # the memory the split needs, from the real size of an output, before a chunk of them is asked for
+        width, itemsize = output_size(run.mechanism, run.sides[0])
+        check_memory(run.samples, width, itemsize, run.workers, run.selection_fraction)
         first = draw_chunk(run.mechanism, run.sides[0], sel_sizes[0], run.seed, run.key, SELECTION, 0, 0)
     tally.drawn_per_side[0] = sel_sizes[0]
     kinds: list[OutputKind | None] = [output_kind(first), None]

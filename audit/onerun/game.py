@@ -45,6 +45,7 @@ import numpy as np
 
 from dpaudit.core import InputError, Relation, check_real_array, require
 from dpaudit.engine import execution
+from dpaudit.engine.heartbeat import beating
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.memory import human_size
 from dpaudit.onerun.progress import current as current_progress
@@ -301,8 +302,9 @@ class CanaryGame:
         for run in range(self.runs):
             own = canaries if len(canaries) == self.m else canaries[run * self.m:(run + 1) * self.m]
             # the dataset is passed straight on: no local of this frame holds it while the scorer runs
-            output = user_call(run_fn, "mechanism", self._run_dataset(base, own, sealed, run),
-                               self.mechanism_rng(run))
+            with beating(f"training run {run + 1}/{self.runs}"):  # one run may take many minutes
+                output = user_call(run_fn, "mechanism", self._run_dataset(base, own, sealed, run),
+                                   self.mechanism_rng(run))
             scores[run * self.m:(run + 1) * self.m] = _check_scores(user_call(score_fn, "scorer", output, own),
                                                                     self.m)
             del output
