@@ -40,12 +40,22 @@ class Honest:
 
 
 class Waits(Honest):
-    """Says it is drawing (in whichever process draws), then draws for a long time."""
+    """Draws slowly in the first process that calls it (the command's own: its chunks then go to a
+    pool of workers); in any other (a worker) says so, then draws for a long time."""
     name = "waits"
 
     def sample(self, data, size, rng):
-        open(READY + str(os.getpid()), "w").close()
-        time.sleep(600)
+        try:
+            with open(READY + "main", "x") as fh:
+                fh.write(str(os.getpid()))
+        except FileExistsError:
+            pass
+        with open(READY + "main") as fh:
+            if fh.read() != str(os.getpid()):
+                open(READY + "worker" + str(os.getpid()), "w").close()
+                time.sleep(600)
+            elif size > 1:
+                time.sleep(2.0)
         return super().sample(data, size, rng)
 
 
@@ -136,14 +146,15 @@ def test_kill_9_of_the_job_leaves_no_process_of_it(tmp_path, target):
     """``--jobs 2``: the mechanism draws in loky workers; after ``kill -9`` of the job's process group
     (the shell's ``kill -9 %1``) or of the started process alone, every process of the job ends (the
     caller waiting for EOF on its pipe is released)."""
-    proc = subprocess.Popen(_command(tmp_path, "waits", "--jobs", "2", "--quiet"), cwd=tmp_path, env=_env(),
+    command = [*_command(tmp_path, "waits", "--jobs", "2", "--quiet"), "--samples", "2000000"]  # chunks for workers
+    proc = subprocess.Popen(command, cwd=tmp_path, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
-        while not list(tmp_path.glob("ready-*")):
+        while not list(tmp_path.glob("ready-worker*")):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.05)
-        assert len(_session_members(proc.pid)) >= 3  # the parent, the child, at least one worker
+        assert len(_session_members(proc.pid)) >= 3  # the parent, the child, a worker (and more)
         if target == "group":
             os.killpg(proc.pid, signal.SIGKILL)
         else:

@@ -36,8 +36,31 @@ terminal.  Ctrl-Z (SIGTSTP) stops the child's group and then the parent, SIGCONT
 A child in a background group cannot read the terminal: user code that prompts there (a
 debugger) runs under ``python -c "from dpaudit.cli import main; main()" ARGS`` (no supervisor).
 
-If the parent dies (``kill -9``), the child is killed too: Linux's ``PR_SET_PDEATHSIG`` (through
-ctypes), elsewhere a thread that polls the parent's pid once a second.
+If the parent dies (``kill -9`` of it, or of the caller's process group: the shell's ``kill -9 %1``,
+a CI runner ending its job), the child is killed too: Linux's ``PR_SET_PDEATHSIG`` (through ctypes),
+elsewhere a thread that polls the parent's pid once a second.  The child's worker processes (loky's
+workers and resource tracker) do not inherit that, and would hold the caller's stdout for minutes:
+a watchdog (:func:`_watch_group`, a bare interpreter that ignores the forwarded signals) sits in the
+child's group, reading a pipe only the parent holds, and kills the whole group once the parent has
+ended, however it ended (the kernel closes the pipe at ``kill -9`` too).
+
+Exit 0 and 1 of ``run`` (the one command that runs user code) are not taken on the child's word: the
+child hands its complete results document over (:func:`hand_over`, a file in a private temporary
+folder the parent made), and the parent loads it with the results loader, which re-checks every
+bound from its counts and every verdict from its bounds (:mod:`dpaudit.runs.saved`), and derives
+the status from those verdicts itself.  User code in the child can write to anything the child
+can (the token, the report pipe, the file), so a status with no document that checks, or one the
+document does not give, is exit 2.  The loader is imported only once the child has ended.  The
+other commands run no user code: the token's report is theirs.
+
+SIGINT is blocked while the child starts (it inherits the mask and unblocks it in
+:func:`_as_child`): a Ctrl-C while it is still importing is held, then ends the command with
+"interrupted" and 130, never a traceback.
+
+Standard streams (:func:`dpaudit.cli.streams.tolerate_lost_readers`, in the parent and the child):
+a closed descriptor 0, 1 or 2 (``>&-``, cron) is opened on ``/dev/null`` first (else the report
+pipe could take number 1), and a stream whose reader went away (``| head -1``) drops what is
+written to it; the command runs to its end and exits with the audit's status.
 
 The child is marked by :data:`CHILD_ENV` (``FD:PARENT_PID:DEVICE:INODE`` of the report pipe and
 the fd of a second pipe holding a one-time token, which the child reads and closes before any user
@@ -45,7 +68,7 @@ code runs and writes before its status: a status written into the report pipe by
 count), removed from its environment once
 read, so a ``dpaudit`` that user code starts is supervised in turn); a marker whose parent pid
 or pipe is not the real ones is ignored (a marker set by hand does not switch the supervisor off).
-``--help``, ``--version`` and a bare command run in the parent (they run no user code, and cost
+``--help`` (or an abbreviation of it, ``--hel``), ``--version`` and a bare command run in the parent (they run no user code, and cost
 no child).  On Windows the command runs in the one process (no ``pass_fds`` there).
 
 The parent imports the standard library only (no numpy): ``python -X importtime``.
