@@ -68,8 +68,9 @@ code runs and writes before its status: a status written into the report pipe by
 count), removed from its environment once
 read, so a ``dpaudit`` that user code starts is supervised in turn); a marker whose parent pid
 or pipe is not the real ones is ignored (a marker set by hand does not switch the supervisor off).
-``--help`` (or an abbreviation of it, ``--hel``), ``--version`` and a bare command run in the parent (they run no user code, and cost
-no child).  On Windows the command runs in the one process (no ``pass_fds`` there).
+``--help`` (or an abbreviation of it, ``--hel``), ``--version`` and a bare command run in the
+parent (they run no user code, and cost no child).  On Windows the command runs in the one process
+(no ``pass_fds`` there).
 
 The parent imports the standard library only (no numpy): ``python -X importtime``.
 """
