@@ -27,12 +27,33 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import os
+import signal
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+
+def _starting_interrupted(signum: int, frame: object) -> None:
+    """SIGINT while the command line is still importing itself (before :mod:`dpaudit.cli.supervise`
+    takes SIGINT over): the command stops as an interrupted one, 130, with one word, no traceback."""
+    os.write(2, b"interrupted\n")
+    os._exit(130)
+
+
+def _is_the_command() -> bool:
+    """Whether this process is the ``dpaudit`` console script or ``python -m dpaudit``/``audit``
+    (never a program that imports dpaudit: its Ctrl-C is its own)."""
+    orig = list(getattr(sys, "orig_argv", []))
+    module = any(orig[i:i + 2] in (["-m", "dpaudit"], ["-m", "audit"]) for i in range(1, min(len(orig), 4)))
+    return module or "-mdpaudit" in orig[1:3] or os.path.basename(sys.argv[0] if sys.argv else "") == "dpaudit"
+
+
+if _is_the_command() and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _starting_interrupted)  # dpaudit.cli.supervise.run puts the default back
 
 # name -> module that owns it
 _EXPORTS = {

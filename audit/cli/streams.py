@@ -105,6 +105,7 @@ def open_standard_descriptors() -> list[str]:
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+            os.set_inheritable(fd, True)  # a standard descriptor: the processes this one starts share it
             closed.append(name)
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 - lives as long as the process

@@ -129,6 +129,9 @@ def run(main: Callable[[], int], *, entry: str | None) -> int:
     a host that calls us (never supervised: its command line is not ours to re-run)."""
     marker = os.environ.pop(CHILD_ENV, None)
     typed = os.environ.pop(invocation.TYPED_ENV, None)
+    if entry is not None and threading.current_thread() is threading.main_thread():
+        # dpaudit's import held a Ctrl-C as "interrupted"; from here on: the forwarder, or the command's own
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     if entry is not None:  # the command itself (not a host's call): a closed or broken stream drops output only
         tolerate_lost_readers()
     channel = _child_channel(marker)
