@@ -173,8 +173,10 @@ def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
         lines.append("<b>Sequential rule</b> (said once for every scenario that used it): "
                      + " ".join(text(rule) for rule in rules))
     if onerun_page.scenarios(payload):
-        lines.append("<b>One-run scenarios:</b> each plays one canary game; its secret S is drawn from the "
-                     "scenario's seed and its SHA-256 is on the scenario's page, so a result can be re-checked.")
+        stored = {onerun_page.secret_stored(sc) for sc in onerun_page.scenarios(payload)}
+        lines.append("<b>One-run scenarios:</b> each plays one canary game, whose secret S is "
+                     + (text(next(iter(stored))) if len(stored) == 1 else "stored in results.json or not as its "
+                        "page says") + f" (who drew it: '{onerun_page.TITLE}').")
     unseeded = sorted({r["scenario"] or r["mechanism"] for r in payload["records"] if r.get("seeded") is False})
     if unseeded:
         lines.append(f"<b>{NOT_REPRODUCIBLE.capitalize()}:</b> {text(', '.join(unseeded))} draw their own "
