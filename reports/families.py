@@ -163,8 +163,8 @@ def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[s
     for chunk in _chunks(converging, LINES):
         out.append(figure(*plots.convergence(chunk)))
     if short:
-        out.append(para(f"No convergence plot for {text(', '.join(short))}: fewer than {plots.MIN_LOOKS} looks "
-                        "at the samples (a trend needs three points).", "small"))
+        out.append(para(f"No convergence plot for {text(', '.join(short))} (fewer than {plots.MIN_LOOKS} looks "
+                        "at the samples: a trend needs three points).", "small"))
     meaningful = [({**sc, "scenario": sc["scenario"].replace("$", r"\$")}, by_scenario.get(sc["scenario"], []))
                   for sc in scenarios if plots.tradeoff_meaningful(sc, by_scenario.get(sc["scenario"], []))]
     for i, chunk in enumerate(_chunks(meaningful, PANELS)):
