@@ -118,6 +118,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_readable_results.py": "report",
     "test_report.py": "report",
     "test_report_blemishes.py": "report",
+    "test_report_bounded.py": "report",
     "test_report_words.py": "report",
     "test_report_layout.py": "report",
     "test_report_onerun.py": "report",
