@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from dpaudit.cli.parser import UsageError, build_parser
-from tests.docexamples import ROOT, WRAPPER, all_blocks, commands, mismatch, pages, printed, stated
+from tests.docexamples import ROOT, WRAPPER, all_blocks, commands, introduction, mismatch, pages, printed, stated
 
 BLOCKS = all_blocks()
 PYTHON = [b for b in BLOCKS if b.language == "python"]
