@@ -41,7 +41,8 @@ def split(payload: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]
     the first :data:`DETAIL_SCENARIOS` multi-run and :data:`DETAIL_ONE_RUN` one-run scenarios with
     their records.  The payload itself when nothing is left out."""
     multi = one = 0
-    shown, rest = [], []
+    shown: list[dict[str, Any]] = []
+    rest: list[dict[str, Any]] = []
     for sc in payload["scenarios"]:
         if _is_onerun(sc):
             one += 1
