@@ -191,13 +191,14 @@ def _caught(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[st
     rows only claims that hold (never beside a refuted one); the model said once in the report
     (``with_model``), not once per claim."""
     rows = [[f"<b>{text(sc['scenario'])}</b>", text(claim_name(r)), text(r["finding"]),
-             text(note.removeprefix("could have caught: "))]
+             text(note)]
             for sc in scenarios for r in by_scenario.get(sc["scenario"], [])
             if r["finding"] in HOLDING and (note := caught_note(r, model=False)) is not None]
     if not rows:
         return []
     head = heading("What the claims that hold could have caught", "h2")
-    drawn = table(["scenario", "claim", "verdict", "could have caught (9 times in 10)"], rows, [100, 110, 60, 245])
+    drawn = table(["scenario", "claim", "verdict", "what it could have caught (9 times in 10)"], rows,
+                  [100, 110, 60, 245])
     model = [para(CAUGHT_MODEL, "small")] if with_model else []
     # a short table stays with its heading; a long one flows on under its repeated header
     flow: list[Flowable] = [keep(head, *model, drawn)] if len(rows) <= 8 else [head, *model, drawn]
