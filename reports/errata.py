@@ -129,8 +129,11 @@ def _entry(number: int, rows: list[dict[str, Any]], payload: dict[str, Any], use
     return keep(para(f"<b>{title}</b>", "h2"), kv_table(kv, style="math"))
 
 
-def appendix(payload: dict[str, Any], user: bool) -> list[Flowable]:
+def appendix(payload: dict[str, Any], user: bool, most: int | None = None) -> list[Flowable]:
+    """The appendix's entries, the first ``most`` of them (None: all), saying how many it leaves out."""
     found = entries(payload["records"], user)
+    more = 0 if most is None else max(0, len(found) - most)
+    found = found if most is None else found[:most]
     if not found:
         return []
     if user:
@@ -145,4 +148,7 @@ def appendix(payload: dict[str, Any], user: bool) -> list[Flowable]:
     flow: list[Flowable] = [section_break(), heading(title), para(intro, "small")]
     for i, rows in enumerate(found, 1):
         flow += [CondPageBreak(90), _entry(i, rows, payload, user)]
+    if more:
+        flow.append(para(f"{more} more entries are not shown here. Every number is in results.json (and in "
+                         "`dpaudit summary`).", "small"))
     return flow

@@ -14,7 +14,7 @@ from typing import Any
 
 from reportlab.platypus import Flowable
 
-from dpaudit.engine.verdicts import NOT_APPLICABLE, NOT_REPRODUCIBLE
+from dpaudit.engine.verdicts import HOLDS, NOT_APPLICABLE, NOT_REPRODUCIBLE, UNVERIFIED_HOLDS
 from dpaudit.reports import plots
 from dpaudit.reports.layout import figure, gap, heading, keep, para, section_break, table, text
 from dpaudit.reports.onerun_page import is_onerun
@@ -33,6 +33,7 @@ from dpaudit.reports.wording import (
 )
 
 Groups = dict[str, list[dict[str, Any]]]
+HOLDING = (HOLDS, UNVERIFIED_HOLDS)
 CHAIN_ROWS, LINES, PANELS = 40, 16, 9  # per figure: each fits one page, and 16 lines keep distinct styles
 
 
@@ -162,8 +163,8 @@ def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[s
     for chunk in _chunks(converging, LINES):
         out.append(figure(*plots.convergence(chunk)))
     if short:
-        out.append(para(f"No convergence plot for {text(', '.join(short))}: fewer than {plots.MIN_LOOKS} looks "
-                        "at the samples (a trend needs three points).", "small"))
+        out.append(para(f"No convergence plot for {text(', '.join(short))} (fewer than {plots.MIN_LOOKS} looks "
+                        "at the samples: a trend needs three points).", "small"))
     meaningful = [({**sc, "scenario": sc["scenario"].replace("$", r"\$")}, by_scenario.get(sc["scenario"], []))
                   for sc in scenarios if plots.tradeoff_meaningful(sc, by_scenario.get(sc["scenario"], []))]
     for i, chunk in enumerate(_chunks(meaningful, PANELS)):
@@ -176,10 +177,39 @@ def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[s
     return out
 
 
+CAUGHT_MODEL = ("Could have caught: the smallest leak each check that holds refutes 9 times in 10, under a "
+                "stated model: its witness event fixed, the event's probability on the other side at its "
+                "estimate q (the Clopper-Pearson upper bound where it was never seen), on the favoured side at "
+                "q*e^eps + delta, counted on half the estimation samples (the charge for choosing the event on a "
+                "split), the record's joint test at power 0.9; and the samples per side that catch twice the "
+                "claim as often. results.json keeps each check's model with its numbers (its key detectable).")
+
+
+def _caught(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[str, Any]]], *, with_model: bool
+            ) -> list[Flowable]:
+    """One table of what each claim that holds could have caught (the record's ``detectable``), its
+    rows only claims that hold (never beside a refuted one); the model said once in the report
+    (``with_model``), not once per claim."""
+    rows = [[f"<b>{text(sc['scenario'])}</b>", text(claim_name(r)), text(r["finding"]),
+             text(note)]
+            for sc in scenarios for r in by_scenario.get(sc["scenario"], [])
+            if r["finding"] in HOLDING and (note := caught_note(r, model=False)) is not None]
+    if not rows:
+        return []
+    head = heading("What the claims that hold could have caught", "h2")
+    drawn = table(["scenario", "claim", "verdict", "what it could have caught (9 times in 10)"], rows,
+                  [100, 110, 60, 245])
+    model = [para(CAUGHT_MODEL, "small")] if with_model else []
+    # a short table stays with its heading; a long one flows on under its repeated header
+    flow: list[Flowable] = [keep(head, *model, drawn)] if len(rows) <= 8 else [head, *model, drawn]
+    return flow
+
+
 def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Flowable]:
     """Every family's section, each on a new page unless most of the page is left for it."""
     by_scenario = _records_by_scenario(payload)
     story: list[Flowable] = []
+    said_model = False  # the could-have-caught model is said once, at the first table of it
     # A user's own claims are said in the user's words: no family's sources, whatever the mechanism.
     for name, about, groups in grouped(payload, families, user=user):
         story.append(section_break())
@@ -199,13 +229,15 @@ def sections(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
                 drawn = _table(rows, common, delta, by_scenario)
                 story += [keep(intro, drawn)] if len(rows) <= 3 else [intro, drawn]
                 intro = gap(4)
-            # A real-valued output whose doubles decided: the mechanism's verdict as mathematics beside it;
-            # a claim that holds: what the audit could have caught.
+            # A real-valued output whose doubles decided: the mechanism's verdict as mathematics beside it.
             for sc in group:
                 for r in by_scenario.get(sc["scenario"], []):
-                    for note in (value_views_note(r), caught_note(r)):
-                        if note is not None:
-                            story.append(para(text(f"{sc['scenario']}, {r['claim_id'] or 'no claim'}: {note}.")))
+                    note = value_views_note(r)
+                    if note is not None:
+                        story.append(para(text(f"{sc['scenario']}, {r['claim_id'] or 'no claim'}: {note}.")))
+        caught = _caught(scenarios, by_scenario, with_model=not said_model)
+        said_model = said_model or bool(caught)
+        story += caught
         figures = _figures(scenarios, by_scenario, user)
         title = heading("Figures" if len(scenarios) > 1 else "Figures of the scenario", "h2")
         story += [keep(title, figures[0]), *figures[1:]] if figures else []

@@ -20,6 +20,7 @@ from typing import Any
 from reportlab.platypus import Flowable, PageBreak
 
 from dpaudit.engine.verdicts import NOT_APPLICABLE, outcome
+from dpaudit.onerun.game import FRESH, SUPPLIED
 from dpaudit.reports import onerun_plots
 from dpaudit.reports.layout import figure, gap, heading, keep, kv_table, para, section_break, table, text
 from dpaudit.reports.text import caught_note, fmt
@@ -27,6 +28,10 @@ from dpaudit.reports.wording import REFUTED, claim_name, count, is_user_claim, s
 
 ONE_RUN = "one-run"
 TITLE = "One-run audits"
+CAUGHT_MODEL = ("What a claim that holds could have caught is the smallest GDP leak the run refutes 9 times in 10, "
+                "simulated under a model: GDP canaries (in N(mu, 1), out N(0, 1), the secret Bernoulli(1/2)) at "
+                "this m under this rule's tests; and the canaries that catch twice the claim's mu as often. "
+                "results.json keeps each claim's model with its numbers (its key detectable).")
 CURVE_WORDS = {"violation": "rejected", "pass": "not rejected", "not-applicable": "not applied"}
 
 
@@ -184,6 +189,34 @@ def _rule(sc: dict[str, Any]) -> str:
     return str(name)
 
 
+def secret_stored(sc: dict[str, Any]) -> str:
+    """Whether results.json keeps a one-run scenario's secret, so that its result can be re-checked."""
+    kept = sc.get("secret_bits") is not None or sc.get("secret") is not None
+    return ("stored in results.json, so the result can be re-checked" if kept
+            else "not stored in this file, so the result cannot be re-checked from it")
+
+
+def secret_words(sc: dict[str, Any]) -> str:
+    """Who drew a one-run scenario's secret S and where it is kept, as its record says
+    (``secret_source``; the game draws its own from fresh entropy, never from the seed): the
+    report never says more of the secret than the file does."""
+    source = sc.get("secret_source")
+    if source == FRESH:
+        return f"drawn by dpaudit from fresh entropy (not from the seed), {secret_stored(sc)}"
+    if source == SUPPLIED:
+        return f"the caller's own secret (supplied by the caller, not drawn by dpaudit), {secret_stored(sc)}"
+    return f"its source is not recorded (a file written before the key), {secret_stored(sc)}"
+
+
+def secrets_summary(found: Sequence[dict[str, Any]]) -> str:
+    """The secrets of ``found`` (one-run scenarios) in one phrase: said once when they share it,
+    else left to each scenario's page."""
+    said = {secret_words(sc) for sc in found}
+    if len(said) == 1:
+        return f"the secret S is {next(iter(said))}; its SHA-256 is on the scenario's page"
+    return "who drew each secret S, and whether it is stored, is on its scenario's page with its SHA-256"
+
+
 def _design(sc: dict[str, Any]) -> list[list[str]]:
     runs = sc.get("runs", 1)
     deltas = ", ".join(fmt(b["delta"]) for b in sc.get("bounds") or [])
@@ -196,8 +229,11 @@ def _design(sc: dict[str, Any]) -> list[list[str]]:
         ["correction", text(sc.get("correction") or (sc.get("rule") or {}).get("correction") or "-")],
         ["level", f"alpha = {fmt(sc['alpha'])} (confidence {fmt(sc['confidence'])})"],
         ["delta", deltas or "-"],
-        ["secret S", f"SHA-256 <font name='DV-Mono'>{text(sc.get('secret_sha256', '-'))}</font>; seed "
-                     f"{text(sc.get('seed'))}; {fmt(sc.get('seconds'))} s"],
+        ["secret S", f"{text(secret_words(sc))}; SHA-256 <font name='DV-Mono'>{text(sc.get('secret_sha256', '-'))}"
+                     "</font>"],
+        ["seed", f"{text(sc.get('seed'))}" + (" (the training's randomness, not the secret's)"
+                                              if sc.get("secret_source") == FRESH else "")
+                 + f"; {fmt(sc.get('seconds'))} s"],
     ]
 
 
@@ -250,7 +286,10 @@ def _claims(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> Fl
         widths.append(70)
     rows = []
     for r in records:
-        row = [text(label(r)), text(status_label(r)), text(claimed(r)), text(evidence(r)), text(r["finding"])]
+        # a claim that holds: what the audit could have caught, on the claim's own row (never beside a refuted one)
+        caught = caught_note(r, model=False) if r["finding"] not in REFUTED else None
+        said = evidence(r) + (f"; {caught}" if caught else "")
+        row = [text(label(r)), text(status_label(r)), text(claimed(r)), text(said), text(r["finding"])]
         if not user:
             row.append(text(outcome(r)))
         rows.append(row)
@@ -265,9 +304,8 @@ def page(sc: dict[str, Any], records: list[dict[str, Any]], user: bool) -> list[
     flow += [kv_table(_design(sc), 0.16), gap(6), kv_table(_results(sc), 0.16), gap(6)]
     if records:
         flow.append(_claims(sc, records, user))
-        # a claim that holds: what the audit could have caught (GDP canaries at this m and rule)
-        flow += [para(text(f"{r['claim_id'] or 'claim'}: {note}."), "small")
-                 for r in records if (note := caught_note(r)) is not None]
+        if any(r["finding"] not in REFUTED and caught_note(r) is not None for r in records):
+            flow.append(para(CAUGHT_MODEL, "small"))
     if sc.get("scores") is not None and sc.get("secret") is not None and sc.get("bounds"):
         flow += [figure(*onerun_plots.page_figure(sc)),
                  para("Left: the scores of the canaries the secret S included and excluded, with the rule's "
@@ -292,8 +330,8 @@ def section(payload: dict[str, Any], user: bool) -> list[Flowable]:
             by_scenario.setdefault(r["scenario"], []).append(r)
     flow: list[Flowable] = [
         section_break(), heading(TITLE),
-        para("One training run each: m canaries are inserted independently with probability 1/2 (the secret S, "
-             "drawn from its own seeded stream; its SHA-256 is recorded), the mechanism is trained once, every "
+        para("One training run each: m canaries are inserted independently with probability 1/2 (the secret S; "
+             f"{text(secrets_summary(found))}), the mechanism is trained once, every "
              "canary is scored from the output, and a guessing rule fixed in advance guesses in or out for the "
              "most confident ones. From v right out of r guesses, Steinke, Nasr and Jagielski's test (NeurIPS "
              "2023, Thm 3.3) gives an (epsilon, delta) lower bound valid against any (epsilon, delta) claim; a "

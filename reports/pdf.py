@@ -22,7 +22,7 @@ from reportlab.platypus import CondPageBreak, Flowable, PageBreak
 
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.verdicts import NOT_REPRODUCIBLE, outcome
-from dpaudit.reports import errata, onerun_page, plots
+from dpaudit.reports import bounded, errata, onerun_page, plots
 from dpaudit.reports import families as sections
 from dpaudit.reports.layout import PER_ROW_DELTA, build, figure, gap, heading, para, table, text
 from dpaudit.reports.text import fmt, printable_all
@@ -92,6 +92,8 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
                           "et al.'s bound of the canary game, and a curve claim is refuted by the f-DP curve test "
                           f"(see '{onerun_page.TITLE}').", "small"))
     caught = errata.entries(onerun_page.multi_run(payload)["records"], user)
+    more = len(caught) - bounded.ERRATA_ENTRIES
+    caught = caught[:bounded.ERRATA_ENTRIES]
     if caught:
         story += [gap(6), heading("Your claims the audit refutes" if user else "Errata caught", "h2"),
                   para("One line each: the claim, the witness pair and what refutes it; the appendix gives the "
@@ -100,6 +102,8 @@ def _summary(payload: dict[str, Any], user: bool, families: Families) -> list[Fl
                        "witness event and the computation.", "small")]
         story.append(table(["claim", "witness pair", "refuted by"], [errata.one_line(rows) for rows in caught],
                            [0.25, 0.38, 0.37]))
+        if more > 0:
+            story.append(para(bounded.left_out(more, "refuted claims"), "small"))
     in_one_run = onerun_page.refutations(records, user)
     if in_one_run:
         story += [gap(6), heading("Refuted in one run", "h2"),
@@ -132,6 +136,8 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
     if not user:
         head.append("outcome")
         widths.append(64)  # "known erratum —" on one line
+    more = len(records) - bounded.CLAIM_ROWS
+    records = records[:bounded.CLAIM_ROWS]  # refutations first: what a bounded table keeps
     rows = []
     for r in records:
         scenario, claim = ((r["scenario"] or r["mechanism"], fmt(r["epsilon_claim"])) if not onerun_page.is_onerun(r)
@@ -144,6 +150,8 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
         rows.append(row)
     story.append(table(head, rows, widths, shaded=[r["finding"] in REFUTED for r in records],
                        align_right=[3, 4, 5, 6]))
+    if more > 0:
+        story.append(para(bounded.left_out(more, "claim checks"), "small"))
     return story
 
 
@@ -173,8 +181,10 @@ def _reproducibility(payload: dict[str, Any]) -> list[Flowable]:
         lines.append("<b>Sequential rule</b> (said once for every scenario that used it): "
                      + " ".join(text(rule) for rule in rules))
     if onerun_page.scenarios(payload):
-        lines.append("<b>One-run scenarios:</b> each plays one canary game; its secret S is drawn from the "
-                     "scenario's seed and its SHA-256 is on the scenario's page, so a result can be re-checked.")
+        stored = {onerun_page.secret_stored(sc) for sc in onerun_page.scenarios(payload)}
+        lines.append("<b>One-run scenarios:</b> each plays one canary game, whose secret S is "
+                     + (text(next(iter(stored))) if len(stored) == 1 else "stored in results.json or not as its "
+                        "page says") + f" (who drew it: '{onerun_page.TITLE}').")
     unseeded = sorted({r["scenario"] or r["mechanism"] for r in payload["records"] if r.get("seeded") is False})
     if unseeded:
         lines.append(f"<b>{NOT_REPRODUCIBLE.capitalize()}:</b> {text(', '.join(unseeded))} draw their own "
@@ -195,11 +205,13 @@ def _sweep(sweep: dict[str, Any]) -> list[Flowable]:
 def story(payload: dict[str, Any], sweeps: Sequence[dict[str, Any]] = (), families: Families = ()) -> list[Flowable]:
     """Every flowable of the report, in order (``families``: see :func:`write_pdf`)."""
     user = user_run(payload)
-    flow = _summary(payload, user, families) + _claims(payload, user) + sections.sections(payload, user, families)
-    flow += onerun_page.section(payload, user)
+    detail, rest = bounded.split(payload)  # a large file: its first scenarios in full, the rest summarised
+    flow = _summary(payload, user, families) + _claims(payload, user) + sections.sections(detail, user, families)
+    flow += onerun_page.section(detail, user)
+    flow += bounded.section(rest, payload)
     for sweep in sweeps:
         flow += _sweep(sweep)
-    flow += errata.appendix(onerun_page.multi_run(payload), user)
+    flow += errata.appendix(onerun_page.multi_run(payload), user, most=bounded.ERRATA_ENTRIES)
     flow += _reproducibility(payload)
     return flow
 

@@ -2,9 +2,10 @@
 
 A block is a :class:`Block`: its file, line, language and text, and how the test treats it:
 
-* a **fragment** does not run on its own (it names objects the reader supplies).  Markdown marks it with
-  an HTML comment on the line before its fence, ``<!-- fragment: why -->`` (invisible on the page);
-  reStructuredText with the directive option ``:class: fragment``;
+* a **fragment** does not run on its own (it names objects the reader supplies), and says so where the
+  reader sees it.  Markdown marks it with a visible line right before its fence, ``*Fragment: why.*``
+  (an HTML comment would be hidden by the rendered page, so it marks nothing); reStructuredText with the
+  directive option ``:class: fragment`` and the word "fragment" in the paragraph that introduces it;
 * a block that needs an **extra** or a third-party package says so in its first line, as a comment a
   reader can act on: ``# needs the onerun extra: python3 -m pip install '.[onerun]'`` or
   ``# needs diffprivlib: python3 -m pip install diffprivlib``.
@@ -24,7 +25,7 @@ EXTRA_MODULES = {"report": "reportlab", "dask": "distributed", "onerun": "dp_acc
 
 _NEEDS = re.compile(r"#\s*needs (?:the (?P<extra>[\w-]+) extra|(?P<package>[\w-]+))\b[^:]*:")
 _MD_FENCE = re.compile(r"^```(?P<lang>\w+)\n(?P<code>.*?)^```", flags=re.S | re.M)
-_FRAGMENT_COMMENT = re.compile(r"<!--\s*fragment\b[^>]*-->\s*$")
+_FRAGMENT_LINE = re.compile(r"^\*Fragment:\s*\S[^*]*\*\s*$")  # visible on the rendered page, in italics
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,22 @@ def markdown_blocks(path: Path) -> list[Block]:
     for match in _MD_FENCE.finditer(text):
         before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         blocks.append(Block(path, text[:match.start()].count("\n") + 1, match["lang"], match["code"],
-                            bool(_FRAGMENT_COMMENT.search(before))))
+                            bool(_FRAGMENT_LINE.match(before))))
     return blocks
+
+
+def introduction(block: Block) -> str:
+    """The visible text right before a block: the Markdown line before its fence, or the
+    reStructuredText paragraph before its directive."""
+    lines = block.path.read_text(encoding="utf-8").splitlines()[:block.line - 1]
+    if block.path.suffix == ".md":
+        return lines[-1] if lines else ""
+    while lines and not lines[-1].strip():
+        lines.pop()
+    paragraph = []
+    while lines and lines[-1].strip():
+        paragraph.append(lines.pop().strip())
+    return " ".join(reversed(paragraph))
 
 
 def rst_blocks(path: Path) -> list[Block]:
@@ -119,3 +134,77 @@ def commands(block: Block) -> list[str]:
             continue
         out.append(re.sub(r"\s+#\s.*$", "", line).strip())
     return out
+
+
+# A block's stated output: the comment after a print call, up to its first explanation in
+# parentheses or after a dash ("# refuted (empirical) 9.28 (the same on every run)" states
+# "refuted (empirical) 9.28"; a finding's own parentheses are kept).  A number is printed as stated;
+# "~x" is within 2 % of x; "a-b" is a range the printed number falls in; a quoted text with "..." is
+# a piece of the printed text; every other word is printed too, in order.
+FINDINGS = ("refuted (empirical)", "refuted (white box)", "holds at this budget")
+_PRINT_LINE = re.compile(r"^\s*print\(.*\)\s*#\s*(?P<said>.+)$")
+_NUMBER = r"-?\d+(?:\.\d+)?(?:e-?\d+)?"
+_TOKEN = re.compile(rf"~?{_NUMBER}\s*[-–]\s*{_NUMBER}|~?{_NUMBER}|\S+")
+TAG = "\x1e"  # separates each print call's output, with the line it was called from
+WRAPPER = ("import builtins as _b, sys as _s; _p = _b.print; print = lambda *a, **k: "
+           f"(_p({TAG!r} + str(_s._getframe(1).f_lineno - 1), end={TAG!r}), _p(*a, **k))\n")
+
+
+def stated(block: Block) -> dict[int, str]:
+    """{line in the block (1-based): the output its print call states}."""
+    out = {}
+    for i, line in enumerate(block.code.splitlines(), 1):
+        found = _PRINT_LINE.match(line)
+        if found is None:
+            continue
+        said = found["said"].strip()
+        if said.startswith('"'):
+            out[i] = said
+            continue
+        kept = said
+        for finding in FINDINGS:
+            kept = kept.replace(finding, finding.replace(" (", "\x00").replace(")", "\x01"))
+        kept = re.split(r"\s\(|\s[—–]\s", kept)[0]
+        out[i] = kept.replace("\x00", " (").replace("\x01", ")").strip()
+    return out
+
+
+def printed(stdout: str) -> dict[int, str]:
+    """{line: what its print calls printed} from the output of a block run under :data:`WRAPPER`."""
+    out: dict[int, str] = {}
+    parts = stdout.split(TAG)
+    for line, text in zip(parts[1::2], parts[2::2], strict=False):
+        out[int(line)] = out.get(int(line), "") + text
+    return out
+
+
+def _number_matches(token: str, value: float) -> bool:
+    approx = token.startswith("~")
+    token = token.lstrip("~")
+    bounds = re.fullmatch(rf"({_NUMBER})\s*[-–]\s*({_NUMBER})", token)
+    if bounds:
+        return float(bounds[1]) <= value <= float(bounds[2])
+    if approx:
+        return abs(value - float(token)) <= 0.02 * abs(float(token))
+    return value == float(token)
+
+
+def mismatch(said: str, shown: str) -> str | None:
+    """Why ``shown`` (a print call's output) is not what ``said`` states, or None when it is."""
+    if said.startswith('"'):
+        pieces = [p.strip() for p in said.strip('"').split("...") if p.strip()]
+        missing = [p for p in pieces if p not in shown]
+        return f"does not print {missing}" if missing else None
+    rest = shown
+    for token in _TOKEN.findall(said):
+        if re.fullmatch(rf"~?{_NUMBER}(?:\s*[-–]\s*{_NUMBER})?", token):
+            found = re.search(_NUMBER, rest)
+            if found is None or not _number_matches(token, float(found[0])):
+                return f"states {token}, prints {found[0] if found else 'no number'}"
+            rest = rest[found.end():]
+        else:
+            where = rest.find(token)
+            if where < 0:
+                return f"states {token!r}, which it does not print (in order)"
+            rest = rest[where + len(token):]
+    return None

@@ -2,7 +2,9 @@
 
 * each Python block runs in a fresh interpreter from an empty folder, unless it is marked a fragment
   (see :mod:`tests.docexamples`) or its first line names an extra or package that is not installed
-  (CI installs the ``dev`` extra, which holds every extra the examples name);
+  (CI installs the ``dev`` extra, which holds every extra the examples name), and prints what its
+  comments say it prints (``print(x)   # 9.28``: :func:`tests.docexamples.stated`);
+* a fragment says so where a reader sees it (a visible line above it on the rendered page);
 * every install command installs from a checkout (no package index serves ``dpaudit``);
 * every command line of the pages is accepted by the command's own parser.
 """
@@ -19,7 +21,7 @@ import sys
 import pytest
 
 from dpaudit.cli.parser import UsageError, build_parser
-from tests.docexamples import ROOT, all_blocks, commands, pages
+from tests.docexamples import ROOT, WRAPPER, all_blocks, commands, introduction, mismatch, pages, printed, stated
 
 BLOCKS = all_blocks()
 PYTHON = [b for b in BLOCKS if b.language == "python"]
@@ -44,19 +46,41 @@ def test_python_example_runs_as_pasted(block, tmp_path):
     if block.module is not None and importlib.util.find_spec(block.module) is None:
         pytest.skip(f"{block.where} needs {block.needs[1]} ({block.module} is not installed)")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the installed package, as a user has it
-    proc = subprocess.run([sys.executable, "-c", block.code], cwd=tmp_path, env=env, capture_output=True,
+    # print calls tagged with their line (docexamples.WRAPPER, one line before the block): what each prints
+    # is checked against what the block says it prints
+    proc = subprocess.run([sys.executable, "-c", WRAPPER + block.code], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=900)
     assert proc.returncode == 0, f"{block.where} fails as pasted:\n{proc.stderr[-3000:]}"
+    shown = printed(proc.stdout)
+    for line, said in stated(block).items():
+        wrong = mismatch(said, shown.get(line, ""))
+        assert wrong is None, f"{block.where}, line {line}: {wrong} (it says '# {said}')"
 
 
 def test_fragments_are_few_and_say_why():
     """A fragment is the exception: each names what the reader supplies."""
     fragments = [b for b in PYTHON if b.fragment]
     assert len(fragments) <= 4, [b.where for b in fragments]
-    for block in fragments:
-        if block.path.suffix == ".md":
-            text = block.path.read_text(encoding="utf-8").splitlines()
-            assert re.search(r"<!--\s*fragment:\s*\S", text[block.line - 2]), f"{block.where}: say why"
+    for block in fragments:  # visibly: an HTML comment or a CSS class alone is hidden on the rendered page
+        said = introduction(block)
+        assert re.search(r"\bfragment\b", said, flags=re.I), f"{block.where}: say it is a fragment, visibly"
+    hidden = [b for b in PYTHON if not b.fragment and b.path.suffix == ".md" and "<!--" in introduction(b)]
+    assert not hidden, [b.where for b in hidden]
+
+
+def test_an_example_of_tests_passes_under_pytest(tmp_path):
+    """A block that defines tests (the pytest how-to's) passes when pasted into a test file and run."""
+    testing = [b for b in RUNNABLE if re.search(r"^def test_", b.code, flags=re.M)]
+    assert {b.path.name for b in testing} >= {"README.md", "pytest.rst"}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for i, block in enumerate(testing):
+        if block.module is not None and importlib.util.find_spec(block.module) is None:
+            continue
+        (tmp_path / f"test_pasted_{i}.py").write_text(block.code)
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--dp-profile", "ci",
+                               f"test_pasted_{i}.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=900)
+        assert proc.returncode == 0, f"{block.where} fails under pytest as pasted:\n{proc.stdout[-3000:]}"
 
 
 def test_an_example_that_needs_an_extra_says_so_on_its_first_line():

@@ -148,4 +148,6 @@ def test_the_one_run_page_shows_the_isolated_reading_and_what_a_holding_claim_co
     assert all(w in words for w in ("independent", "(declared", "by the design)"))
     assert f"{iso['tp']}/{iso['n_in']} in and {iso['fp']}/{iso['n_out']} out above the threshold 0.5" in words
     assert "valid only under the premise: isolated" in words
-    assert "user/claim: could have caught" in words
+    # what the holding claim could have caught, on its own row of the claims table; the model said once below
+    assert "could have caught: GDP canaries at mu" in words or "could have caught: no GDP leak" in words
+    assert "What a claim that holds could have caught is the smallest GDP leak" in words

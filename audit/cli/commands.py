@@ -23,7 +23,7 @@ from dpaudit.cli.summary import summary_command
 from dpaudit.cli.sweep import sweep_command
 from dpaudit.core import InputError
 from dpaudit.engine import interrupts, runner
-from dpaudit.engine.blame import user_frame, what_code_did
+from dpaudit.engine.blame import user_frame, what_code_did, where_and_log
 from dpaudit.engine.execution import EnvironmentFailure
 from dpaudit.engine.files import check_output, write_atomic
 from dpaudit.engine.results import dumps
@@ -71,7 +71,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     try:
         return _dispatch(args, argv, session)
     except (UsageError, InputError, runner.MechanismError) as exc:
-        _error(str(exc))
+        _error(str(exc) + (where_and_log(exc, session.folder) if isinstance(exc, runner.MechanismError) else ""))
         return EXIT_USAGE
     except KeyboardInterrupt as exc:
         where = None if interrupts.USER_INTERRUPT.is_set() or handler is None else user_frame(exc)

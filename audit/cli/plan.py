@@ -17,7 +17,7 @@ from dpaudit.cli.common import EXIT_OK
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.execution import Execution
-from dpaudit.engine.progress import projected_end
+from dpaudit.engine.progress import Heartbeat, progress_line, projected_end
 from dpaudit.engine.results import dumps
 from dpaudit.onerun.planner import (
     MAX_PILOT_CANARIES,
@@ -47,7 +47,8 @@ def plan_command(args: argparse.Namespace) -> int:
         if args.scenario is not None:
             raise UsageError(f"--onerun plans from a score model, not a scenario: drop {args.scenario!r} (a one-run "
                              "design is planned by its name alone) or --onerun")
-        return _plan_generic(args)
+        with Heartbeat("plan --onerun"):
+            return _plan_generic(args)
     if args.scenario is None:
         raise UsageError("plan needs a scenario (see `list`), or --onerun --epsilon E")
     given = (("--mu", args.mu), ("--rr-epsilon", args.rr_epsilon), ("--canaries-per-run", args.canaries_per_run))
@@ -62,11 +63,12 @@ def plan_command(args: argparse.Namespace) -> int:
                                  f"scenario {args.scenario!r}")
             index = names.index(args.scenario)
             _say(f"plan {args.scenario}: {budget_plan.announce()}; a progress line every 5 s with its projected end")
-            found = budget_plan.plan(scenarios[index], confidence=args.confidence, seed=args.seed, key=(index,),
-                                     samples=args.samples, epsilon=args.epsilon, delta=args.delta,
-                                     execution=Execution(n_jobs=args.jobs, progress="log",
-                                                         label=f"plan {args.scenario}: pilot audit"),
-                                     sequential=suite in catalog.SEQUENTIAL_SUITES and not args.single_look)
+            with Heartbeat(f"plan {args.scenario}"):  # the simulations and timed chunks have no progress of their own
+                found = budget_plan.plan(scenarios[index], confidence=args.confidence, seed=args.seed, key=(index,),
+                                         samples=args.samples, epsilon=args.epsilon, delta=args.delta,
+                                         execution=Execution(n_jobs=args.jobs, progress="log",
+                                                             label=f"plan {args.scenario}: pilot audit"),
+                                         sequential=suite in catalog.SEQUENTIAL_SUITES and not args.single_look)
             sys.stdout.write(dumps(multi_run_document(found)) + "\n" if args.json
                              else _one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
@@ -77,7 +79,8 @@ def plan_command(args: argparse.Namespace) -> int:
     if design is not None:
         if args.canaries_per_run is not None:
             raise UsageError("--canaries-per-run goes with --onerun: a design is planned in runs of its own m")
-        return _plan_design(design, args)
+        with Heartbeat(f"plan {args.scenario}"):  # a pilot game may train for minutes
+            return _plan_design(design, args)
     known += onerun_names()
     raise UsageError(f"plan: scenario {args.scenario!r} is not in a built-in suite"
                      f"{catalog.suggest(args.scenario, known)}; see `{program_name()} list`")
@@ -294,7 +297,7 @@ def _plan_design(design: Any, args: argparse.Namespace) -> int:
 
 def _say(text: str) -> None:
     """A progress line on stderr (stdout is the plan, for programs to read)."""
-    print(f"[dpaudit] {text}", file=sys.stderr, flush=True)
+    progress_line(f"[dpaudit] {text}")
 
 
 def _pilots(design: Any, args: argparse.Namespace) -> tuple[ScoreModel, int, int]:

@@ -12,9 +12,16 @@ line — "internal error … please report it" stays for tracebacks that lie in 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sysconfig
+import traceback
 from pathlib import Path
 from types import TracebackType
+
+from dpaudit.core import InputError
+from dpaudit.engine.files import write_atomic
+
+ERROR_LOG = "error.log"  # in the run's folder (dpaudit.runs.rundir names the same file)
 
 
 def _package_folders(*names: str) -> tuple[str, ...]:
@@ -69,3 +76,65 @@ def what_code_did(exc: BaseException, *, detail: bool = False) -> str:
     if isinstance(exc, SystemExit):
         return f"called sys.exit({exc.code!r})"
     return f"raised {type(exc).__name__}" + (f": {exc}" if detail else "")
+
+
+_REMOTE_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>.+)$')
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from (causes, then contexts), each once."""
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in out):
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    """The exception the chain started from (a worker's text traceback stands for none)."""
+    return [e for e in _chain(exc) if not isinstance(getattr(e, "tb", None), str)][-1]
+
+
+def user_frames(exc: BaseException) -> list[traceback.FrameSummary]:
+    """The frames of the user's code (:func:`is_user_file`: not dpaudit's, not the interpreter's, not
+    an installed package's such as numpy's or joblib's) in ``exc``'s traceback and those it was raised
+    from, innermost last; a worker process's traceback, which joblib sends back as text (the cause
+    it raises from, with its ``tb``), is read from that text."""
+    frames: list[traceback.FrameSummary] = []
+    for current in reversed(_chain(exc)):  # the user's exception first, the one that reached us last
+        remote = getattr(current, "tb", None)
+        if isinstance(remote, str):
+            lines = remote.splitlines()
+            for i, line in enumerate(lines):
+                found = _REMOTE_FRAME.match(line)
+                if found and is_user_file(found["file"]):
+                    code = lines[i + 1].strip() if i + 1 < len(lines) and not _REMOTE_FRAME.match(lines[i + 1]) else ""
+                    frames.append(traceback.FrameSummary(found["file"], int(found["line"]), found["name"],
+                                                         lookup_line=False, line=code))
+            continue
+        frames += [f for f in traceback.extract_tb(current.__traceback__) if is_user_file(f.filename)]
+    return frames
+
+
+def where_and_log(exc: BaseException, folder: Path | None) -> str:
+    """What a one-line error about the user's code adds (" (at FILE:LINE in NAME; ...)"), or "":
+    the innermost frame of the user's own code, and with a run folder (``--out``) the user's frames
+    of the traceback written to ``folder/error.log`` (only theirs: dpaudit's, numpy's and joblib's
+    frames say nothing the user can change), with where it is."""
+    frames = user_frames(exc)
+    if not frames:
+        return ""
+    last = frames[-1]
+    said = f"at {last.filename}:{last.lineno} in {last.name}"
+    if folder is None:
+        return f" ({said})"
+    text = ("Your code's frames of the traceback, innermost last (dpaudit's, the interpreter's and installed "
+            "packages' frames left out):\n" + "".join(traceback.format_list(frames))
+            + "".join(traceback.format_exception_only(_innermost(exc))))
+    path = Path(folder) / ERROR_LOG
+    try:
+        write_atomic(path, text)
+    except (OSError, InputError):  # an unwritable folder: the line still says where
+        return f" ({said})"
+    return f" ({said}; your code's frames of the traceback in {path})"

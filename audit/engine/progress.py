@@ -14,7 +14,17 @@ from collections.abc import Callable
 
 from tqdm import tqdm
 
-__all__ = ["Progress", "projected_end"]
+__all__ = ["Heartbeat", "Progress", "progress_line", "projected_end"]
+
+HEARTBEAT_SECONDS = 10.0  # a long computation without its own progress says it is alive this often
+_LAST_LINE = [time.monotonic()]  # when a progress line last reached stderr (a heartbeat stays quiet after one)
+
+
+def progress_line(text: str) -> None:
+    """A progress line on stderr, flushed at once: a pipe or a CI log gets it as it is written, not
+    when a block buffer fills (stderr is not a terminal there)."""
+    print(text, file=sys.stderr, flush=True)
+    _LAST_LINE[0] = time.monotonic()
 
 
 def _span(seconds: float) -> str:
@@ -73,8 +83,7 @@ class Progress:
                 self.overall = tqdm(total=count, initial=index, desc="scenarios done", unit="scenario",
                                     leave=False, file=sys.stderr, position=0)
             elif mode == "log":
-                print(f"[dpaudit] scenarios: {index} of {count} done, now {label} ({index + 1} of {count})",
-                      file=sys.stderr, flush=True)
+                progress_line(f"[dpaudit] scenarios: {index} of {count} done, now {label} ({index + 1} of {count})")
         if mode == "bar":
             self.bar = tqdm(total=total, desc=label, unit="sample", unit_scale=True, leave=False, file=sys.stderr,
                             position=None if self.overall is None else 1)
@@ -107,8 +116,7 @@ class Progress:
         if end and early:  # the sequential rule is expected to stop early
             end += f", expected stop at {self.stop_note} ({self.stop} samples; the whole budget: " \
                    f"{_span((self.total - self.done) / rate)})"
-        print(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}{end}",
-              file=sys.stderr, flush=True)
+        progress_line(f"[dpaudit] {self.label}: {self.done}/{self.total} samples, {rate:.3g}/s, {bound}{end}")
 
     def announce(self, longer_than: float = ANNOUNCE_SECONDS) -> None:
         """At the start (after the first chunk), the budget's projected end at the rate so far, when
@@ -126,7 +134,7 @@ class Progress:
         if self.bar is not None:
             self.bar.write(text, file=sys.stderr)
         else:
-            print(text, file=sys.stderr, flush=True)
+            progress_line(text)
 
     def update(self, samples: int, done: int, epsilon: Callable[[], float | None]) -> None:
         """``samples`` more drawn (``done`` in all); ``epsilon()`` is the current bound, or None
@@ -150,3 +158,38 @@ class Progress:
         for bar in (self.bar, self.overall):
             if bar is not None:
                 bar.close()
+
+
+class Heartbeat:
+    """A line on stderr at least every ``every`` seconds while a long computation runs, for the parts
+    of it that have no progress of their own (a planner's simulations, its timed chunks): a pipe or a
+    CI log is never silent for minutes.  It stays quiet while :class:`Progress` lines flow (it speaks
+    only after ``every`` seconds without any), and says the time so far and the process's CPU time,
+    so a reader sees the work go on.  A context manager: ``with Heartbeat("plan X"): ...``."""
+
+    def __init__(self, label: str, every: float | None = None, *, enabled: bool = True) -> None:
+        self.label, self.enabled = label, enabled
+        self.every = HEARTBEAT_SECONDS if every is None else every
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.start = time.monotonic()
+        self.cpu = time.process_time()
+
+    def __enter__(self) -> Heartbeat:
+        if self.enabled and self.every > 0:
+            self.start, self.cpu = time.monotonic(), time.process_time()
+            self._thread = threading.Thread(target=self._beat, name="dpaudit-heartbeat", daemon=True)
+            self._thread.start()
+        return self
+
+    def _beat(self) -> None:
+        while not self._stop.wait(min(self.every, 1.0)):
+            now = time.monotonic()
+            if now - _LAST_LINE[0] >= self.every:
+                progress_line(f"[dpaudit] {self.label}: still working, {_span(now - self.start)} so far "
+                     f"({_span(time.process_time() - self.cpu)} of CPU)")
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
