@@ -115,6 +115,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_public_api.py": "unit",
     "test_pytest_plugin.py": "unit",
     "test_readable_results.py": "report",
+    "test_renyi_claims.py": "unit",
     "test_report.py": "report",
     "test_report_blemishes.py": "report",
     "test_report_layout.py": "report",

@@ -157,6 +157,7 @@ class ClaimCheck:
                 "claim_statement": None if info is None else info.statement,
                 "claim_vacuous": None if info is None else info.vacuous,
                 "relation": c.relation, "delta": c.delta,
+                "stated_as": None if c.stated_as is None else c.stated_as.to_dict(),
                 "epsilon_claim": jsonable(c.epsilon) if shown else None,
                 "epsilon_lower": self.epsilon_lower, "epsilon_exact": jsonable(self.epsilon_exact),
                 "verdict": self.verdict, "exact_verdict": self.exact_verdict, "finding": self.finding,
