@@ -68,6 +68,7 @@ import numpy as np
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
+from dpaudit.claims import RDP, ZCDP
 from dpaudit.core import (
     EXPECTATIONS,
     RELATIONS,
@@ -329,8 +330,13 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
         _fail(path, raw, "must be an array of tables ([[scenario.claim]])")
     out = []
     for i, c in enumerate(raw):
-        c = check_table(f"{path}[{i}]", c, allowed={"epsilon", "delta", "id", "source", "kind", "relation"},
-                        required={"epsilon"}, prefix=CONFIG)
+        c = check_table(f"{path}[{i}]", c,
+                        allowed={"epsilon", "delta", "id", "source", "kind", "relation", "rho", "rdp"},
+                        prefix=CONFIG)
+        forms = [key for key in ("epsilon", "rho", "rdp") if key in c]
+        if len(forms) != 1:
+            _fail(f"{path}[{i}]", c, "give exactly one of epsilon (with delta), rho (zCDP) or rdp "
+                  "([[alpha, eps], ...], an RDP curve)")
         stated = c.get("relation", relation)
         if stated != relation:
             _fail(f"{path}[{i}].relation", stated, f"the scenario's pair is {relation}: a claim stated for "
@@ -339,6 +345,9 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
         for key in ("id", "source", "kind"):
             if key in c and (not isinstance(c[key], str) or not c[key]):
                 _fail(f"{path}[{i}].{key}", c[key], "must be a non-empty string")
+        if forms != ["epsilon"]:
+            out += _renyi_claim(c, f"{path}[{i}]", relation)
+            continue
         try:
             out.append(Guarantee(epsilon=check_number(f"{path}[{i}].epsilon", c["epsilon"], low=0.0, high=math.inf,
                                                       high_open=True, prefix=CONFIG),
@@ -351,6 +360,27 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
                 raise
             raise InputError(f"config: {path}[{i}]: {exc}") from None
     return out
+
+
+def _renyi_claim(c: dict[str, Any], path: str, relation: Relation | str) -> list[Guarantee]:
+    """A ``rho = 0.125`` (zCDP) or ``rdp = [[2, 0.5], [4, 1.2]]`` (RDP) claim: its (ε, δ) curve's points."""
+    for key in ("delta", "kind"):
+        if key in c:
+            _fail(f"{path}.{key}", c[key], "a zCDP or RDP claim is a curve: it takes no delta or kind")
+    common = {"relation": str(relation), "source": c.get("source", "config")}
+    try:
+        if "rho" in c:
+            rho = check_number(f"{path}.rho", c["rho"], low=0.0, high=math.inf, high_open=True, prefix=CONFIG)
+            return list(ZCDP(rho, claim_id=c.get("id", "user/zcdp"), **common).guarantees())
+        pairs = c["rdp"]
+        if not isinstance(pairs, list) or not pairs or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            _fail(f"{path}.rdp", pairs, "must be an array of [alpha, eps] pairs, e.g. [[2, 0.5], [4, 1.2]]")
+        return list(RDP(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), claim_id=c.get("id", "user/rdp"),
+                        **common).guarantees())
+    except InputError as exc:
+        if str(exc).startswith("config:"):
+            raise
+        raise InputError(f"config: {path}: {exc}") from None
 
 
 def _read(path: Path) -> dict[str, Any]:
