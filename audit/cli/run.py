@@ -44,6 +44,7 @@ from dpaudit.engine import interrupts, memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.checkpoint import Checkpoint
 from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
+from dpaudit.engine.floatsearch import float_space_from_spec
 from dpaudit.engine.files import write_atomic
 from dpaudit.engine.identity import fingerprint
 from dpaudit.engine.reach import from_import
@@ -61,7 +62,7 @@ from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 from dpaudit.runs.saved import check_plan_sizes
 
 
-def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
+def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.Space | None]:
     """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
     if ":" not in args.mechanism:
         if args.mechanism not in catalog.mechanisms():
@@ -95,6 +96,12 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     if args.search is not None:
         if args.pair or args.data_prime:
             raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
+        if args.search.strip().startswith("floats"):
+            if args.data:
+                raise UsageError("--search floats builds its own datasets: drop --data")
+            relation = args.relation or "swap"
+            floats = float_space_from_spec(args.search, mechanism, relation, "--search", progress=not args.quiet)
+            return config.search_scenario(name, mechanism, floats, relation), floats
         base = read_npz(args.data, "--data") if args.data else None
         space = search.space_from_spec(args.search, relation, base, "--search")
         return config.search_scenario(name, mechanism, space, relation), space

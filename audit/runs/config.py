@@ -84,7 +84,7 @@ from dpaudit.core import (
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
-from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
+from dpaudit.engine.search import QueryVectors, RecordSpace, Space, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.onerun.design import CanaryDesign
@@ -128,17 +128,22 @@ class Plan:
     source: dict[str, Any] = field(default_factory=dict)  # the resolved config, written beside the results
     # Per scenario, the space a pair search explores (dpaudit.engine.search.search_pair), or None for the
     # scenario's own pair; empty: no scenario searches.  A searching scenario's pair only describes it.
-    searches: list[QueryVectors | RecordSpace | None] = field(default_factory=list)
+    searches: list[Space | None] = field(default_factory=list)
     # One-run (canary) scenarios, audited after the multi-run ones: one training run each at the run's seed.
     onerun: list[CanaryDesign] = field(default_factory=list)
 
 
-def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: Relation | str,
+def search_scenario(name: str, mechanism: Any, space: Any, relation: Relation | str,
                     **fields: Any) -> Scenario:
     """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
-    space's base twice, or the zero query vector twice) that names the space for records,
-    identities and reports, never audited itself."""
-    base = space.base if isinstance(space, RecordSpace) else np.zeros(space.dim)
+    space's base twice, the zero query vector twice, or a float search's one-record dataset at its
+    lower bound twice) that names the space for records, identities and reports, never audited itself."""
+    if isinstance(space, RecordSpace):
+        base = space.base
+    elif isinstance(space, QueryVectors):
+        base = np.zeros(space.dim)
+    else:
+        base = np.array([space.lower])
     return Scenario(name, mechanism, Pair(base, base, f"searched: {space.describe()}", relation), **fields)
 
 
@@ -415,7 +420,7 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     if not isinstance(top["scenario"], list) or not top["scenario"]:
         _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
     scenarios, claims, names, designs = [], [], set(), []
-    searches: list[QueryVectors | RecordSpace | None] = []
+    searches: list[Space | None] = []
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun
