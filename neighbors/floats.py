@@ -68,7 +68,8 @@ def _changed(base: np.ndarray, name: str, position: int, value: float, relation:
         return Pair(base, grown, f"{name} (n={len(base)}), add {float(value)!r} {where}", "add-remove")
     other = base.copy()
     other[position] = value
-    return Pair(base, other, f"{name} (n={len(base)}), record {where} {float(base[position])!r} -> {float(value)!r}", "swap")
+    moved = f"record {where} {float(base[position])!r} -> {float(value)!r}"
+    return Pair(base, other, f"{name} (n={len(base)}), {moved}", "swap")
 
 
 def float_pairs(lower: float, upper: float, *, rng: np.random.Generator, sizes: Sequence[int] = SIZES,
@@ -81,7 +82,8 @@ def float_pairs(lower: float, upper: float, *, rng: np.random.Generator, sizes: 
             "must be finite with lower < upper")
     require(relation in ("swap", "add-remove"), "relation", relation, "a float search builds swap or add-remove pairs")
     for n in sizes:
-        require(isinstance(n, int) and 2 <= n <= MAX_SIZE, "sizes", n, f"each size must be an integer in [2, {MAX_SIZE}]")
+        require(isinstance(n, int) and 2 <= n <= MAX_SIZE, "sizes", n,
+                f"each size must be an integer in [2, {MAX_SIZE}]")
     pairs = []
     for n in sizes:
         for name, base in base_datasets(lower, upper, n, rng):

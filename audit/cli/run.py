@@ -44,8 +44,8 @@ from dpaudit.engine import interrupts, memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.checkpoint import Checkpoint
 from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
-from dpaudit.engine.floatsearch import float_space_from_spec
 from dpaudit.engine.files import write_atomic
+from dpaudit.engine.floatsearch import float_space_from_spec
 from dpaudit.engine.identity import fingerprint
 from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope

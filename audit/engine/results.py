@@ -339,7 +339,8 @@ class AuditResult:
                 mine = screen["chosen"]
                 parts.append(f"Its query as implemented moves by {mine['realised']:.6g} between D and D', "
                              f"{mine['ratio']:.4g} times the declared sensitivity {mine['declared']:.6g} "
-                             f"(largest of {screen['evaluated']} pairs evaluated: {screen['largest']['ratio']:.4g} times).")
+                             f"(largest of {screen['evaluated']} pairs evaluated: "
+                             f"{screen['largest']['ratio']:.4g} times).")
         if self.epsilon_exact is None:
             parts.append("The exact epsilon of the pair is not known (black box).")
         else:
