@@ -49,6 +49,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_exit_truth.py": "cli",
     "test_extreme_outputs.py": "unit",
     "test_float_leak_fix.py": "statistical",
+    "test_float_search.py": "statistical",
     "test_floating.py": "statistical",
     "test_function_lengths.py": "unit",
     "test_fuzz_cli.py": "cli",
