@@ -106,11 +106,13 @@ def _own_claims(mechanism: Any, method: str, *args: Any) -> list[Guarantee]:
     """The mechanism's claims from ``method``: a list of :class:`~dpaudit.core.Guarantee`, or a
     :class:`~dpaudit.engine.runner.MechanismError` naming the mechanism and what it returned instead."""
     found = _ask(mechanism, method, *args)
-    items = list(found) if isinstance(found, (list, tuple)) else None
+    # a ZCDP or RDP claim stands for its (ε, δ) curve's points (dpaudit.claims)
+    items = renyi_expand(list(found)) if isinstance(found, (list, tuple)) else None
     if items is None or not all(isinstance(g, Guarantee) for g in items):
         shown = repr(found if items is None else next(g for g in items if not isinstance(g, Guarantee)))
         raise runner.MechanismError(f"mechanism {runner.mechanism_name(mechanism)!r}: {method} returned "
-                                    f"{shown[:80]}: it must return a list of dpaudit.core.Guarantee records")
+                                    f"{shown[:80]}: it must return a list of dpaudit.core.Guarantee records "
+                                    "(or dpaudit.claims.ZCDP / RDP)")
     return items
 
 
@@ -218,9 +220,8 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
     else:
         own = []
     out = []
-    for c in renyi_expand(own):
-        require(isinstance(c, Guarantee), "guarantees", c,
-                "a mechanism's claims must be dpaudit.Guarantee records (or dpaudit.claims.ZCDP / RDP)")
+    for c in own:
+        require(isinstance(c, Guarantee), "guarantees", c, "a mechanism's claims must be dpaudit.Guarantee records")
         if c.applicable and c.relation != relation:
             c = Guarantee.outside_premise(f"stated for {c.relation} neighbours, the pair is {relation}",
                                           epsilon=c.epsilon, delta=c.delta, relation=c.relation, source=c.source,
