@@ -190,4 +190,5 @@ MIXED: Final[dict[str, tuple[str, ...]]] = {
     "test_vector_mechanisms.py": ("unit",),  # parameter checks; a broken SVT caught
     "test_verdicts.py": ("report",),  # exit codes; the default run's records
     "test_voice.py": ("report", "statistical"),  # words on every surface, the PDF's included
+    "test_zcdp_audit.py": "statistical",
 }
