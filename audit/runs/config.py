@@ -339,6 +339,9 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
                         allowed={"epsilon", "delta", "id", "source", "kind", "relation", "rho", "rdp"},
                         prefix=CONFIG)
         forms = [key for key in ("epsilon", "rho", "rdp") if key in c]
+        if not forms:
+            _fail(f"{path}[{i}].epsilon", None, "is required (or rho = ... for a zCDP claim, rdp = [[alpha, eps], "
+                  "...] for an RDP one)")
         if len(forms) != 1:
             _fail(f"{path}[{i}]", c, "give exactly one of epsilon (with delta), rho (zCDP) or rdp "
                   "([[alpha, eps], ...], an RDP curve)")
