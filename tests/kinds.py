@@ -148,6 +148,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_vector_mechanisms.py": "statistical",
     "test_verdicts.py": "cli",
     "test_voice.py": "cli",
+    "test_zcdp_audit.py": "statistical",
 }
 
 # Files whose tests are of more than one kind: the other kinds they hold (their kind above is the
@@ -190,5 +191,6 @@ MIXED: Final[dict[str, tuple[str, ...]]] = {
     "test_vector_mechanisms.py": ("unit",),  # parameter checks; a broken SVT caught
     "test_verdicts.py": ("report",),  # exit codes; the default run's records
     "test_voice.py": ("report", "statistical"),  # words on every surface, the PDF's included
-    "test_zcdp_audit.py": "statistical",
+    "test_float_search.py": ("cli", "unit"),  # --search floats; the generators and the white-box screen
+    "test_zcdp_audit.py": ("cli", "unit"),  # --rho/--rdp and config claims; the mechanism's claim
 }

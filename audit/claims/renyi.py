@@ -200,12 +200,13 @@ class RDP(_RenyiClaim):
     """An (α, τ)-RDP claim (Mironov 2017, Def. 4) at one order, or a curve of orders: D_{α_i} ≤ τ_i for
     every i.  The implied (ε, δ) is CKS 2020 Prop. 12 minimised over the stated orders."""
 
-    orders: tuple[float, ...] | float
-    epsilons: tuple[float, ...] | float
+    orders: tuple[float, ...]  # one order may be given as a number: RDP(2.0, 0.5)
+    epsilons: tuple[float, ...]
 
     def __post_init__(self) -> None:
-        orders = (self.orders,) if is_real(self.orders) else tuple(self.orders)
-        taus = (self.epsilons,) if is_real(self.epsilons) else tuple(self.epsilons)
+        given: Any = (self.orders, self.epsilons)
+        orders = (given[0],) if is_real(given[0]) else tuple(given[0])
+        taus = (given[1],) if is_real(given[1]) else tuple(given[1])
         require(len(orders) > 0, "orders", self.orders, "must hold at least one order > 1")
         require(len(orders) == len(taus), "epsilons", self.epsilons,
                 f"must hold one Renyi epsilon per order ({len(orders)} orders)")

@@ -144,6 +144,8 @@ def float_space_from_spec(spec: str, mechanism: Any, relation: str, where: str =
     (its ``lower`` and ``upper`` attributes) or the given ones; swap or add-remove neighbours."""
     head, _, rest = spec.strip().partition(":")
     require(head == "floats", where, spec, f"must be {FLOAT_SPEC}")
+    lower: Any
+    upper: Any
     if rest:
         try:
             lower, upper = (float(x) for x in rest.split(":"))
@@ -166,12 +168,11 @@ def search_floats(mechanism: Any, *, lower: float | None = None, upper: float | 
     mechanism's own) and audit the best on fresh samples (:func:`~dpaudit.engine.search.search_pair`
     with ``audit``'s keywords: ``samples``, ``seed``, ``claims``, ``confidence``, ``pilot``, ``events``…).
     The result's ``search.sensitivity`` holds the realised sensitivities the white-box hook gave."""
-    lower = getattr(mechanism, "lower", None) if lower is None else lower
-    upper = getattr(mechanism, "upper", None) if upper is None else upper
-    require(is_real(lower) and is_real(upper), "bounds", (lower, upper),
+    low: Any = getattr(mechanism, "lower", None) if lower is None else lower
+    high: Any = getattr(mechanism, "upper", None) if upper is None else upper
+    require(is_real(low) and is_real(high), "bounds", (low, high),
             "a float search needs the records' clamping bounds: pass lower= and upper=, or give the mechanism "
             "lower and upper attributes")
-    assert lower is not None and upper is not None  # for the type checker: require refused anything else
-    space = FloatRecords(float(lower), float(upper), relation=relation, sizes=tuple(sizes), mechanism=mechanism,
+    space = FloatRecords(float(low), float(high), relation=relation, sizes=tuple(sizes), mechanism=mechanism,
                          keep=keep, progress=progress)
     return search_pair(mechanism, space, **audit)

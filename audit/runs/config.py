@@ -138,6 +138,7 @@ def search_scenario(name: str, mechanism: Any, space: Any, relation: Relation | 
     """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
     space's base twice, the zero query vector twice, or a float search's one-record dataset at its
     lower bound twice) that names the space for records, identities and reports, never audited itself."""
+    base: Any
     if isinstance(space, RecordSpace):
         base = space.base
     elif isinstance(space, QueryVectors):

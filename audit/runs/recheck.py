@@ -121,8 +121,8 @@ def _check_renyi_point(rec: dict[str, Any], claim: float | None, lower: float | 
         if not _close(again, claim):
             fail("epsilon_claim", rec["epsilon_claim"],
                  f"{stated.label()} implies eps({rec['delta']:g}) = {again:.6g}")
-        decided = rec.get("verdict") in ("pass", "violation") and lower is not None
-        if decided and (rec["verdict"] == "violation") != (lower > claim):
+        if rec.get("verdict") in ("pass", "violation") and lower is not None and \
+                (rec["verdict"] == "violation") != (lower > claim):
             fail("verdict", rec["verdict"], f"epsilon_lower {lower:g} against epsilon_claim {claim:g}")
 
 
