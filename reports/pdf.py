@@ -25,7 +25,7 @@ from dpaudit.engine.verdicts import NOT_REPRODUCIBLE, outcome
 from dpaudit.reports import bounded, errata, onerun_page, plots
 from dpaudit.reports import families as sections
 from dpaudit.reports.layout import PER_ROW_DELTA, build, figure, gap, heading, para, table, text
-from dpaudit.reports.text import fmt, printable_all
+from dpaudit.reports.text import fmt, printable_all, renyi_notes
 from dpaudit.reports.wording import (
     REFUTED,
     Families,
@@ -152,6 +152,11 @@ def _claims(payload: dict[str, Any], user: bool) -> list[Flowable]:
                        align_right=[3, 4, 5, 6]))
     if more > 0:
         story.append(para(bounded.left_out(more, "claim checks"), "small"))
+    renyi = list(renyi_notes(records).values())
+    if renyi:  # a zCDP or RDP claim in its own form: the rows above are its (eps, delta) curve's points
+        story += [gap(4), para("<b>Renyi and zCDP claims</b>, each audited through the (eps, delta) curve it implies "
+                               "(its rows above share its claim id): " + "; ".join(text(n) for n in renyi) + ".",
+                               "small")]
     return story
 
 

@@ -49,6 +49,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_exit_truth.py": "cli",
     "test_extreme_outputs.py": "unit",
     "test_float_leak_fix.py": "statistical",
+    "test_float_search.py": "statistical",
     "test_floating.py": "statistical",
     "test_function_lengths.py": "unit",
     "test_fuzz_cli.py": "cli",
@@ -116,6 +117,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_public_api.py": "unit",
     "test_pytest_plugin.py": "unit",
     "test_readable_results.py": "report",
+    "test_renyi_claims.py": "unit",
     "test_report.py": "report",
     "test_report_blemishes.py": "report",
     "test_report_bounded.py": "report",
@@ -152,6 +154,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_vector_mechanisms.py": "statistical",
     "test_verdicts.py": "cli",
     "test_voice.py": "cli",
+    "test_zcdp_audit.py": "statistical",
 }
 
 # Files whose tests are of more than one kind: the other kinds they hold (their kind above is the
@@ -194,4 +197,6 @@ MIXED: Final[dict[str, tuple[str, ...]]] = {
     "test_vector_mechanisms.py": ("unit",),  # parameter checks; a broken SVT caught
     "test_verdicts.py": ("report",),  # exit codes; the default run's records
     "test_voice.py": ("report", "statistical"),  # words on every surface, the PDF's included
+    "test_float_search.py": ("cli", "unit"),  # --search floats; the generators and the white-box screen
+    "test_zcdp_audit.py": ("cli", "unit"),  # --rho/--rdp and config claims; the mechanism's claim
 }

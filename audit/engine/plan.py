@@ -411,6 +411,22 @@ def plan(scenario: Any, *, confidence: float = 0.95, seed: int = 0, key: tuple[i
                       streaming.counts_capable(mech), pilot_seconds, sequential)
 
 
+def _one_point_per_renyi_curve(checks: list[ClaimCheck]) -> list[ClaimCheck]:
+    """``checks`` with each zCDP or RDP claim's curve (its points share a claim id and a ``stated_as``,
+    :mod:`dpaudit.claims`) reduced to the point the pilot came closest to refuting (the largest
+    ε_lower − ε_claim): the run refutes the claim when any point is refuted, so the plan's budget is that
+    point's, and planning each of the K points would cost K times as much for one number."""
+    best: dict[str, ClaimCheck] = {}
+    for c in checks:
+        if c.claim.stated_as is None or c.bound is None:
+            continue
+        margin = c.bound.epsilon_lower - c.claim.epsilon
+        held = best.get(c.claim.claim_id)
+        if held is None or margin > held.bound.epsilon_lower - held.claim.epsilon:  # type: ignore[union-attr]
+            best[c.claim.claim_id] = c
+    return [c for c in checks if c.claim.stated_as is None or best.get(c.claim.claim_id) is c]
+
+
 def _wanted(name: str, pilot_run: AuditResult, *, epsilon: float | None, delta: float,
             confidence: float) -> list[_Wanted]:
     """The levels to plan: ε_lower ≥ ``epsilon`` at ``delta`` when given, else every applicable claim
@@ -421,7 +437,8 @@ def _wanted(name: str, pilot_run: AuditResult, *, epsilon: float | None, delta: 
         base = pilot_run.estimate.bounds[0]
         return [(f"eps_lower >= {epsilon:g}", delta, epsilon, confidence,
                  level.epsilon_exact if level is not None else pilot_run.epsilon_exact, base.event, None)]
-    refutable = [c for c in checks if c.expected_verdict in ("violation", "exact-violation")] or checks
+    refutable = _one_point_per_renyi_curve(
+        [c for c in checks if c.expected_verdict in ("violation", "exact-violation")] or checks)
     if not refutable:
         raise InputError(f"scenario {name!r} checks no applicable claim: give --epsilon X")
     return [(c.claim.claim_id, c.claim.delta, c.claim.epsilon, c.bound.confidence, c.epsilon_exact,
