@@ -109,6 +109,27 @@ def curve_note(r: dict[str, Any]) -> str | None:
     return f"curve claim {curve['curve']}: {CURVE_WORDS[r['verdict']]} by the one-run f-DP test"
 
 
+def renyi_notes(records: Sequence[dict[str, Any]]) -> dict[int, str]:
+    """Per zCDP or RDP claim (its curve's records: one scenario, one claim id, a ``stated_as``), a note on
+    its last record in the claim's own form: ``rho = 0.125 zCDP: refuted (a curve of 6 points), implies
+    eps(1e-06) <= 2.419`` — the verdict over the curve and the ε its smallest δ's point states."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(records):
+        if r.get("stated_as") and r.get("claim_id"):
+            groups.setdefault((r["scenario"] or r["mechanism"], r["claim_id"]), []).append(i)
+    out: dict[int, str] = {}
+    for members in groups.values():
+        rows = [records[i] for i in members]
+        verdicts = {r["verdict"] for r in rows}
+        word = ("refuted" if "violation" in verdicts else "not refuted" if "pass" in verdicts else "not applicable")
+        tightest = min(rows, key=lambda r: r["delta"])
+        implied = (f", implies eps({tightest['delta']:g}) <= {fmt(tightest['epsilon_claim'])}"
+                   if tightest.get("epsilon_claim") is not None else "")
+        out[members[-1]] = (f"{rows[0]['stated_as']['label']}: {word} (its (eps, delta) curve, {len(rows)} points, "
+                            f"by {rows[0]['stated_as']['conversion']}){implied}")
+    return out
+
+
 def gdp_deltas(records: Sequence[dict[str, Any]]) -> dict[str, float]:
     """Per one-run scenario, the δ its μ-GDP rows are read at: its first (ε, δ) claim's δ > 0, else
     :data:`GDP_DELTA` (a GDP claim has no δ of its own)."""
@@ -195,7 +216,8 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
 
     lines = [line(head), "  ".join("-" * w[c] for c in names)]
     last = None
-    for r, cells in zip(records, rows, strict=True):
+    renyi = renyi_notes(records)
+    for index, (r, cells) in enumerate(zip(records, rows, strict=True)):
         scenario = r["scenario"] or r["mechanism"]
         if scenario != last:
             lines.append(scenario if len(scenario) <= width else scenario[: width - 1] + "…")
@@ -204,7 +226,7 @@ def compact_table(records: Sequence[dict[str, Any]], witness: bool = False, widt
                 lines += textwrap.wrap(played, width=width, initial_indent="    ", subsequent_indent="      ")
             last = scenario
         lines.append(line(cells))
-        notes = [note for note in (curve_note(r), gdp_note(r, gdp_delta(r))) if note]
+        notes = [note for note in (curve_note(r), gdp_note(r, gdp_delta(r)), renyi.get(index)) if note]
         said = outcome(r)
         if said != "ok":
             notes.append(f"outcome: {said}")
@@ -237,7 +259,8 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
     notes: dict[int, list[str]] = {}
     seen = set()
     deltas = gdp_deltas(records)
-    for r in records:
+    renyi = renyi_notes(records)
+    for index, r in enumerate(records):
         delta = deltas.get(r["scenario"] or r["mechanism"], GDP_DELTA)
         gdp = gdp_cells(r, delta)
         row = (r["scenario"] or r["mechanism"], r["claim_id"] or "-", r.get("claim_status") or "-",
@@ -250,7 +273,7 @@ def wide_table(records: Sequence[dict[str, Any]], witness: bool = False) -> str:
         if played and row[0] not in seen:
             extra.append(played)
             seen.add(row[0])
-        extra += [note for note in (curve_note(r), gdp_note(r, delta)) if note]
+        extra += [note for note in (curve_note(r), gdp_note(r, delta), renyi.get(index)) if note]
         if r.get("premise"):
             extra.append(r["premise"])
         views = value_views_note(r)

@@ -5,7 +5,8 @@ layers below):
 
     0 core        dpaudit.core (errors, validators, closed sets)
     1 neighbors   dpaudit.neighbors (datasets and neighbour relations)
-    2 mechanisms  dpaudit.mechanisms, dpaudit.adapters (the mechanisms, their protocol, adapters)
+    2 mechanisms  dpaudit.mechanisms, dpaudit.adapters, dpaudit.claims (the mechanisms, their protocol,
+                  adapters, the Rényi and zCDP claim kinds)
     3 engine      dpaudit.engine (estimator, views, exact, runner, execution, results, api, search, plan)
     4 one-run     dpaudit.onerun (canary games and one-run bounds; may use the engine's bounds)
     5 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
@@ -34,6 +35,7 @@ LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "engine": 3, "onerun": 4, "
          "testing": 5, "app": 6}
 SIBLINGS = {"catalog", "reports", "testing"}
 ROOMS = {"core": "core", "neighbors": "neighbors", "mechanisms": "mechanisms", "adapters": "mechanisms",
+         "claims": "mechanisms",
          "engine": "engine", "libraries": "mechanisms", "onerun": "onerun", "catalog": "catalog", "reports": "reports",
          "testing": "testing", "cli": "app", "runs": "app", "__main__": "app"}
 

@@ -162,6 +162,10 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
                           "the --data records under --relation)")
     run.add_argument("--epsilon", type=float, help="a claim to check: epsilon (with --delta)")
     run.add_argument("--delta", type=float, default=None, help="delta of the --epsilon claim (default: 0)")
+    run.add_argument("--rho", type=float, default=None,
+                     help="a rho-zCDP claim to check, through the (eps, delta) curve it implies (CKS 2020, Prop. 12)")
+    run.add_argument("--rdp", action="append", default=[], metavar="ALPHA:EPS",
+                     help="an (alpha, eps)-RDP claim to check; repeat for a curve of orders (one claim)")
     run.add_argument("--events", default=None, choices=("auto", "rows", "threshold", "histogram", "floating"),
                      help="force one view of the outputs for event selection (default: auto, every view)")
     run.add_argument("--sequential", action="store_true", default=None,

@@ -18,6 +18,7 @@ from dpaudit import catalog
 from dpaudit.catalog import Scenario
 from dpaudit.catalog.designs.suite import left_out
 from dpaudit.catalog.onerun import OneRunScenario, mechanism_name
+from dpaudit.claims import RDP, ZCDP
 from dpaudit.cli.common import (
     EXIT_FAIL,
     Session,
@@ -44,6 +45,7 @@ from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.checkpoint import Checkpoint
 from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
 from dpaudit.engine.files import write_atomic
+from dpaudit.engine.floatsearch import float_space_from_spec
 from dpaudit.engine.identity import fingerprint
 from dpaudit.engine.reach import from_import
 from dpaudit.engine.results import AuditResult, dumps, envelope
@@ -60,7 +62,7 @@ from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 from dpaudit.runs.saved import check_plan_sizes
 
 
-def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVectors | search.RecordSpace | None]:
+def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.Space | None]:
     """The scenario of ``--mechanism``, and the space of its ``--search`` (None without)."""
     if ":" not in args.mechanism:
         if args.mechanism not in catalog.mechanisms():
@@ -94,6 +96,12 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     if args.search is not None:
         if args.pair or args.data_prime:
             raise UsageError("--search finds the pair itself: drop --pair and --data-prime")
+        if args.search.strip().startswith("floats"):
+            if args.data:
+                raise UsageError("--search floats builds its own datasets: drop --data")
+            relation = args.relation or "swap"
+            floats = float_space_from_spec(args.search, mechanism, relation, "--search", progress=not args.quiet)
+            return config.search_scenario(name, mechanism, floats, relation), floats
         base = read_npz(args.data, "--data") if args.data else None
         space = search.space_from_spec(args.search, relation, base, "--search")
         return config.search_scenario(name, mechanism, space, relation), space
@@ -114,18 +122,43 @@ def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.QueryVect
     return Scenario(name, mechanism, pair), None
 
 
+def _renyi_claims(args: argparse.Namespace, relation: str) -> list[Guarantee]:
+    """The points of the ``--rho`` and ``--rdp`` claims' (ε, δ) curves (:mod:`dpaudit.claims`)."""
+    out: list[Guarantee] = []
+    if args.rho is not None:
+        if not (math.isfinite(args.rho) and args.rho > 0):
+            raise UsageError(f"--rho {args.rho} is invalid: must be a finite number > 0")
+        out += ZCDP(args.rho, relation=relation, source="command line", claim_id="user/zcdp").guarantees()
+    if args.rdp:
+        orders, taus = [], []
+        for text in args.rdp:
+            try:
+                alpha, tau = (float(x) for x in text.split(":"))
+            except ValueError:
+                raise UsageError(f"--rdp {text!r} is invalid: give ALPHA:EPS, e.g. 2:0.5") from None
+            orders.append(alpha)
+            taus.append(tau)
+        try:
+            claim = RDP(tuple(orders), tuple(taus), relation=relation, source="command line", claim_id="user/rdp")
+        except InputError as exc:
+            raise UsageError(f"--rdp {' '.join(args.rdp)} is invalid: {exc}") from None
+        out += claim.guarantees()
+    return out
+
+
 def _claims(args: argparse.Namespace, scenario: Scenario) -> list[Guarantee] | None:
+    renyi = _renyi_claims(args, scenario.pair.relation)
     if args.epsilon is None:
         if args.delta is not None:
             raise UsageError(f"--delta {args.delta} goes with --epsilon: give the claim's epsilon too")
-        return None
+        return renyi or None
     if not (math.isfinite(args.epsilon) and args.epsilon >= 0):
         raise UsageError(f"--epsilon {args.epsilon} is invalid: must be a finite number >= 0")
     delta = 0.0 if args.delta is None else args.delta
     if not 0 <= delta < 1:
         raise UsageError(f"--delta {delta} is invalid: must be in [0, 1)")
     return [Guarantee(epsilon=args.epsilon, delta=delta, relation=scenario.pair.relation, source="command line",
-                      claim_id="user/claim")]
+                      claim_id="user/claim"), *renyi]
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -138,9 +171,9 @@ def _plan(args: argparse.Namespace) -> Plan:
         check_scheduler_address(args.scheduler)
     if args.config:
         if (args.mechanism or args.pair or args.data or args.param or args.epsilon is not None or args.family
-                or args.search is not None or args.delta is not None):
+                or args.search is not None or args.delta is not None or args.rho is not None or args.rdp):
             raise UsageError("a config file describes its scenarios: drop --mechanism, --pair, --data, --param, "
-                             "--epsilon, --delta, --family, --search")
+                             "--epsilon, --delta, --rho, --rdp, --family, --search")
         plan = config.load(args.config, args.allow_plugin)
     elif args.mechanism:
         if args.family:
@@ -149,8 +182,8 @@ def _plan(args: argparse.Namespace) -> Plan:
         plan = Plan(RunSettings(), [sc], [_claims(args, sc)], searches=[] if space is None else [space])
     else:
         if (args.pair or args.data or args.param or args.epsilon is not None or args.delta is not None
-                or args.search is not None):
-            raise UsageError("--pair, --data, --param, --epsilon, --delta and --search need --mechanism")
+                or args.search is not None or args.rho is not None or args.rdp):
+            raise UsageError("--pair, --data, --param, --epsilon, --delta, --rho, --rdp and --search need --mechanism")
         name = args.suite or "default"
         scenarios = catalog.suite(name, args.family)
         plan = Plan(RunSettings(sequential=name in catalog.SEQUENTIAL_SUITES), scenarios,
@@ -166,7 +199,8 @@ def _plan(args: argparse.Namespace) -> Plan:
 
 # Options that decide a run's numbers (its fingerprint) and options that only say where it runs.
 IDENTITY_OPTIONS = ("config", "suite", "family", "samples", "seed", "confidence", "mechanism", "param", "pair",
-                    "data", "data_prime", "relation", "epsilon", "delta", "events", "sequential", "search")
+                    "data", "data_prime", "relation", "epsilon", "delta", "rho", "rdp", "events", "sequential",
+                    "search")
 
 
 RUNTIME_OPTIONS = ("jobs", "backend", "scheduler")
@@ -270,10 +304,12 @@ def _canonical_argv(args: argparse.Namespace, folder: Path) -> list[str]:
                         ("--confidence", args.confidence), ("--jobs", args.jobs), ("--backend", args.backend),
                         ("--scheduler", args.scheduler), ("--mechanism", args.mechanism), ("--pair", args.pair),
                         ("--relation", args.relation), ("--epsilon", args.epsilon), ("--delta", args.delta),
+                        ("--rho", args.rho),
                         ("--events", args.events), ("--search", args.search)):
         if value is not None:
             argv += [flag, repr(value) if isinstance(value, float) else str(value)]
-    for flag, values in (("--family", args.family), ("--param", args.param), ("--allow-plugin", args.allow_plugin)):
+    for flag, values in (("--family", args.family), ("--param", args.param), ("--allow-plugin", args.allow_plugin),
+                         ("--rdp", args.rdp)):
         for value in values:
             argv += [flag, value]
     for flag, path in (("--data", args.data), ("--data-prime", args.data_prime)):

@@ -294,6 +294,9 @@ class Guarantee:
     kind: str = ClaimKind.PRINTED.value
     applicable: bool = True
     note: str = ""
+    # The Rényi claim this point was converted from (a dpaudit.claims.ZCDP or RDP: its ``label()``,
+    # ``to_dict()``, ``epsilon_at(δ)``), or None for a claim stated in (ε, δ).
+    stated_as: Any = None
 
     def __post_init__(self) -> None:
         require(is_real(self.epsilon) and not math.isnan(self.epsilon) and self.epsilon >= 0,

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.claims import expand as renyi_expand
 from dpaudit.core import (
     EXPECTATIONS,
     RELATIONS,
@@ -200,9 +201,10 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
     """The claims to check: the caller's (which must be stated for ``relation``), or the
     mechanism's own, evaluated strictly — on both datasets where they are per dataset."""
     if claims is not None:
-        out = list(claims)
+        out = renyi_expand(list(claims))  # a ZCDP or RDP claim is its (ε, δ) curve's points
         for i, c in enumerate(out):
-            require(isinstance(c, Guarantee), f"claims[{i}]", c, "every claim must be a dpaudit.core.Guarantee")
+            require(isinstance(c, Guarantee), f"claims[{i}]", c,
+                    "every claim must be a dpaudit.core.Guarantee, or a dpaudit.claims.ZCDP or RDP")
             require(c.relation == relation, f"claims[{i}].relation", c.relation,
                     f"the claim is stated for {c.relation} neighbours but the audit's pair is {relation}: audit "
                     f"a {c.relation} pair, or state the claim with relation={relation!r} if it covers that relation")
@@ -216,12 +218,13 @@ def _claims_for(mechanism: Any, d: Any, d_prime: Any, relation: str,
     else:
         own = []
     out = []
-    for c in own:
-        require(isinstance(c, Guarantee), "guarantees", c, "a mechanism's claims must be dpaudit.Guarantee records")
+    for c in renyi_expand(own):
+        require(isinstance(c, Guarantee), "guarantees", c,
+                "a mechanism's claims must be dpaudit.Guarantee records (or dpaudit.claims.ZCDP / RDP)")
         if c.applicable and c.relation != relation:
             c = Guarantee.outside_premise(f"stated for {c.relation} neighbours, the pair is {relation}",
                                           epsilon=c.epsilon, delta=c.delta, relation=c.relation, source=c.source,
-                                          claim_id=c.claim_id, kind=c.kind)
+                                          claim_id=c.claim_id, kind=c.kind, stated_as=c.stated_as)
         out.append(c)
     return out
 
@@ -265,7 +268,9 @@ def audit_mechanism(mechanism: Any, d: Any, d_prime: Any, *, samples: int = 1_00
         :class:`~dpaudit.core.InputError`; a mechanism's own claim for another relation is
         ``not-applicable`` with that premise named.
     ``claims``
-        The :class:`~dpaudit.core.Guarantee` s to check.  ``None``: the mechanism's own,
+        The :class:`~dpaudit.core.Guarantee` s to check; a :class:`~dpaudit.claims.ZCDP` or
+        :class:`~dpaudit.claims.RDP` stands for the points of the (ε, δ) curve it implies (one claim id).
+        ``None``: the mechanism's own,
         ``mechanism.pair_guarantees(d, d_prime, relation)`` when it implements
         :class:`~dpaudit.mechanisms.base.HasPairGuarantees`, else ``mechanism.guarantees(d, relation)``
         (:class:`~dpaudit.mechanisms.base.HasGuarantees`) evaluated on ``d`` and on ``d_prime``, keeping

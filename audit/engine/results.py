@@ -157,6 +157,7 @@ class ClaimCheck:
                 "claim_statement": None if info is None else info.statement,
                 "claim_vacuous": None if info is None else info.vacuous,
                 "relation": c.relation, "delta": c.delta,
+                "stated_as": None if c.stated_as is None else c.stated_as.to_dict(),
                 "epsilon_claim": jsonable(c.epsilon) if shown else None,
                 "epsilon_lower": self.epsilon_lower, "epsilon_exact": jsonable(self.epsilon_exact),
                 "verdict": self.verdict, "exact_verdict": self.exact_verdict, "finding": self.finding,
@@ -333,6 +334,13 @@ class AuditResult:
             parts.append(f"The pair was chosen by a search over {self.search['space']}: "
                          f"{len(self.search['tried'])} pairs scored on {self.search['pilot_samples']:,} pilot samples "
                          f"per side, the winner audited on fresh samples.")
+            screen = self.search.get("sensitivity")
+            if screen and screen.get("chosen"):
+                mine = screen["chosen"]
+                parts.append(f"Its query as implemented moves by {mine['realised']:.6g} between D and D', "
+                             f"{mine['ratio']:.4g} times the declared sensitivity {mine['declared']:.6g} "
+                             f"(largest of {screen['evaluated']} pairs evaluated: "
+                             f"{screen['largest']['ratio']:.4g} times).")
         if self.epsilon_exact is None:
             parts.append("The exact epsilon of the pair is not known (black box).")
         else:

@@ -407,6 +407,8 @@ def search_pair(mechanism: Any, space: Space, *, samples: int = 1_000_000, seed:
               "pilot_samples": sum(c.samples for c in tried), "pilot_seconds": pilot_seconds,
               "score_delta": score_delta, "chosen": winner.pair.description,
               "chosen_score": winner.score, "finalists": checked, "tried": [c.record() for c in tried]}
+    if callable(getattr(space, "search_record", None)):  # what a space adds of its own (a float search's screen)
+        record.update(space.search_record(winner.pair.description))
     return replace(result, search=record, seconds=time.perf_counter() - start)
 
 

@@ -68,6 +68,7 @@ import numpy as np
 
 from dpaudit import catalog
 from dpaudit.catalog import Scenario
+from dpaudit.claims import RDP, ZCDP
 from dpaudit.core import (
     EXPECTATIONS,
     RELATIONS,
@@ -83,7 +84,7 @@ from dpaudit.core import (
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.execution import check_scheduler_address
 from dpaudit.engine.files import read_regular
-from dpaudit.engine.search import QueryVectors, RecordSpace, space_from_spec
+from dpaudit.engine.search import QueryVectors, RecordSpace, Space, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.onerun.design import CanaryDesign
@@ -127,17 +128,22 @@ class Plan:
     source: dict[str, Any] = field(default_factory=dict)  # the resolved config, written beside the results
     # Per scenario, the space a pair search explores (dpaudit.engine.search.search_pair), or None for the
     # scenario's own pair; empty: no scenario searches.  A searching scenario's pair only describes it.
-    searches: list[QueryVectors | RecordSpace | None] = field(default_factory=list)
+    searches: list[Space | None] = field(default_factory=list)
     # One-run (canary) scenarios, audited after the multi-run ones: one training run each at the run's seed.
     onerun: list[CanaryDesign] = field(default_factory=list)
 
 
-def search_scenario(name: str, mechanism: Any, space: QueryVectors | RecordSpace, relation: Relation | str,
+def search_scenario(name: str, mechanism: Any, space: Any, relation: Relation | str,
                     **fields: Any) -> Scenario:
     """A scenario whose pair is searched for in ``space``: its ``pair`` is a placeholder (the
-    space's base twice, or the zero query vector twice) that names the space for records,
-    identities and reports, never audited itself."""
-    base = space.base if isinstance(space, RecordSpace) else np.zeros(space.dim)
+    space's base twice, the zero query vector twice, or a float search's one-record dataset at its
+    lower bound twice) that names the space for records, identities and reports, never audited itself."""
+    if isinstance(space, RecordSpace):
+        base = space.base
+    elif isinstance(space, QueryVectors):
+        base = np.zeros(space.dim)
+    else:
+        base = np.array([space.lower])
     return Scenario(name, mechanism, Pair(base, base, f"searched: {space.describe()}", relation), **fields)
 
 
@@ -329,8 +335,13 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
         _fail(path, raw, "must be an array of tables ([[scenario.claim]])")
     out = []
     for i, c in enumerate(raw):
-        c = check_table(f"{path}[{i}]", c, allowed={"epsilon", "delta", "id", "source", "kind", "relation"},
-                        required={"epsilon"}, prefix=CONFIG)
+        c = check_table(f"{path}[{i}]", c,
+                        allowed={"epsilon", "delta", "id", "source", "kind", "relation", "rho", "rdp"},
+                        prefix=CONFIG)
+        forms = [key for key in ("epsilon", "rho", "rdp") if key in c]
+        if len(forms) != 1:
+            _fail(f"{path}[{i}]", c, "give exactly one of epsilon (with delta), rho (zCDP) or rdp "
+                  "([[alpha, eps], ...], an RDP curve)")
         stated = c.get("relation", relation)
         if stated != relation:
             _fail(f"{path}[{i}].relation", stated, f"the scenario's pair is {relation}: a claim stated for "
@@ -339,6 +350,9 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
         for key in ("id", "source", "kind"):
             if key in c and (not isinstance(c[key], str) or not c[key]):
                 _fail(f"{path}[{i}].{key}", c[key], "must be a non-empty string")
+        if forms != ["epsilon"]:
+            out += _renyi_claim(c, f"{path}[{i}]", relation)
+            continue
         try:
             out.append(Guarantee(epsilon=check_number(f"{path}[{i}].epsilon", c["epsilon"], low=0.0, high=math.inf,
                                                       high_open=True, prefix=CONFIG),
@@ -351,6 +365,27 @@ def _claims(raw: Any, path: str, relation: Relation | str) -> list[Guarantee] | 
                 raise
             raise InputError(f"config: {path}[{i}]: {exc}") from None
     return out
+
+
+def _renyi_claim(c: dict[str, Any], path: str, relation: Relation | str) -> list[Guarantee]:
+    """A ``rho = 0.125`` (zCDP) or ``rdp = [[2, 0.5], [4, 1.2]]`` (RDP) claim: its (ε, δ) curve's points."""
+    for key in ("delta", "kind"):
+        if key in c:
+            _fail(f"{path}.{key}", c[key], "a zCDP or RDP claim is a curve: it takes no delta or kind")
+    common = {"relation": str(relation), "source": c.get("source", "config")}
+    try:
+        if "rho" in c:
+            rho = check_number(f"{path}.rho", c["rho"], low=0.0, high=math.inf, high_open=True, prefix=CONFIG)
+            return list(ZCDP(rho, claim_id=c.get("id", "user/zcdp"), **common).guarantees())
+        pairs = c["rdp"]
+        if not isinstance(pairs, list) or not pairs or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            _fail(f"{path}.rdp", pairs, "must be an array of [alpha, eps] pairs, e.g. [[2, 0.5], [4, 1.2]]")
+        return list(RDP(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs), claim_id=c.get("id", "user/rdp"),
+                        **common).guarantees())
+    except InputError as exc:
+        if str(exc).startswith("config:"):
+            raise
+        raise InputError(f"config: {path}: {exc}") from None
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -385,7 +420,7 @@ def load(path: str | Path, allow_plugins: Sequence[str] = ()) -> Plan:
     if not isinstance(top["scenario"], list) or not top["scenario"]:
         _fail("scenario", top["scenario"], "must be one or more [[scenario]] tables")
     scenarios, claims, names, designs = [], [], set(), []
-    searches: list[QueryVectors | RecordSpace | None] = []
+    searches: list[Space | None] = []
     for i, sc in enumerate(top["scenario"]):
         p = f"scenario[{i}]"
         if isinstance(sc, Mapping) and "canaries" in sc:  # a one-run (canary) scenario: dpaudit.runs.onerun

@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from dpaudit.claims import from_dict as renyi_from_dict
 from dpaudit.core import InputError
 from dpaudit.engine.bounds import TESTS
 from dpaudit.onerun.curves import CurveClaim
@@ -107,6 +108,22 @@ def _check(rec: dict[str, Any], where: str, source: Any) -> None:
                  f"epsilon_claim {claim:g}")
     elif verdict is None and exact is not None and claim is not None and rec.get("verdict") != "not-applicable":
         fail("exact_verdict", verdict, f"epsilon_exact {exact:g} and epsilon_claim {claim:g} give a white-box verdict")
+    if rec.get("stated_as") is not None:
+        _check_renyi_point(rec, claim, lower, fail)
+
+
+def _check_renyi_point(rec: dict[str, Any], claim: float | None, lower: float | None, fail: Fail) -> None:
+    """A point of a zCDP or RDP claim's curve: its ε_claim is the claim's conversion at its δ
+    (:mod:`dpaudit.claims`), and its empirical verdict is a violation iff ε_lower exceeds it."""
+    stated = renyi_from_dict(rec["stated_as"], field_name="stated_as")
+    if claim is not None:
+        again = stated.epsilon_at(float(rec["delta"]))
+        if not _close(again, claim):
+            fail("epsilon_claim", rec["epsilon_claim"],
+                 f"{stated.label()} implies eps({rec['delta']:g}) = {again:.6g}")
+        decided = rec.get("verdict") in ("pass", "violation") and lower is not None
+        if decided and (rec["verdict"] == "violation") != (lower > claim):
+            fail("verdict", rec["verdict"], f"epsilon_lower {lower:g} against epsilon_claim {claim:g}")
 
 
 # --- one-run (canary) records ------------------------------------------------------------------
