@@ -7,8 +7,8 @@ histograms, quantiles, noisy max, diffprivlib's regression and naive Bayes model
 map, diffprivlib's and python-dp's ``epsilon``).  Every claim is expected to hold: a refutation is a
 finding about that release (exit 1), never an expectation.  Budgets are small (the suite is a
 regression check on two cores, not a search for the last bit of ε): ``samples_factor`` scales the
-run's ``--samples`` to a few ×10⁴ releases per side for the per-call libraries, a few ×10³ fits for
-the models.
+run's ``--samples`` by the cost of one release, from 5·10⁴ releases per side for the fast mechanisms
+to 10³ fits for the models.
 """
 
 from __future__ import annotations
@@ -25,8 +25,11 @@ from dpaudit.libraries import LibraryAudit, from_diffprivlib, from_opendp, from_
 
 __all__ = ["DIFFPRIVLIB", "OPENDP", "PYDP"]
 
-CALLS = 0.05   # × --samples (default 10⁶): 5·10⁴ releases per side for a per-call mechanism
-FITS = 0.002   # 2·10³ fits per side for a diffprivlib model (a fit takes about a millisecond)
+# Budgets as fractions of --samples (default 10⁶ per side), from the CPU time of one release on one core:
+CALLS = 0.05     # 5·10⁴ per side: diffprivlib's mechanisms and python-dp's algorithms (15–50 µs a release)
+EXACT = 0.01     # 10⁴ per side: OpenDP's measurements (about 0.3 ms a release: exact samplers)
+TOOLS = 0.005    # 5·10³ per side: diffprivlib's tools (0.4–1 ms a call)
+FITS = 0.001     # 10³ per side: diffprivlib's models (about 5 ms a fit)
 
 
 def _opendp() -> Any:
@@ -100,8 +103,11 @@ def opendp_scenarios() -> list[Scenario]:
         ("quantile", opendp_quantile, {}, "private median over five candidates"),
         ("noisy-max", functools.partial(opendp_noisy_max, "pure"),
          {"d": np.array([0, 1, 1]), "d_prime": np.array([1, 0, 0])}, "report noisy max of three scores"),
+        ("noisy-max-zcdp", functools.partial(opendp_noisy_max, "zcdp"),
+         {"d": np.array([0, 1, 1]), "d_prime": np.array([1, 0, 0])}, "report noisy max of three scores, zCDP"),
+        ("gaussian-sum-zcdp", functools.partial(opendp_sum, "gaussian"), {}, "Gaussian sum of floats in [0, 1]"),
     ]
-    return [_scenario(name, from_opendp(factory, claim_id=f"opendp/{name}", **pair), CALLS, about)
+    return [_scenario(name, from_opendp(factory, claim_id=f"opendp/{name}", **pair), EXACT, about)
             for name, factory, pair, about in cases]
 
 
@@ -117,11 +123,11 @@ def diffprivlib_objects() -> list[tuple[str, Any, float, str]]:
         ("geometric", mechanisms.Geometric(epsilon=1.0, sensitivity=1), CALLS, "geometric mechanism on a count"),
         ("exponential", mechanisms.Exponential(epsilon=1.0, sensitivity=1.0, utility=[0.0] * 10), CALLS,
          "exponential mechanism over ten candidates"),
-        ("mean", functools.partial(tools.mean, epsilon=1.0, bounds=(0.0, 1.0)), CALLS, "tools.mean of floats"),
-        ("var", functools.partial(tools.var, epsilon=1.0, bounds=(0.0, 1.0)), CALLS, "tools.var of floats"),
-        ("histogram", functools.partial(tools.histogram, epsilon=1.0, bins=4, range=(0.0, 1.0)), CALLS,
+        ("mean", functools.partial(tools.mean, epsilon=1.0, bounds=(0.0, 1.0)), TOOLS, "tools.mean of floats"),
+        ("var", functools.partial(tools.var, epsilon=1.0, bounds=(0.0, 1.0)), TOOLS, "tools.var of floats"),
+        ("histogram", functools.partial(tools.histogram, epsilon=1.0, bins=4, range=(0.0, 1.0)), TOOLS,
          "tools.histogram, four bins"),
-        ("median", functools.partial(tools.median, epsilon=1.0, bounds=(0.0, 1.0)), FITS, "tools.median"),
+        ("median", functools.partial(tools.median, epsilon=1.0, bounds=(0.0, 1.0)), TOOLS, "tools.median"),
         ("linear-regression", models.LinearRegression(epsilon=1.0, bounds_X=(0.0, 1.0), bounds_y=(0.0, 1.0)), FITS,
          "LinearRegression on one feature"),
         ("gaussian-nb", models.GaussianNB(epsilon=1.0, bounds=([0.0], [1.0])), FITS, "GaussianNB on one feature"),
@@ -182,7 +188,9 @@ OPENDP_CLAIMS = tuple(_claim("opendp", "OpenDP", name, f"{what}: {measure} at d_
                           ("laplace-variance", "make_variance (n = 10) >> then_laplace", "ε-DP", 2, "swap"),
                           ("laplace-histogram", "make_count_by_categories >> then_laplace", "ε-DP", 1, "add-remove"),
                           ("quantile", "make_private_quantile", "ε-DP", 1, "add-remove"),
-                          ("noisy-max", "make_noisy_max (L∞ scores)", "ε-DP", 1, "swap")))
+                          ("noisy-max", "make_noisy_max (L∞ scores)", "ε-DP", 1, "swap"),
+                          ("noisy-max-zcdp", "make_noisy_max (L∞ scores, zCDP)", "ρ-zCDP", 1, "swap"),
+                          ("gaussian-sum-zcdp", "make_sum >> then_gaussian", "ρ-zCDP", 1, "add-remove")))
 DIFFPRIVLIB_CLAIMS = tuple(_claim("diffprivlib", "diffprivlib", name, f"{what} is (epsilon, delta)-DP as parametrised",
                                   relation, "unverified", FLOAT_PROOFS)
                            for name, what, relation in (

@@ -32,7 +32,7 @@ LIBRARIES = ("opendp", "diffprivlib", "python-dp")
 
 def _home(obj: Any) -> str:
     inner = obj.func if isinstance(obj, functools.partial) else obj
-    module = inner.__module__ if isinstance(inner, type) or callable(inner) and hasattr(inner, "__name__") else (
+    module = inner.__module__ if isinstance(inner, type) or (callable(inner) and hasattr(inner, "__name__")) else (
         type(inner).__module__)
     return str(module).split(".")[0]
 

@@ -12,7 +12,7 @@ reads them from the object and builds
 * for a **model** (``LinearRegression``, ``GaussianNB``): a fit on an array whose last column is
   the label, releasing the fitted parameters.
 
-Each release rebuilds the object with ``random_state`` drawn from the audit's generator
+Each draw rebuilds the object with a ``random_state`` seeded from the audit's generator
 (:func:`dpaudit.adapters.numpy_random_state`), so the audit is seeded and reproducible, and gives
 each call a fresh ``BudgetAccountant`` (the default one would keep every spend of the audit).
 Relations: tools whose sensitivity divides by the public n (``mean``, ``var``, ``std``, the
@@ -48,31 +48,37 @@ MODELS = ("LinearRegression", "GaussianNB")
 DEFAULT_SIZE = 10  # records of a default pair
 
 
-def _fresh(obj: Any, rng: np.random.Generator, **changes: Any) -> Any:
-    """A copy of the mechanism ``obj`` built from its own parameters, seeded from ``rng``."""
+def _fresh(obj: Any, state: np.random.RandomState, **changes: Any) -> Any:
+    """A copy of the mechanism ``obj`` built from its own parameters, drawing from ``state``."""
     names = [p for p in inspect.signature(type(obj).__init__).parameters if p not in ("self", "random_state")]
     params = {p: getattr(obj, p) for p in names}
-    return type(obj)(**{**params, **changes}, random_state=numpy_random_state(rng))
+    return type(obj)(**{**params, **changes}, random_state=state)
 
 
-def _one(kind: str, obj: Any, data: Any, rng: np.random.Generator) -> Any:
+def _releases(kind: str, obj: Any, data: Any, size: int, state: np.random.RandomState) -> list[Any]:
+    """``size`` releases on ``data``, every draw from ``state`` (one stream: independent releases)."""
     from diffprivlib.accountant import BudgetAccountant  # optional dependency (the libraries extra)
 
     if kind == "mechanism":
-        return _fresh(obj, rng).randomise(data.item() if isinstance(data, np.ndarray) else data)
+        mech = _fresh(obj, state)
+        value = data.item() if isinstance(data, np.ndarray) else data
+        return [mech.randomise(value) for _ in range(size)]
     if kind == "selection":
-        return _fresh(obj, rng, utility=np.asarray(data, dtype=float).tolist()).randomise()
+        mech = _fresh(obj, state, utility=np.asarray(data, dtype=float).tolist())
+        return [mech.randomise() for _ in range(size)]
     if kind == "tool":
-        out = obj(np.asarray(data), random_state=numpy_random_state(rng), accountant=BudgetAccountant())
-        return np.asarray(out[0] if isinstance(out, tuple) else out, dtype=float)
+        outs = [obj(np.asarray(data), random_state=state, accountant=BudgetAccountant()) for _ in range(size)]
+        return [np.asarray(o[0] if isinstance(o, tuple) else o, dtype=float) for o in outs]
     from sklearn.base import clone  # optional dependency (diffprivlib needs it)
 
-    model = clone(obj).set_params(random_state=numpy_random_state(rng), accountant=BudgetAccountant())
     x, y = np.asarray(data)[:, :-1], np.asarray(data)[:, -1]
-    fitted = model.fit(x, y.astype(int) if kind == "classifier" else y)
-    if kind == "classifier":
-        return np.concatenate([fitted.theta_.ravel(), fitted.var_.ravel(), fitted.class_count_.ravel()])
-    return np.concatenate([np.ravel(fitted.coef_), np.ravel(fitted.intercept_)])
+    out = []
+    for _ in range(size):  # a fresh accountant per fit: the default one would keep every spend of the audit
+        fitted = clone(obj).set_params(random_state=state, accountant=BudgetAccountant()).fit(
+            x, y.astype(int) if kind == "classifier" else y)
+        out.append(np.concatenate([fitted.theta_.ravel(), fitted.var_.ravel(), fitted.class_count_.ravel()])
+                   if kind == "classifier" else np.concatenate([np.ravel(fitted.coef_), np.ravel(fitted.intercept_)]))
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +91,7 @@ class DiffprivlibRelease:
     seeded: bool = True
 
     def sample(self, data: Any, size: int, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray([_one(self.kind, self.obj, data, rng) for _ in range(size)])
+        return np.asarray(_releases(self.kind, self.obj, data, size, numpy_random_state(rng)))
 
 
 def _claim(epsilon: Any, delta: Any, relation: str, claim_id: str, where: str) -> Guarantee:

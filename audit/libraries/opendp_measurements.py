@@ -7,7 +7,8 @@ measure.  :func:`from_opendp` reads all three from the measurement and converts 
 * ``MaxDivergence`` → ε-DP (δ = 0);
 * ``Approximate<MaxDivergence>`` (fixed smoothed max divergence) → one (ε, δ) point;
 * ``SmoothedMaxDivergence`` (a privacy profile δ ↦ ε(δ)) → the points (ε(δ), δ) at ``deltas``;
-* ``ZeroConcentratedDivergence`` → ρ-zCDP (:class:`dpaudit.claims.ZCDP`);
+* ``ZeroConcentratedDivergence`` → ρ-zCDP (:class:`dpaudit.claims.ZCDP`, audited through the (ε, δ)
+  curve it implies by Canonne, Kamath and Steinke 2020, Prop. 12);
 * ``Approximate<ZeroConcentratedDivergence>`` with δ = 0 → ρ-zCDP as well.
 
 Neighbours by input metric: ``SymmetricDistance`` / ``InsertDeleteDistance`` (one record added or
@@ -29,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit.adapters import from_factory, per_call
+from dpaudit.claims import ZCDP
 from dpaudit.core import Guarantee, InputError, Relation
 from dpaudit.libraries.common import LibraryAudit, library_version, load_library
 from dpaudit.neighbors import Pair
@@ -87,19 +89,13 @@ def opendp_distance(metric: str, d: Any, d_prime: Any) -> float:
 def _d_in(measurement: Any, distance: float) -> Any:
     """``distance`` in the metric's distance type (integers rounded up: never a smaller d_in)."""
     kind = str(measurement.input_metric.distance_type)
-    return int(math.ceil(distance)) if kind[0] in "iu" else float(distance)
+    return math.ceil(distance) if kind[0] in "iu" else float(distance)
 
 
 def _relation(metric: str, d: Any, d_prime: Any) -> str:
     if metric in ("SymmetricDistance", "InsertDeleteDistance") and len(_plain(d)) != len(_plain(d_prime)):
         return Relation.ADD_REMOVE.value
     return Relation.SWAP.value
-
-
-def _zcdp(rho: float, **fields: Any) -> Any:
-    from dpaudit.claims import ZCDP  # the Rényi claims: imported where a zCDP measure needs them
-
-    return ZCDP(rho, **fields)
 
 
 def opendp_claims(measurement: Any, d_in: Any, *, relation: str, deltas: Sequence[float] = (1e-6,),
@@ -120,14 +116,14 @@ def opendp_claims(measurement: Any, d_in: Any, *, relation: str, deltas: Sequenc
         return tuple(Guarantee(epsilon=float(value.epsilon(delta)), delta=float(delta), **fields)
                      for delta in deltas), reading
     if measure == "ZeroConcentratedDivergence":
-        return (_zcdp(float(value), **fields),), reading
+        return (ZCDP(float(value), **fields),), reading
     first, delta = value
     if measure == "Approximate<MaxDivergence>":
         return (Guarantee(epsilon=float(first), delta=float(delta), **fields),), reading
     if delta != 0:
         raise InputError(f"output measure {measure} with delta = {delta} (approximate zCDP) cannot be converted "
                          f"to a dpaudit claim: supported are {', '.join(MEASURES)} (the last with delta = 0)")
-    return (_zcdp(float(first), **fields),), reading
+    return (ZCDP(float(first), **fields),), reading
 
 
 def _typed(element: Any, value: float) -> Any:
@@ -200,7 +196,7 @@ def from_opendp(measurement: Any, *, d: Any = None, d_prime: Any = None, deltas:
     d_in = _d_in(meas, distance)
     pair = Pair(pair.d, pair.d_prime, f"{pair.description}; {metric} d_in = {d_in}", pair.relation)
     claims, reading = opendp_claims(meas, d_in, relation=pair.relation, deltas=deltas, claim_id=claim_id)
-    label = name or f"opendp-{metric}-{str(meas.output_measure.type)}"
+    label = name or f"opendp-{metric}-{meas.output_measure.type!s}"
     if factory is None:
         mech: Any = per_call(lambda data: release(meas, data), name=label, n_jobs=1)
     else:
