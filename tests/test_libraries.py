@@ -176,3 +176,29 @@ def test_a_missing_library_names_the_extra(monkeypatch):
         load_library("pydp", "python-dp")
     with pytest.raises(InputError, match="python-dp is not installed"):
         from_pydp(functools.partial(print))
+
+
+def test_the_suites_claims_are_registered_under_the_relations_they_are_emitted_under():
+    from dpaudit import catalog
+
+    registry = catalog.claims()
+    scenarios = catalog.suite("libraries")
+    assert {sc.name.split("-")[0] for sc in scenarios} == {"opendp", "diffprivlib", "python"}
+    for sc in scenarios:
+        assert set(sc.expected) <= set(registry) and set(sc.expected.values()) == {"pass"}
+        for claim in sc.claims:
+            assert claim.relation in registry[claim.claim_id].relations, (sc.name, claim.relation)
+        assert sc.name.startswith(("opendp-0.16.0-", "diffprivlib-0.6.6-", "python-dp-1.1.5-"))
+
+
+def test_a_missing_library_stops_the_suite_with_exit_2(monkeypatch):
+    from dpaudit import catalog
+    from tests.clirun import in_process
+
+    monkeypatch.setitem(sys.modules, "pydp", None)
+    catalog._built.cache_clear()  # the suite is built once per process: build it again without pydp
+    try:
+        run = in_process("run", "--suite", "libraries", "--family", "python-dp")
+    finally:
+        catalog._built.cache_clear()
+    assert run.returncode == 2 and "python-dp is not installed" in run.stderr and "dpaudit[libraries]" in run.stderr
