@@ -136,7 +136,8 @@ def diffprivlib_objects() -> list[tuple[str, Any, float, str]]:
 
 def diffprivlib_scenarios() -> list[Scenario]:
     """diffprivlib's mechanisms, tools and models, each against its own ``epsilon`` (and ``delta``)."""
-    pairs = {"exponential": {"d": np.array([0.0] + [1.0] * 9), "d_prime": np.array([1.0] + [0.0] * 9)}}
+    pairs: dict[str, dict[str, Any]] = {
+        "exponential": {"d": np.array([0.0] + [1.0] * 9), "d_prime": np.array([1.0] + [0.0] * 9)}}
     return [_scenario(name, from_diffprivlib(obj, claim_id=f"diffprivlib/{name}", **pairs.get(name, {})), factor,
                       about) for name, obj, factor, about in diffprivlib_objects()]
 

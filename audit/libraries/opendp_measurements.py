@@ -108,8 +108,8 @@ def opendp_claims(measurement: Any, d_in: Any, *, relation: str, deltas: Sequenc
                          f"supported are {', '.join(MEASURES)}")
     value = measurement.map(d_in)
     reading = f"map({d_in}) under {measure} = {value}"
-    fields = {"relation": relation, "source": source or f"OpenDP {library_version('opendp')} privacy map",
-              "claim_id": claim_id}
+    fields: dict[str, Any] = {"relation": relation, "claim_id": claim_id,
+                              "source": source or f"OpenDP {library_version('opendp')} privacy map"}
     if measure == "MaxDivergence":
         return (Guarantee(epsilon=float(value), **fields),), reading
     if measure == "SmoothedMaxDivergence":
