@@ -92,6 +92,6 @@ def test_the_libraries_suite_states_every_verdict_and_reports_its_findings(tmp_p
     assert {s["family"]["name"] for s in payload["scenarios"]} == {"opendp", "diffprivlib", "python-dp"}
     assert all(r["finding"] for r in records.values()) and len(records) == len(payload["scenarios"])
     laplace = records["diffprivlib/laplace"]
-    assert laplace["finding"].startswith("refuted") and laplace["expected"] == "pass"
+    assert laplace["finding"].startswith("refuted") and laplace["expected_verdict"] == "pass"
     assert "diffprivlib-0.6.6-laplace" in run.stdout and "UNEXPECTED violation" in run.stdout
     assert "witness:" in run.stdout
