@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # extra -> a module it installs (the test runs a block only where the module imports)
 EXTRA_MODULES = {"report": "reportlab", "dask": "distributed", "onerun": "dp_accounting", "opendp": "opendp",
-                 "opacus": "opacus", "test": "pytest", "docs": "sphinx"}
+                 "opacus": "opacus", "test": "pytest", "docs": "sphinx", "libraries": "pydp"}
 
 _NEEDS = re.compile(r"#\s*needs (?:the (?P<extra>[\w-]+) extra|(?P<package>[\w-]+))\b[^:]*:")
 _MD_FENCE = re.compile(r"^```(?P<lang>\w+)\n(?P<code>.*?)^```", flags=re.S | re.M)

@@ -64,6 +64,8 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_kl_rlhf.py": "statistical",
     "test_layout.py": "unit",
     "test_library_adapters.py": "unit",
+    "test_libraries.py": "unit",
+    "test_libraries_suite.py": "statistical",
     "test_list_hints.py": "cli",
     "test_list_plan_json.py": "cli",
     "test_memory_budgets.py": "unit",

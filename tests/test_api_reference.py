@@ -12,7 +12,7 @@ import pytest
 from tests.docexamples import ROOT
 
 API = (ROOT / "docs" / "api.rst").read_text(encoding="utf-8")
-PUBLIC = ("dpaudit", "dpaudit.testing", "dpaudit.onerun", "dpaudit.adapters", "dpaudit.neighbors",
+PUBLIC = ("dpaudit", "dpaudit.testing", "dpaudit.onerun", "dpaudit.adapters", "dpaudit.libraries", "dpaudit.neighbors",
           "dpaudit.mechanisms.base")
 DIRECTIVE = re.compile(r"^\.\. auto(?P<kind>\w+):: (?P<target>[\w.]+)\n(?P<options>(?:   :.*\n)*)", flags=re.M)
 

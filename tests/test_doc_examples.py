@@ -39,8 +39,12 @@ def test_the_pages_hold_examples():
     assert {b.path.name for b in RUNNABLE} >= {"README.md", "guide.rst", "pytest.rst"}
 
 
-# OpenDP draws one output per call into its native library (about 20 s of CPU per 10^5): slow tier
-@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if b.needs == ("extra", "opendp") else b
+# OpenDP draws one output per call into its native library (about 20 s of CPU per 10^5): slow tier; the
+# libraries extra's examples drive OpenDP too
+SLOW_EXTRAS = (("extra", "opendp"), ("extra", "libraries"))
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if b.needs in SLOW_EXTRAS else b
                                    for b in RUNNABLE], ids=[b.where for b in RUNNABLE])
 def test_python_example_runs_as_pasted(block, tmp_path):
     if block.module is not None and importlib.util.find_spec(block.module) is None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from typing import Any
 
-from dpaudit.catalog import alignment, classic, kl, policy_optimization, training
+from dpaudit.catalog import alignment, classic, kl, libraries, policy_optimization, training
 from dpaudit.catalog import onerun as _onerun
 from dpaudit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
 from dpaudit.core import Claim, Document, InputError
@@ -52,10 +52,12 @@ __all__ = [
 
 ENTRY_POINT_GROUP = "dpaudit.families"
 BUILTIN: tuple[Family, ...] = (classic.FAMILY, kl.FAMILY, policy_optimization.FAMILY, alignment.FAMILY,
-                                training.FAMILY)
+                                training.FAMILY, libraries.OPENDP, libraries.DIFFPRIVLIB, libraries.PYDP)
 # ``onerun`` holds one-run (canary) scenarios only (:func:`onerun_suite`); the default suite holds
 # the families' small one-run fixtures beside its multi-run scenarios.
-SUITES = ("default", "full", "errata", "onerun")
+# ``libraries`` holds the DP libraries' own mechanisms (dpaudit.catalog.libraries): building it needs the
+# ``libraries`` extra, so nothing builds it but a run or a listing that asks for it.
+SUITES = ("default", "full", "errata", "onerun", "libraries")
 # Suites run with the sequential rule unless told otherwise: their budgets are ceilings, spent only
 # until each refutation is certified.
 SEQUENTIAL_SUITES = ("errata",)
@@ -106,7 +108,7 @@ def mechanism_claims(name: str) -> list[Claim]:
     entry = mechanisms()[name]
     registry = claims()
     ids = {cid for cid in entry.claims if cid in registry}
-    for sc in (sc for suite_name in SUITES for sc in suite(suite_name)):
+    for sc in (sc for suite_name in SUITES if suite_name != "libraries" for sc in suite(suite_name)):
         if getattr(sc.mechanism, "name", None) == name:
             ids.update(cid for cid in sc.expected if cid in registry)
             ids.update(c.claim_id for c in sc.claims or () if c.claim_id in registry)
@@ -151,13 +153,16 @@ def _chosen(name: str, only: Sequence[str]) -> list[Family]:
 def suite(name: str, only: Sequence[str] = ()) -> list[Scenario]:
     """The multi-run scenarios of a built-in suite: ``default`` holds every family's scenarios, ``full``
     adds every family's extended (slow) ones, ``errata`` holds every family's witnesses of its refuted
-    printed claims at the budgets they need, ``onerun`` none (:func:`onerun_suite`); ``only`` keeps
+    printed claims at the budgets they need, ``libraries`` the DP libraries' own mechanisms at their
+    installed versions (it needs the ``libraries`` extra), ``onerun`` none (:func:`onerun_suite`); ``only`` keeps
     the named families."""
     chosen = _chosen(name, only)
     if name == "onerun":
         return []
     if name == "errata":
         return [sc for f in chosen for sc in _built(f.errata)]
+    if name == "libraries":
+        return [sc for f in chosen for sc in _built(f.libraries)]
     out = [sc for f in chosen for sc in _built(f.scenarios)]
     if name == "full":
         out += [sc for f in chosen for sc in _built(f.extended)]

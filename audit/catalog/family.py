@@ -216,6 +216,9 @@ class Family:
     claims: Sequence[Claim] = ()
     onerun: Callable[[], list[CanaryDesign]] = list
     onerun_fixtures: Callable[[], list[CanaryDesign]] = list
+    # ``--suite libraries``: a third-party DP library's own mechanisms against its own claims
+    # (dpaudit.catalog.libraries); building them needs the library (the ``libraries`` extra).
+    libraries: Callable[[], list[Scenario]] = list
 
 
 def entry(cls: type, about: str = "", help: Mapping[str, str] | None = None,

@@ -14,7 +14,7 @@ from dpaudit import catalog
 from dpaudit.catalog import SUITES
 from dpaudit.cli.common import EXIT_OK
 from dpaudit.cli.parser import UsageError, program_name
-from dpaudit.core import did_you_mean
+from dpaudit.core import InputError, did_you_mean
 from dpaudit.engine.results import dumps
 
 LIST_SCHEMA_VERSION = 1
@@ -80,8 +80,10 @@ def _list_all(width: int = 100) -> str:
     out.append("Families (a third-party one joins through the dpaudit.families entry point):")
     for family in catalog.families():
         out.append("  " + textwrap.shorten(f"[{family.name}] {family.about}", width=width - 2, placeholder=" …"))
-    # one-run designs are counted where cheap to build (the onerun suite's take seconds: named, not counted)
-    sizes = ", ".join("onerun" if suite == "onerun" else f"{suite} ({len(catalog.suite(suite))}"
+    # one-run designs are counted where cheap to build (the onerun suite's take seconds: named, not counted);
+    # the libraries suite needs the libraries extra to be built: named, with the extra
+    sizes = ", ".join("onerun" if suite == "onerun" else "libraries (needs the libraries extra)" if suite == "libraries"
+                      else f"{suite} ({len(catalog.suite(suite))}"
                       + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
     out.append(f"Suites ({prog} run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
@@ -115,8 +117,19 @@ def catalog_document() -> dict[str, Any]:
                 for family in catalog.families()]
     suites = {suite: [{"name": sc.name, "about": sc.about, "pair": sc.pair.description,
                        "relation": sc.pair.relation, "expected": dict(sc.expected)} for sc in catalog.suite(suite)]
-              + [_onerun_entry(design) for design in catalog.onerun_suite(suite)] for suite in SUITES}
+              + [_onerun_entry(design) for design in catalog.onerun_suite(suite)] for suite in SUITES
+              if suite != "libraries" or libraries_installed()}
     return {"schema": LIST_SCHEMA_VERSION, "families": families, "suites": suites, "sweeps": list(catalog.sweeps())}
+
+
+def libraries_installed() -> bool:
+    """Whether the libraries suite can be built here (its extra is installed): ``list --json`` lists
+    its scenarios then, and leaves the suite out otherwise."""
+    try:
+        catalog.suite("libraries")
+    except InputError:
+        return False
+    return True
 
 
 def _onerun_entry(design: Any) -> dict[str, Any]:

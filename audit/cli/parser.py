@@ -17,7 +17,7 @@ from dpaudit.engine.paths import path_problem
 # The closed sets the flags take, written out so that `--help` and `--version` import no numpy and
 # no catalog (tests/test_cli_startup.py holds them equal to dpaudit.catalog.SUITES and
 # dpaudit.core.RELATIONS).
-SUITES = ("default", "full", "errata", "onerun")
+SUITES = ("default", "full", "errata", "onerun", "libraries")
 RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
 # The subcommands in the one order the usage line, the help's list and the "no command" message give.
 COMMANDS = ("run", "list", "report", "plan", "bench", "summary", "sweep")
