@@ -13,7 +13,7 @@ to the user's dataset, rebuilds the loader with the library's own class at the e
 the engine was made with ``poisson_sampling=False``), installs the canaries' hook on the optimizer
 (:mod:`.opacus_canaries`) and calls ``train``.  The claims are the engine's own, read after the run
 (:func:`~dpaudit.pipelines.opacus_setting.accountant_claims`); the rule is fixed in advance
-(:data:`~dpaudit.catalog.designs.dpsgd.RULE`, k₊ = k₋ = 50).  White-box scores are the Poisson
+(:func:`rule_for`: k₊ = k₋ = 5 % of the canaries, the white-box design's 50 at m = 1000).  White-box scores are the Poisson
 likelihood-ratio statistic at the claimed σ, q and C (:func:`~dpaudit.catalog.designs.dpsgd.whitebox_score`);
 when every step's per-sample gradients left the canary coordinates untouched, the isolated-canary
 test is attached with its threshold planned from the claim.
@@ -35,6 +35,7 @@ from dpaudit.onerun.bound import bound_record
 from dpaudit.onerun.game import CanaryGame
 from dpaudit.onerun.isolated import isolated_bound
 from dpaudit.onerun.result import OneRunResult
+from dpaudit.onerun.rules import Fixed
 from dpaudit.pipelines.opacus_canaries import (
     CanaryCoordinates,
     Injector,
@@ -46,7 +47,7 @@ from dpaudit.pipelines.opacus_canaries import (
 from dpaudit.pipelines.opacus_faults import Fault
 from dpaudit.pipelines.opacus_setting import EngineSetting, accountant_claims, accountant_steps, read_setting
 
-__all__ = ["KINDS", "OpacusAudit", "attach"]
+__all__ = ["KINDS", "OpacusAudit", "attach", "rule_for"]
 
 KINDS = ("gradient", "input")
 
@@ -101,7 +102,7 @@ class OpacusAudit:
                            list(range(self.m)))
         record.verify()
         claims = accountant_claims(self.engine, delta=self.delta)
-        result = bound_record(record, rule=RULE, deltas=(self.delta,), confidence=self.confidence, claims=claims)
+        result = bound_record(record, rule=rule_for(self.m), deltas=(self.delta,), confidence=self.confidence, claims=claims)
         result = dataclasses.replace(result, secret_source=record.secret_source)
         return self._with_isolated(result, claims, last)
 
@@ -210,6 +211,13 @@ class OpacusAudit:
             self.model.train()
         require(bool(np.all(np.isfinite(out))), "loss", "<non-finite>", "must give a finite loss for every canary")
         return out
+
+
+def rule_for(m: int) -> Fixed:
+    """The guessing rule, fixed before any run: the white-box design's fractions (k₊ = k₋ = 5 % of
+    the canaries, :data:`~dpaudit.catalog.designs.dpsgd.RULE` at m = 1000), at least one guess each."""
+    k = max(1, round(m * RULE.k_plus / 1000))
+    return Fixed(k_plus=k, k_minus=k)
 
 
 def _call_train(train: Callable[..., Any], model: Any, optimizer: Any, loader: Any) -> None:

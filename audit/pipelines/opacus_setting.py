@@ -63,6 +63,9 @@ def _check_types(engine: Any, model: Any, optimizer: Any, data_loader: Any) -> N
             "must be the optimizer make_private returned (an opacus DPOptimizer)")
     require(isinstance(data_loader, DataLoader), "data_loader", type(data_loader).__name__,
             "must be the data loader make_private returned (a torch DataLoader)")
+    for p in model.parameters():  # canaries are written into and read from the parameters' own tensors
+        require(p.device.type != "meta", "model", f"<parameter on {p.device}>",
+                "must have its parameters on a real device: gradient canaries are written into and read from them")
     own = {id(p) for p in model.parameters()}
     require(all(id(p) in own for p in optimizer.params), "optimizer", "<parameters>",
             "must optimise the parameters of the given model (make_private's model and optimizer go together)")
