@@ -36,7 +36,7 @@ def _attach(engine, model, optimizer, loader, **kwargs):
 def test_objects_not_made_by_the_engine_are_refused():
     engine, model, optimizer, loader = _pipeline()
     plain = torch.nn.Linear(14, 1)
-    with pytest.raises(InputError, match="model = 'Linear'.*make_private returned"):
+    with pytest.raises(InputError, match=r"model = 'Linear'.*make_private returned"):
         _attach(engine, plain, optimizer, loader)
     with pytest.raises(InputError, match="optimizer = 'SGD'"):
         _attach(engine, model, torch.optim.SGD(model.parameters(), lr=0.1), loader)
@@ -52,9 +52,9 @@ def test_objects_not_made_by_the_engine_are_refused():
 
 def test_more_canaries_than_data_and_than_coordinates_are_refused():
     engine, model, optimizer, loader = _pipeline()
-    with pytest.raises(InputError, match="canaries = 41 .*dataset's size \\(40 records\\)"):
+    with pytest.raises(InputError, match=r"canaries = 41 .*dataset's size \(40 records\)"):
         _attach(engine, model, optimizer, loader, canaries=41)
-    with pytest.raises(InputError, match="canaries = 30 .*one coordinate each: the model has 14"):
+    with pytest.raises(InputError, match=r"canaries = 30 .*one coordinate each: the model has 14"):
         _attach(engine, model, optimizer, loader, canaries=30)
     with pytest.raises(InputError, match="parameter = 'nope'"):
         _attach(engine, model, optimizer, loader, parameter="nope")
@@ -74,7 +74,7 @@ def test_a_loop_that_raises_or_steps_without_the_loader_is_refused():
     def broken(model, optimizer, data_loader):
         raise RuntimeError("boom")
 
-    with pytest.raises(InputError, match="train = .*broken.* raised RuntimeError: boom"):
+    with pytest.raises(InputError, match=r"train = .*broken.* raised RuntimeError: boom"):
         _attach(engine, model, optimizer, loader).run(broken)
 
     def own_batches(model, optimizer, data_loader):
@@ -85,7 +85,7 @@ def test_a_loop_that_raises_or_steps_without_the_loader_is_refused():
 
     with pytest.raises(InputError, match="stepped without a batch from the audited data loader"):
         _attach(engine, model, optimizer, loader).run(own_batches)
-    with pytest.raises(InputError, match="train = .*must be the training loop"):
+    with pytest.raises(InputError, match=r"train = .*must be the training loop"):
         _attach(engine, model, optimizer, loader).run("not a loop")
 
 

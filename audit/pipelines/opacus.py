@@ -13,7 +13,8 @@ to the user's dataset, rebuilds the loader with the library's own class at the e
 the engine was made with ``poisson_sampling=False``), installs the canaries' hook on the optimizer
 (:mod:`.opacus_canaries`) and calls ``train``.  The claims are the engine's own, read after the run
 (:func:`~dpaudit.pipelines.opacus_setting.accountant_claims`); the rule is fixed in advance
-(:func:`rule_for`: k₊ = k₋ = 5 % of the canaries, the white-box design's 50 at m = 1000).  White-box scores are the Poisson
+(:func:`rule_for`: k₊ = k₋ = 5 % of the canaries, the white-box design's 50 at
+m = 1000).  White-box scores are the Poisson
 likelihood-ratio statistic at the claimed σ, q and C (:func:`~dpaudit.catalog.designs.dpsgd.whitebox_score`);
 when every step's per-sample gradients left the canary coordinates untouched, the isolated-canary
 test is attached with its threshold planned from the claim.
@@ -92,8 +93,8 @@ class OpacusAudit:
         """Play the canary game: ``runs`` training runs of ``train(model, optimizer, data_loader)``
         (one for gradient canaries), each from the state ``attach`` saw; bound the scores against the
         engine's accountant.  ``seed`` seeds torch's and the loader's randomness only."""
-        require(callable(train), "train", train, "must be the training loop, callable as train(model, optimizer, "
-                "data_loader)")
+        require(callable(train), "train", train,
+                "must be the training loop, callable as train(model, optimizer, data_loader)")
         require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
                 "must be an integer >= 1")
         last = _LastRun()
@@ -102,7 +103,8 @@ class OpacusAudit:
                            list(range(self.m)))
         record.verify()
         claims = accountant_claims(self.engine, delta=self.delta)
-        result = bound_record(record, rule=rule_for(self.m), deltas=(self.delta,), confidence=self.confidence, claims=claims)
+        result = bound_record(record, rule=rule_for(self.m), deltas=(self.delta,), confidence=self.confidence,
+                              claims=claims)
         result = dataclasses.replace(result, secret_source=record.secret_source)
         return self._with_isolated(result, claims, last)
 

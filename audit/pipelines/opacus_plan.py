@@ -51,7 +51,8 @@ class FaultPlan:
 
     def describe(self) -> str:
         if self.canaries is None:
-            return f"({self.fault}) not caught with probability 0.9 at any m up to {LADDER[-1]} (power {self.power:.2f})"
+            return (f"({self.fault}) not caught with probability 0.9 at any m up to {LADDER[-1]} "
+                    f"(power {self.power:.2f})")
         return f"({self.fault}) {self.canaries} gradient canaries, 1 run (power {self.power:.2f})"
 
 
