@@ -46,7 +46,13 @@ from dpaudit.pipelines.opacus_canaries import (
     check_device,
 )
 from dpaudit.pipelines.opacus_faults import Fault
-from dpaudit.pipelines.opacus_setting import EngineSetting, accountant_claims, accountant_steps, read_setting
+from dpaudit.pipelines.opacus_setting import (
+    EngineSetting,
+    accountant_claims,
+    accountant_steps,
+    planned_claims,
+    read_setting,
+)
 
 __all__ = ["KINDS", "OpacusAudit", "attach", "rule_for"]
 
@@ -107,6 +113,23 @@ class OpacusAudit:
                               claims=claims)
         result = dataclasses.replace(result, secret_source=record.secret_source)
         return self._with_isolated(result, claims, last)
+
+    def plan(self, *, steps: int, faults: Sequence[Fault], echo: Callable[[str], Any] | None = print) -> Any:
+        """How many gradient canaries (one run) catch each of ``faults`` with probability >= 0.9
+        (:func:`~dpaudit.pipelines.opacus_plan.plan_faults`, at the claimed setting and ``steps``);
+        each line is passed to ``echo`` (printed by default) before any training."""
+        from dpaudit.pipelines.opacus_plan import plan_faults
+
+        s = self.setting
+        claims = planned_claims(s, steps=steps, delta=self.delta)
+        plans = plan_faults(sigma=s.noise_multiplier, q=s.sample_rate, steps=steps, n=s.dataset_size,
+                            claims=claims, faults=faults, delta=self.delta)
+        if echo is not None:
+            echo(f"plan: sigma={s.noise_multiplier:g}, q={s.sample_rate:g}, T={steps}, claim eps="
+                 f"{claims[0].epsilon:.3g} at delta={self.delta:g} (Opacus's {s.accountant} accountant)")
+            for p in plans:
+                echo("  " + p.describe())
+        return plans
 
     def _scorer(self) -> Callable[[PipelineOutput, Sequence[Any]], np.ndarray]:
         s = self.setting

@@ -30,6 +30,15 @@ import numpy as np
 from dpaudit.core import Guarantee, require
 from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim
+from dpaudit.pipelines.opacus_faults import (
+    ClipAboveNoise,
+    Fault,
+    NormMisses,
+    Oversampled,
+    PartialNoise,
+    RealisedNormalisation,
+    ShuffledBatches,
+)
 
 __all__ = ["GAMES", "LADDER", "PLAN_SEED", "FaultPlan", "plan_faults", "simulate_scores"]
 
@@ -56,37 +65,44 @@ class FaultPlan:
         return f"({self.fault}) {self.canaries} gradient canaries, 1 run (power {self.power:.2f})"
 
 
-def _law(fault: str, steps: int, q: float, sigma: float, n: int, rng: np.random.Generator,
+def _shape_of(fault: Fault | None) -> tuple[float, float, float, float]:
+    """(canary amplitude after clipping, rate factor, noisy fraction, noise factor off it), in units of C."""
+    amp, rate, noisy, off = 1.0, 1.0, 1.0, 1.0
+    if isinstance(fault, ClipAboveNoise):
+        amp = min(AMPLITUDE, fault.factor)
+    elif isinstance(fault, PartialNoise):
+        noisy, off = fault.noisy, fault.factor
+    elif isinstance(fault, Oversampled):
+        rate = fault.factor
+    elif isinstance(fault, NormMisses):
+        amp = AMPLITUDE
+    return amp, rate, noisy, off
+
+
+def _law(fault: Fault | None, steps: int, q: float, sigma: float, n: int, rng: np.random.Generator,
          included: bool) -> np.ndarray:
     """x (T × POOL) of one fault's canary coordinate, in units of C."""
     shape = (steps, POOL)
-    noise = np.full(steps, sigma)
-    amp, rate = 1.0, q
-    if fault == "a":
-        amp = min(AMPLITUDE, 2.0)
-    elif fault == "b":
-        noise[(np.floor((np.arange(steps) + 1) * 0.5) == np.floor(np.arange(steps) * 0.5))] = 0.0
-    elif fault == "c":
-        rate = min(1.0, 2.0 * q)
-    elif fault == "e":
-        amp = AMPLITUDE
-    if fault == "d":
+    amp, rate, noisy, off = _shape_of(fault)
+    t = np.arange(steps)
+    noise = np.where(np.floor((t + 1) * noisy) > np.floor(t * noisy), sigma, off * sigma)
+    if isinstance(fault, ShuffledBatches):
         per = max(1, round(1.0 / q))
         b = np.zeros(shape)
         for start in range(0, steps, per):
             width = min(per, steps - start)
             b[start + rng.integers(0, width, POOL), np.arange(POOL)] = 1.0
     else:
-        b = (rng.random(shape) < rate).astype(float)
+        b = (rng.random(shape) < min(1.0, rate * q)).astype(float)
     x = amp * b * float(included) + noise[:, None] * rng.standard_normal(shape)
-    if fault == "f":
+    if isinstance(fault, RealisedNormalisation):
         x *= (q * n) / np.maximum(1.0, 1.0 + rng.binomial(n, q, size=(steps, 1)))
     return x
 
 
-def simulate_scores(fault: str, *, sigma: float, q: float, steps: int, n: int,
+def simulate_scores(fault: Fault | None, *, sigma: float, q: float, steps: int, n: int,
                     seed: int = PLAN_SEED) -> tuple[np.ndarray, np.ndarray]:
-    """Pools of in and out scores (POOL each) under ``fault`` ("none" for the correct pipeline)."""
+    """Pools of in and out scores (POOL each) under ``fault`` (None: the correct pipeline)."""
     rng = np.random.default_rng(seed)
 
     def score(x: np.ndarray) -> np.ndarray:
@@ -109,19 +125,22 @@ def _power(pools: tuple[np.ndarray, np.ndarray], m: int, claims: Sequence[Guaran
 
 
 def plan_faults(*, sigma: float, q: float, steps: int, n: int, claims: Sequence[Guarantee | CurveClaim],
-                delta: float = 1e-5, faults: Sequence[str] = ("a", "b", "c", "d", "e", "f")) -> tuple[FaultPlan, ...]:
-    """For each fault, the smallest m of :data:`LADDER` whose simulated power is ≥ 0.9."""
+                faults: Sequence[Fault], delta: float = 1e-5) -> tuple[FaultPlan, ...]:
+    """For each fault (an :mod:`~dpaudit.pipelines.opacus_faults` wrapper with its parameters), the
+    smallest m of :data:`LADDER` whose simulated power is >= 0.9."""
     require(isinstance(steps, int) and steps >= 1, "steps", steps, "must be an integer >= 1")
     require(isinstance(n, int) and n >= 1, "n", n, "must be an integer >= 1")
     plans = []
     for fault in faults:
+        require(isinstance(fault, Fault) and fault.sees_canaries, "faults", fault,
+                "must be faults (a)-(f) of dpaudit.pipelines.opacus_faults")
         pools = simulate_scores(fault, sigma=sigma, q=q, steps=steps, n=n)
-        rng = np.random.default_rng([PLAN_SEED, ord(fault[0])])
+        rng = np.random.default_rng([PLAN_SEED, ord(fault.letter)])
         found, power = None, 0.0
         for m in LADDER:
             power = _power(pools, m, claims, delta, rng)
             if power >= 0.9:
                 found = m
                 break
-        plans.append(FaultPlan(fault=fault, canaries=found, power=power))
+        plans.append(FaultPlan(fault=f"{fault.letter}: {fault!r}", canaries=found, power=power))
     return tuple(plans)

@@ -21,7 +21,7 @@ from typing import Any
 from dpaudit.core import Guarantee, InputError, require
 from dpaudit.onerun.curves import CurveClaim
 
-__all__ = ["EngineSetting", "accountant_claims", "accountant_steps", "read_setting"]
+__all__ = ["EngineSetting", "accountant_claims", "accountant_steps", "planned_claims", "read_setting"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +120,23 @@ def accountant_claims(engine: Any, *, delta: float) -> tuple[Guarantee | CurveCl
     if all(float(h[0]) == sigma and float(h[1]) == q for h in history):
         claims.append(accountant_curve(round(sigma, 9), round(q, 12), steps, claim_id="opacus/pld-curve"))
     return tuple(claims)
+
+
+def planned_claims(setting: EngineSetting, *, steps: int, delta: float) -> tuple[Guarantee | CurveClaim, ...]:
+    """The claims the engine's accountant will make after ``steps`` steps at the claimed σ and q
+    (a fresh accountant of the engine's kind, told the same history), for planning before the run."""
+    from opacus.accountants import create_accountant  # optional dependency (the opacus extra)
+
+    from dpaudit.catalog.designs.dpsgd import accountant_curve
+
+    require(isinstance(steps, int) and steps >= 1, "steps", steps, "must be an integer >= 1")
+    acc = create_accountant(setting.accountant)
+    acc.history = [(setting.noise_multiplier, setting.sample_rate, steps)]
+    eps = float(acc.get_epsilon(delta=delta))
+    sigma, q = round(setting.noise_multiplier, 9), round(setting.sample_rate, 12)
+    return (Guarantee(epsilon=eps, delta=delta, claim_id=f"opacus/{setting.accountant}-accountant",
+                      source=f"Opacus's {setting.accountant} accountant at sigma={sigma:.4g}, q={q:.4g}, T={steps}"),
+            accountant_curve(sigma, q, steps, claim_id="opacus/pld-curve"))
 
 
 def accountant_steps(engine: Any) -> int:
