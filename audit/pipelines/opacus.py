@@ -13,7 +13,7 @@ to the user's dataset, rebuilds the loader with the library's own class at the e
 the engine was made with ``poisson_sampling=False``), installs the canaries' hook on the optimizer
 (:mod:`.opacus_canaries`) and calls ``train``.  The claims are the engine's own, read after the run
 (:func:`~dpaudit.pipelines.opacus_setting.accountant_claims`); the rule is fixed in advance
-(:func:`rule_for`: k₊ = k₋ = 5 % of the canaries, the white-box design's 50 at
+(:func:`~dpaudit.pipelines.opacus_plan.rule_for`: k₊ = k₋ = 5 % of the canaries, the white-box design's 50 at
 m = 1000).  White-box scores are the Poisson
 likelihood-ratio statistic at the claimed σ, q and C (:func:`~dpaudit.catalog.designs.dpsgd.whitebox_score`);
 when every step's per-sample gradients left the canary coordinates untouched, the isolated-canary
@@ -30,13 +30,12 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.catalog.designs.dpsgd import ISOLATION_REASON, RULE, planned_threshold, whitebox_score
+from dpaudit.catalog.designs.dpsgd import ISOLATION_REASON, planned_threshold, whitebox_score
 from dpaudit.core import InputError, require
 from dpaudit.onerun.bound import bound_record
 from dpaudit.onerun.game import CanaryGame
 from dpaudit.onerun.isolated import isolated_bound
 from dpaudit.onerun.result import OneRunResult
-from dpaudit.onerun.rules import Fixed
 from dpaudit.pipelines.opacus_canaries import (
     CanaryCoordinates,
     Injector,
@@ -46,6 +45,7 @@ from dpaudit.pipelines.opacus_canaries import (
     check_device,
 )
 from dpaudit.pipelines.opacus_faults import Fault
+from dpaudit.pipelines.opacus_plan import FaultPlan, plan_faults, rule_for
 from dpaudit.pipelines.opacus_setting import (
     EngineSetting,
     accountant_claims,
@@ -54,7 +54,7 @@ from dpaudit.pipelines.opacus_setting import (
     read_setting,
 )
 
-__all__ = ["KINDS", "OpacusAudit", "attach", "rule_for"]
+__all__ = ["KINDS", "OpacusAudit", "attach"]
 
 KINDS = ("gradient", "input")
 
@@ -114,12 +114,11 @@ class OpacusAudit:
         result = dataclasses.replace(result, secret_source=record.secret_source)
         return self._with_isolated(result, claims, last)
 
-    def plan(self, *, steps: int, faults: Sequence[Fault], echo: Callable[[str], Any] | None = print) -> Any:
+    def plan(self, *, steps: int, faults: Sequence[Fault],
+             echo: Callable[[str], Any] | None = print) -> tuple[FaultPlan, ...]:
         """How many gradient canaries (one run) catch each of ``faults`` with probability >= 0.9
         (:func:`~dpaudit.pipelines.opacus_plan.plan_faults`, at the claimed setting and ``steps``);
         each line is passed to ``echo`` (printed by default) before any training."""
-        from dpaudit.pipelines.opacus_plan import plan_faults
-
         s = self.setting
         claims = planned_claims(s, steps=steps, delta=self.delta)
         plans = plan_faults(sigma=s.noise_multiplier, q=s.sample_rate, steps=steps, n=s.dataset_size,
@@ -236,13 +235,6 @@ class OpacusAudit:
             self.model.train()
         require(bool(np.all(np.isfinite(out))), "loss", "<non-finite>", "must give a finite loss for every canary")
         return out
-
-
-def rule_for(m: int) -> Fixed:
-    """The guessing rule, fixed before any run: the white-box design's fractions (k₊ = k₋ = 5 % of
-    the canaries, :data:`~dpaudit.catalog.designs.dpsgd.RULE` at m = 1000), at least one guess each."""
-    k = max(1, round(m * RULE.k_plus / 1000))
-    return Fixed(k_plus=k, k_minus=k)
 
 
 def _call_train(train: Callable[..., Any], model: Any, optimizer: Any, loader: Any) -> None:

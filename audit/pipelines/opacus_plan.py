@@ -27,9 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpaudit.catalog.designs.dpsgd import RULE
 from dpaudit.core import Guarantee, require
 from dpaudit.onerun.bound import one_run_bound
 from dpaudit.onerun.curves import CurveClaim
+from dpaudit.onerun.rules import Fixed
 from dpaudit.pipelines.opacus_faults import (
     ClipAboveNoise,
     Fault,
@@ -40,7 +42,7 @@ from dpaudit.pipelines.opacus_faults import (
     ShuffledBatches,
 )
 
-__all__ = ["GAMES", "LADDER", "PLAN_SEED", "FaultPlan", "plan_faults", "simulate_scores"]
+__all__ = ["GAMES", "LADDER", "PLAN_SEED", "FaultPlan", "plan_faults", "rule_for", "simulate_scores"]
 
 PLAN_SEED = 20_261_202
 GAMES = 40
@@ -111,10 +113,15 @@ def simulate_scores(fault: Fault | None, *, sigma: float, q: float, steps: int, 
     return (score(_law(fault, steps, q, sigma, n, rng, True)), score(_law(fault, steps, q, sigma, n, rng, False)))
 
 
+def rule_for(m: int) -> Fixed:
+    """The guessing rule, fixed before any run: the white-box design's fractions (k₊ = k₋ = 5 % of
+    the canaries, :data:`~dpaudit.catalog.designs.dpsgd.RULE` at m = 1000), at least one guess each."""
+    k = max(1, round(m * RULE.k_plus / 1000))
+    return Fixed(k_plus=k, k_minus=k)
+
+
 def _power(pools: tuple[np.ndarray, np.ndarray], m: int, claims: Sequence[Guarantee | CurveClaim], delta: float,
            rng: np.random.Generator) -> float:
-    from dpaudit.pipelines.opacus import rule_for
-
     hits = 0
     for _ in range(GAMES):
         secret = rng.integers(0, 2, m)
