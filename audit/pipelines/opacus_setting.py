@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dpaudit.catalog.designs.dpsgd import accountant_curve
 from dpaudit.core import Guarantee, InputError, require
 from dpaudit.onerun.curves import CurveClaim
 
@@ -105,8 +106,6 @@ def accountant_claims(engine: Any, *, delta: float) -> tuple[Guarantee | CurveCl
     (``engine.accountant.get_epsilon``), and, when the accountant recorded one constant (σ, q)
     for all T steps, the whole privacy profile of that composition built with dp-accounting (PLD,
     add-remove, pessimistic: a correct run is rejected at most α of the time)."""
-    from dpaudit.catalog.designs.dpsgd import accountant_curve
-
     history = list(engine.accountant.history)
     require(len(history) >= 1, "train", "<no optimizer step>",
             "the training loop never stepped the optimizer: there is no run to audit")
@@ -126,8 +125,6 @@ def planned_claims(setting: EngineSetting, *, steps: int, delta: float) -> tuple
     """The claims the engine's accountant will make after ``steps`` steps at the claimed σ and q
     (a fresh accountant of the engine's kind, told the same history), for planning before the run."""
     from opacus.accountants import create_accountant  # optional dependency (the opacus extra)
-
-    from dpaudit.catalog.designs.dpsgd import accountant_curve
 
     require(isinstance(steps, int) and steps >= 1, "steps", steps, "must be an integer >= 1")
     acc = create_accountant(setting.accountant)
