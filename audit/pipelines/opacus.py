@@ -26,7 +26,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -179,7 +179,8 @@ class OpacusAudit:
         shuffled = any(f.shuffled for f in self.faults) or not s.poisson
         if shuffled:
             size = s.batch_size if s.batch_size is not None else max(1, round(s.sample_rate * s.dataset_size))
-            return DataLoader(dataset, batch_size=size, shuffle=True, generator=generator,
+            # a map-style dataset (len and getitem) that is not a torch Dataset subclass: torch is optional here
+            return DataLoader(cast(Any, dataset), batch_size=size, shuffle=True, generator=generator,
                               collate_fn=None if s.poisson else user.collate_fn)
         rate = min(1.0, s.sample_rate * float(np.prod([f.rate_factor for f in self.faults])))
         return DPDataLoader(dataset, sample_rate=rate, generator=generator)
