@@ -89,3 +89,18 @@ def test_whitebox_through_opacus_at_eps_8_matches_the_numpy_design():
     read = float(np.median([r.isolated.gdp_epsilon_read for r in results]))
     assert 2.5 <= fdp <= 4.3
     assert 3.0 <= read <= 6.0
+
+
+def test_plan_states_the_budget_before_the_run():
+    """The plan at the CHEAP setting (eps 2.01, T = 200, N = 1000), simulated with its fixed seed:
+    measured (a) 250, (b) 500 (power 0.90), (c) 500; noise on half the steps, shuffled batches and
+    realised normalisation not caught at any m up to 8000 (power 0.00) — as the Opacus runs found for
+    noise on half the steps (0 of 3 at m = 1000)."""
+    engine, model, optimizer, loader = reward_pipeline(**CHEAP)
+    audit = attach(engine=engine, model=model, optimizer=optimizer, data_loader=loader, delta=1e-5, canaries=1000)
+    lines: list[str] = []
+    plans = audit.plan(steps=200, faults=[*PLANNED, faults.PartialNoise(0.5, 0.0), faults.ShuffledBatches(),
+                                          faults.RealisedNormalisation()], echo=lines.append)
+    assert lines[0].startswith("plan: sigma=1.673, q=0.05, T=200")
+    assert [p.canaries for p in plans[:3]] == [250, 500, 500]  # each <= the m = 1000 the fault tests run at
+    assert [p.canaries for p in plans[3:]] == [None, None, None]
