@@ -85,6 +85,8 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_isolated.py": "statistical",
     "test_onerun_isolated_dpsgd.py": "statistical",
     "test_onerun_opacus.py": "statistical",
+    "test_pipeline_opacus_audit.py": "statistical",
+    "test_pipeline_opacus_inputs.py": "unit",
     "test_onerun_open_claims.py": "report",
     "test_onerun_plan.py": "statistical",
     "test_onerun_plots.py": "report",

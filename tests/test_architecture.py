@@ -12,7 +12,8 @@ layers below):
     5 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
     5 reports     dpaudit.reports (text and PDF, from saved records) | another
     5 testing     dpaudit.testing (assert_private, its budget)      |
-    6 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin
+    6 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin,
+                  dpaudit.pipelines (one-run audits attached to a user's training library's objects)
 
 The package's ``__init__`` is the public façade: it imports lazily (PEP 562), and other modules
 may take ``__version__`` from it, nothing else.  Nothing imports ``dpaudit.cli``.  An import
@@ -35,9 +36,8 @@ LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "engine": 3, "onerun": 4, "
          "testing": 5, "app": 6}
 SIBLINGS = {"catalog", "reports", "testing"}
 ROOMS = {"core": "core", "neighbors": "neighbors", "mechanisms": "mechanisms", "adapters": "mechanisms",
-         "claims": "mechanisms",
          "engine": "engine", "libraries": "mechanisms", "onerun": "onerun", "catalog": "catalog", "reports": "reports",
-         "testing": "testing", "cli": "app", "runs": "app", "__main__": "app"}
+         "testing": "testing", "cli": "app", "runs": "app", "__main__": "app", "pipelines": "app"}
 
 
 def layer_of(module: str) -> str:
