@@ -36,6 +36,7 @@ LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "engine": 3, "onerun": 4, "
          "testing": 5, "app": 6}
 SIBLINGS = {"catalog", "reports", "testing"}
 ROOMS = {"core": "core", "neighbors": "neighbors", "mechanisms": "mechanisms", "adapters": "mechanisms",
+         "claims": "mechanisms",
          "engine": "engine", "libraries": "mechanisms", "onerun": "onerun", "catalog": "catalog", "reports": "reports",
          "testing": "testing", "cli": "app", "runs": "app", "__main__": "app", "pipelines": "app"}
 
