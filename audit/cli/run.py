@@ -187,7 +187,8 @@ def _plan(args: argparse.Namespace) -> Plan:
             raise UsageError("--pair, --data, --param, --epsilon, --delta, --rho, --rdp and --search need --mechanism")
         name = args.suite or "default"
         scenarios = catalog.suite(name, args.family)
-        plan = Plan(RunSettings(sequential=name in catalog.SEQUENTIAL_SUITES), scenarios,
+        plan = Plan(RunSettings(sequential=name in catalog.SEQUENTIAL_SUITES,
+                                confidence=catalog.SUITE_CONFIDENCE.get(name, RunSettings.confidence)), scenarios,
                     [sc.claims for sc in scenarios], onerun=catalog.onerun_suite(name, args.family))
         if name == "onerun":  # a design whose extra is missing is left out: say so, never silently
             for note in left_out():
