@@ -64,7 +64,9 @@ def test_a_holding_one_run_record_carries_detectable_and_the_table_words_it(rr, 
     assert set(rec["detectable"]) == {"epsilon", "mu", "delta", "canaries_for_twice", "model"}
     assert rec["no_expectation"] is None and rr["scenarios"][0]["secret_source"] == "fresh entropy"
     code, text = _summary(tmp_path, rr)
-    assert code == 0 and "could have caught" in text
+    # a (4, 1e-5) claim at m = 200, k+ = k- = 50: even 100 of 100 right does not refute it (issue 41, item 14)
+    assert code == 0 and "no test at this budget could refute this claim" in text, text
+    assert "a scorer that reads it anyway voids the bound" in text, text  # the premise, beside the verdicts
 
 
 def test_a_file_with_isolated_validates_and_loads(rr, tmp_path):

@@ -266,9 +266,10 @@ def unrefutable(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *,
 
 
 def contradiction(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *, guard: Callable[[Test], float] | None,
-                  mu_max: float, claim_mu: float, mu: float | None, canaries_for_twice: int | None) -> str | None:
-    """Why a stored ``detectable`` (``mu``, ``canaries_for_twice``) is not what :func:`for_check` gives
-    for this claim and these tests, or None when it is.  Cheaper than recomputing it: ``mu`` is the
+                  mu_max: float, claim_mu: float, mu: float | None,
+                  canaries_for_twice: int | None) -> tuple[str, str] | None:
+    """The key of a stored ``detectable`` (``"mu"``, ``"canaries_for_twice"``) that is not what
+    :func:`for_check` gives for this claim and these tests, and why; None when both are.  Cheaper than recomputing it: ``mu`` is the
     bisection's upper end, so the (monotone, fixed-seed) power is ≥ :data:`POWER` at ``mu`` and below it
     at ``mu`` − :data:`MU_TOL` (two evaluations instead of about 13); None means no count rejects or
     the power at ``mu_max`` is below :data:`POWER`.  ``canaries_for_twice`` (quantile model) is
@@ -277,21 +278,21 @@ def contradiction(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *, gua
     crit = [critical_v(t, rejects) for t in tests]
     if all(c > t.r for t, c in zip(tests, crit, strict=True)):
         if mu is not None:
-            return "no count of this game's tests refutes the claim, so no leak is refuted (mu must be null)"
+            return "mu", "no count of this game's tests refutes the claim, so no leak is refuted (mu must be null)"
     else:
         sim = max(t.m for t in tests) <= SIM_MAX
         power_at = _simulated_power(tests, crit) if sim else (lambda x: power(tests, crit, x))
         if mu is None:
             top = power_at(mu_max)
             if top >= POWER:
-                return f"GDP canaries at mu = {mu_max:g} are refuted with probability {top:.3g} (mu cannot be null)"
+                return "mu", f"GDP canaries at mu = {mu_max:g} are refuted with probability {top:.3g} (not null)"
         else:
             at, below = power_at(float(mu)), power_at(max(0.0, float(mu) - MU_TOL))
             if at < POWER or below >= POWER:
-                return (f"this game's tests refute GDP canaries at mu = {float(mu):.6g} with probability {at:.3g} "
+                return "mu", (f"this game's tests refute GDP canaries at mu = {float(mu):.6g} with probability {at:.3g} "
                         f"and at mu - {MU_TOL:g} with {below:.3g}: mu is the smallest leak refuted with probability "
                         f">= {POWER:g} (seed {SEED}, {DRAWS} games)")
     twice = canaries_for(tests, rejects, max(t.m for t in tests), 2.0 * claim_mu)
     if twice != canaries_for_twice:
-        return f"canaries_for_twice is {twice} for this claim and these tests, not {canaries_for_twice}"
+        return "canaries_for_twice", f"this claim's twice-mu leak needs m = {twice} under these tests"
     return None

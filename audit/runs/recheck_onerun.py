@@ -156,4 +156,5 @@ def check_onerun_detectable(claim: dict[str, Any], first_delta: float, fail: Fai
                         claim_mu=claim_mu(obj), mu=None if mu is None else float(mu),
                         canaries_for_twice=det["canaries_for_twice"])
     if why is not None:
-        fail("detectable.mu", mu, f"is not what this game's tests could have caught: {why}")
+        key, text = why
+        fail(f"detectable.{key}", det[key], f"is not what this game's tests could have caught: {text}")
