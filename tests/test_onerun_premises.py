@@ -78,7 +78,7 @@ def test_audit_one_run_refuses_an_ordered_secret_before_training():
         calls.append(1)
         return rng.standard_normal(M)
 
-    with pytest.raises(InputError, match="^secret = .*runs test"):
+    with pytest.raises(InputError, match=r"^secret = .*runs test"):
         audit_one_run(mechanism, coordinate_score, m=M, rule=Fixed(50, 50), secret=_alternating())
     assert calls == []
 
@@ -89,7 +89,7 @@ def test_a_secret_drifting_towards_one_end_is_refused_by_the_drift_test():
     rng = np.random.default_rng(1)
     secret = (rng.random(M) < np.repeat([0.8, 0.2], M // 2)).astype(np.int8)
     assert order_tests(secret).drift_p < ORDER_P_MIN
-    with pytest.raises(InputError, match="^secret = .*default_rng"):
+    with pytest.raises(InputError, match=r"^secret = .*default_rng"):
         one_run_bound(rng.standard_normal(M), secret, rule=Fixed(50, 50), tiebreak=0)
 
 
@@ -164,7 +164,7 @@ def test_a_played_record_keeps_every_rule():  # the twin: dpaudit's own, untouch
     record = _played()
     assert bound_record(record, rule=Fixed(20, 0), tiebreak=0).k_minus == 0
     copied = dataclasses.replace(record)  # a copy is not the game dpaudit played
-    with pytest.raises(InputError, match="^rule = "):
+    with pytest.raises(InputError, match=r"^rule = "):
         bound_record(copied, rule=Fixed(20, 0), tiebreak=0)
 
 

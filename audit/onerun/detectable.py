@@ -269,11 +269,11 @@ def contradiction(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *, gua
                   mu_max: float, claim_mu: float, mu: float | None,
                   canaries_for_twice: int | None) -> tuple[str, str] | None:
     """The key of a stored ``detectable`` (``"mu"``, ``"canaries_for_twice"``) that is not what
-    :func:`for_check` gives for this claim and these tests, and why; None when both are.  Cheaper than recomputing it: ``mu`` is the
-    bisection's upper end, so the (monotone, fixed-seed) power is ≥ :data:`POWER` at ``mu`` and below it
-    at ``mu`` − :data:`MU_TOL` (two evaluations instead of about 13); None means no count rejects or
-    the power at ``mu_max`` is below :data:`POWER`.  ``canaries_for_twice`` (quantile model) is
-    recomputed."""
+    :func:`for_check` gives for this claim and these tests, and why; None when both are.  Cheaper than
+    recomputing it: ``mu`` is the bisection's upper end, so the (monotone, fixed-seed) power is
+    ≥ :data:`POWER` at ``mu`` and below it at ``mu`` − :data:`MU_TOL` (two evaluations instead of about
+    13); None means no count rejects or the power at ``mu_max`` is below :data:`POWER`.
+    ``canaries_for_twice`` (quantile model) is recomputed."""
     rejects, _ = _rejector(claim, guard)
     crit = [critical_v(t, rejects) for t in tests]
     if all(c > t.r for t, c in zip(tests, crit, strict=True)):
@@ -289,9 +289,9 @@ def contradiction(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *, gua
         else:
             at, below = power_at(float(mu)), power_at(max(0.0, float(mu) - MU_TOL))
             if at < POWER or below >= POWER:
-                return "mu", (f"this game's tests refute GDP canaries at mu = {float(mu):.6g} with probability {at:.3g} "
-                        f"and at mu - {MU_TOL:g} with {below:.3g}: mu is the smallest leak refuted with probability "
-                        f">= {POWER:g} (seed {SEED}, {DRAWS} games)")
+                return "mu", (f"this game's tests refute GDP canaries at mu = {float(mu):.6g} with probability "
+                              f"{at:.3g} and at mu - {MU_TOL:g} with {below:.3g}: mu is the smallest leak refuted "
+                              f"with probability >= {POWER:g} (seed {SEED}, {DRAWS} games)")
     twice = canaries_for(tests, rejects, max(t.m for t in tests), 2.0 * claim_mu)
     if twice != canaries_for_twice:
         return "canaries_for_twice", f"this claim's twice-mu leak needs m = {twice} under these tests"

@@ -55,7 +55,8 @@ from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_thresh
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["CANARY_NORM", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "accountant_curve", "blackbox_design", "family_rejection",
+__all__ = ["CANARY_NORM", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "accountant_curve", "blackbox_design",
+           "family_rejection",
            "isolated_family_rejection", "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design",
            "whitebox_score"]
 
