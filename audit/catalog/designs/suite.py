@@ -15,7 +15,7 @@ from dpaudit.catalog.designs.alignment import mle_design
 from dpaudit.catalog.designs.covariance import covariance_design
 from dpaudit.catalog.designs.dpsgd import HALVED_M, HALVED_RULE, blackbox_design, whitebox_design
 from dpaudit.catalog.designs.mle_dedicated import mle_dedicated_design
-from dpaudit.catalog.designs.policy import dppg_design
+from dpaudit.catalog.designs.policy import TWIN_M, TWIN_RULE, dppg_design
 from dpaudit.onerun.design import CanaryDesign
 
 __all__ = ["left_out", "onerun_designs"]
@@ -47,8 +47,9 @@ def onerun_designs(*, include_opacus: bool = True) -> list[CanaryDesign]:
     ] if _available("dp_accounting") else []
     out += [
         dppg_design(),
-        dppg_design(bug="wrong-relation"),
-        dppg_design(bug="reward-convention"),
+        # the twins at 1000 canary users and k+ = k- = 100: refuted with probability 0.998, not 0.917 (policy.TWIN_RULE)
+        dppg_design(bug="wrong-relation", m=TWIN_M, rule=TWIN_RULE),
+        dppg_design(bug="reward-convention", m=TWIN_M, rule=TWIN_RULE),
         mle_design(calibration="instantiated"),
         mle_design(calibration="paper"),
         mle_dedicated_design(calibration="instantiated"),
