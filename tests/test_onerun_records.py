@@ -150,4 +150,5 @@ def test_the_one_run_page_shows_the_isolated_reading_and_what_a_holding_claim_co
     assert all(w in words for w in ("independent", "(declared", "by the design)"))
     assert f"{iso['tp']}/{iso['n_in']} in and {iso['fp']}/{iso['n_out']} out above the threshold 0.5" in words
     assert "valid only under the premise: isolated" in words
-    assert "user/claim: could have caught" in words
+    # a (4, 1e-5) claim at m = 200, k+ = k- = 50: no outcome refutes it, and the page says so (issue 41, item 14)
+    assert "user/claim: no test at this budget could refute this claim" in words
