@@ -1,7 +1,8 @@
 """One-run null validity with a caller's secret (issue 41, item 10): every rule a caller's secret is
 bounded under, scores independent of a Bernoulli(1/2) secret in a random order, 400 seeds per case.
 
-Cases: i.i.d. N(0, 1) scores; scores drifting with the canary index (0.01·j + N(0, 1)); scores
+Cases: i.i.d. N(0, 1) scores; scores drifting with the canary index (−0.01·j + N(0, 1): the canaries
+added first score higher); scores
 patterned by parity (±1 on even/odd canaries + N(0, 1)).  Rules: Fixed(50, 50), the default grid,
 Split(), the rule planned from a gdp(1) claim.  Each rate is P[ε_LB > 0] and P[μ_LB > 0] at
 α = 0.05 (m = 1000); the bound is α + 3 s.e. = 0.0827.  The ordered secrets the issue measured

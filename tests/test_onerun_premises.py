@@ -12,7 +12,8 @@
 * Item 14, the premise and "no test at this budget could refute this claim" where verdicts print.
 
 The null-validity measurement (slow): scores independent of a Bernoulli(½) secret drawn in a random
-order — i.i.d. N(0, 1), drifting with the canary index (0.01 per canary plus N(0, 1)), or patterned
+order — i.i.d. N(0, 1), drifting with the canary index (−0.01 per canary plus N(0, 1): the canaries
+added first score higher, as when they are trained on longest), or patterned
 by parity (±1 on even/odd canaries plus N(0, 1)) — for every rule a caller's secret is bounded
 under (Fixed(50, 50), the default grid, Split(), the claims-planned rule of gdp(1)).  400 seeds per
 case at α = 0.05: P[ε_LB > 0] and P[μ_LB > 0] must be ≤ α + 3 s.e. = 0.05 + 3·√(0.05·0.95/400) =
@@ -221,7 +222,7 @@ assert PLANNED is not None
 RULES = {"fixed": Fixed(50, 50), "default-grid": default_rule(M), "split": Split(), "planned": PLANNED[0]}
 INDEX = np.arange(M)
 SCORES = {"iid": lambda rng: rng.standard_normal(M),
-          "drift": lambda rng: 0.01 * INDEX + rng.standard_normal(M),
+          "drift": lambda rng: -0.01 * INDEX + rng.standard_normal(M),  # the first canaries score higher
           "parity": lambda rng: np.where(INDEX % 2 == 0, 1.0, -1.0) + rng.standard_normal(M)}
 
 
