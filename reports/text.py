@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import math
 import textwrap
 from collections.abc import Sequence
 from typing import Any
@@ -11,7 +10,8 @@ from typing import Any
 from dpaudit.engine.results import caught_words
 from dpaudit.engine.verdicts import CURVE_WORDS, NOT_REPRODUCIBLE, WHITE_BOX_WORDS, doubles_words, float_fix, outcome
 from dpaudit.onerun.curves import gdp_epsilon
-from dpaudit.onerun.detectable import OneRunDetectable
+from dpaudit.onerun.wording import caught_words as onerun_caught_words
+from dpaudit.onerun.wording import premise_words
 
 WIDTH = 100  # the default table's width: a terminal's, with room
 GDP_DELTA = 1e-5  # the δ a GDP row is read at when its scenario has no (ε, δ) claim: the one-run default δ
@@ -73,13 +73,11 @@ def value_views_note(r: dict[str, Any]) -> str | None:
 
 def caught_note(r: dict[str, Any], model: bool = True) -> str | None:
     """What a claim that holds could have caught (the record's ``detectable``), in words; None otherwise.
-    A one-run record's (GDP canaries at its m and rule: :mod:`dpaudit.onerun.detectable`) is worded as
-    :meth:`~dpaudit.onerun.detectable.OneRunDetectable.words` words it."""
+    A one-run record's is :func:`dpaudit.onerun.wording.caught_words`'s (what GDP canaries at its m and
+    rule it catches, or that no outcome of its game could have refuted the claim)."""
     d = r.get("detectable")
-    if isinstance(d, dict) and "canaries_for_twice" in d:
-        found = OneRunDetectable(mu=d["mu"], epsilon=math.inf if d["epsilon"] == "inf" else float(d["epsilon"]),
-                                 delta=float(d["delta"]), canaries_for_twice=d["canaries_for_twice"], model=d["model"])
-        return found.words() + (f" (model: {d['model']})" if model else "")
+    if r.get("kind") == "one-run":  # or: no outcome of the game could have refuted it (dpaudit.onerun.wording)
+        return onerun_caught_words(r, model=model)
     return caught_words(d, r.get("epsilon_claim"), model=model)
 
 
@@ -90,7 +88,7 @@ def onerun_words(r: dict[str, Any]) -> str | None:
         return None
     runs = f", {info['runs']} training runs" if info["runs"] > 1 else ", one training run"
     words = (f"one-run: {info['v']}/{info['r']} guesses right (k+={info['k_plus']}, k-={info['k_minus']}) of "
-             f"m={info['m']} canaries{runs}, {info['rule']['rule']} rule")
+             f"m={info['m']} canaries{runs}, {info['rule']['rule']} rule; {premise_words()}")
     fam = info.get("family_rejection")
     if fam and fam["epsilon_read"] > 0:  # a family member's ε, said as such: never an (ε, δ) lower bound
         (name, value), = fam["parameter"].items()

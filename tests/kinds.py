@@ -95,6 +95,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_progress.py": "unit",
     "test_onerun_pytest.py": "statistical",
     "test_onerun_recheck.py": "unit",
+    "test_onerun_premises.py": "statistical",
     "test_onerun_records.py": "cli",
     "test_onerun_rule_schema.py": "unit",
     "test_onerun_secret.py": "statistical",
@@ -185,6 +186,7 @@ MIXED: Final[dict[str, tuple[str, ...]]] = {
     "test_onerun_open_claims.py": ("statistical",),  # the open claim's text-table row; a twin refuted on seed 0
     "test_onerun_plan.py": ("cli",),  # planned m reached in about half the runs; `plan --onerun`
     "test_onerun_progress.py": ("cli",),  # the progress lines' rhythm; `run --json` keeping stdout clean
+    "test_onerun_premises.py": ("unit", "cli"),  # refusals, read-only records; summary of forged files
     "test_onerun_records.py": ("unit", "report"),  # records of `run`/`summary`; the schema; the one-run page
     "test_onerun_secret.py": ("cli",),  # guessing at chance over seeds; the command line's path
     "test_onerun_sizes.py": ("cli",),  # the API's limits; a config past them exits 2

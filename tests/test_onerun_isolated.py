@@ -128,7 +128,7 @@ def test_the_dedicated_mle_design_declares_isolated_canaries():
     design = mle_dedicated_design(n=2000, m=200)
     assert design.isolated_canaries is not None
     assert design.isolated_canaries.coordinates == tuple(range(10, 210))
-    result = design.audit(0, secret=np.arange(200) % 2, tiebreak=1)
+    result = design.audit(0, secret=np.random.default_rng(0).integers(0, 2, 200), tiebreak=1)
     assert result.isolated is not None and result.isolated.declared_by == "design"
     assert not result.isolated.rejected  # its own claims at eps = 1 (a per-canary mu of a few hundredths)
 

@@ -64,7 +64,9 @@ def test_a_holding_one_run_record_carries_detectable_and_the_table_words_it(rr, 
     assert set(rec["detectable"]) == {"epsilon", "mu", "delta", "canaries_for_twice", "model"}
     assert rec["no_expectation"] is None and rr["scenarios"][0]["secret_source"] == "fresh entropy"
     code, text = _summary(tmp_path, rr)
-    assert code == 0 and "could have caught" in text
+    # a (4, 1e-5) claim at m = 200, k+ = k- = 50: even 100 of 100 right does not refute it (issue 41, item 14)
+    assert code == 0 and "no test at this budget could refute this claim" in text, text
+    assert "a scorer that reads it anyway voids the bound" in text, text  # the premise, beside the verdicts
 
 
 def test_a_file_with_isolated_validates_and_loads(rr, tmp_path):
@@ -148,6 +150,8 @@ def test_the_one_run_page_shows_the_isolated_reading_and_what_a_holding_claim_co
     assert all(w in words for w in ("independent", "(declared", "by the design)"))
     assert f"{iso['tp']}/{iso['n_in']} in and {iso['fp']}/{iso['n_out']} out above the threshold 0.5" in words
     assert "valid only under the premise: isolated" in words
-    # what the holding claim could have caught, on its own row of the claims table; the model said once below
-    assert "could have caught: GDP canaries at mu" in words or "could have caught: no GDP leak" in words
+    # a (4, 1e-5) claim at m = 200, k+ = k- = 50: no outcome refutes it, and the page says so (issue 41, item 14)
+    # (on the claim's own row since the report's rework: the cell wraps beside the verdict column's words)
+    assert "no test at this budget could refute this" in words
+    assert "would not reject it at this confidence; this pass is no evidence" in words
     assert "What a claim that holds could have caught is the smallest GDP leak" in words

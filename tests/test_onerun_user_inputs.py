@@ -64,11 +64,16 @@ def _in_first_games(seeds: int, make_scores):
 
 # --- ties -----------------------------------------------------------------------------------
 
-def test_all_tied_scores_with_an_in_first_secret_give_no_right_guess_counted_worst_case():
+def test_all_tied_scores_with_an_in_first_secret_give_no_right_guess_counted_worst_case(monkeypatch):
     """The issue's example: all-zero scores carry nothing; 100/100 right (ε_LB 3.465) before.
     Counted worst-case (no tie-break key) no guess is right.  one_run_bound ranks ties by a random
-    key by default; its null validity is tested in tests/test_onerun_tiebreak.py."""
+    key by default; its null validity is tested in tests/test_onerun_tiebreak.py.  A caller's
+    in-first secret is now refused by its order (dpaudit.onerun.secret_order, issue 41): the counting
+    is checked here with that check switched off."""
     assert counts(np.zeros(M), IN_FIRST, 50, 50) == 0
+    with pytest.raises(InputError, match="runs test"):
+        one_run_bound(np.zeros(M), IN_FIRST, rule=Fixed(50, 50), tiebreak=WORST_CASE)
+    monkeypatch.setattr("dpaudit.onerun.bound.check_secret_order", lambda bits: None)
     res = one_run_bound(np.zeros(M), IN_FIRST, rule=Fixed(50, 50), tiebreak=WORST_CASE)
     assert res.v == 0 and res.epsilon_lower == (0.0,) and res.tiebreak is None
     assert one_run_bound(np.zeros(M), IN_FIRST, tiebreak=WORST_CASE).epsilon_lower == (0.0,)  # grid: 5.163 before

@@ -4,11 +4,13 @@ Steinke, Nasr, Jagielski, *Privacy Auditing with One (1) Training Run*, NeurIPS 
 and the (ε, δ) bound); Mahloujifar, Melis, Chaudhuri, *Auditing f-Differential Privacy in One
 Run*, ICML 2025 (the test of a claimed trade-off curve).  Modules:
 
-* :mod:`.game` — the canary game (secret, datasets, runs, record);
+* :mod:`.game` — the canary game (secret, datasets, runs, record); :mod:`.secret_order` — whether a
+  caller's secret is laid out in a plausibly random order;
 * :mod:`.rules` — guessing rules valid by construction (fixed, Bonferroni grid, split);
 * :mod:`.steinke` — the (ε, δ) lower bound; :mod:`.fdp` — the curve test and the GDP μ;
 * :mod:`.curves` — curve claims (μ-GDP, (ε, δ), a sampled privacy profile);
-* :mod:`.bound` / :mod:`.api` — the entry points; :mod:`.result` — the record;
+* :mod:`.bound` / :mod:`.api` — the entry points; :mod:`.result` — the record; :mod:`.wording` — what a
+  verdict rests on, in the words printed beside it;
 * :mod:`.planner` — how many canaries a target needs; :mod:`.fixtures` — reference mechanisms;
 * :mod:`.design` — :class:`~dpaudit.onerun.design.CanaryDesign`, what a training mechanism declares to be
   audited in one run (the papers' designs are the catalog's: :mod:`dpaudit.catalog.designs`).

@@ -17,7 +17,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from dpaudit.core import Relation, require
-from dpaudit.onerun.bound import Claims, bound_record, check_rule_for_secret, check_tiebreak, one_run_bound
+from dpaudit.onerun.bound import (
+    Claims,
+    bound_record,
+    check_callers_secret,
+    check_rule_for_secret,
+    check_tiebreak,
+    one_run_bound,
+)
 from dpaudit.onerun.game import FRESH, SUPPLIED, CanaryGame, check_game_size
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split
@@ -38,7 +45,8 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     a callable; ``scorer``: ``score(output, canaries)`` or a callable, one float per canary.
     ``seed`` seeds the mechanism's generators only.  ``secret``: None (default) draws the inclusion
     bits from fresh entropy; give runs·m bits 0/1 of your own Bernoulli(½) draw to replay a game
-    (checked for plausibility).  ``progress(done, runs)`` is called before the first training run
+    (checked for plausibility before training: its count of ones, and its order,
+    :mod:`dpaudit.onerun.secret_order`).  ``progress(done, runs)`` is called before the first training run
     and after each (quiet by default; :class:`dpaudit.onerun.progress.TrainingProgress` prints lines).
     ``tiebreak``: the seed of the key that ranks tied scores, drawn from fresh entropy after the game
     when None (default) and recorded in the result; give a recorded one to replay a game
@@ -54,6 +62,8 @@ def audit_one_run(mechanism: Any, scorer: Any, *, canaries: Sequence[Any] | None
     check_rule_for_secret(rule, FRESH if secret is None else SUPPLIED)  # a caller's secret: balanced rules only
     require(isinstance(runs, int) and not isinstance(runs, bool) and runs >= 1, "runs", runs,
             "must be an integer >= 1")
+    if secret is not None:  # its count and its order, before anything is trained
+        check_callers_secret(secret, runs)
     if canaries is None:
         require(isinstance(m, int) and not isinstance(m, bool) and m >= 1, "m", m, "must be an integer >= 1")
         assert m is not None

@@ -23,10 +23,11 @@ from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, drawn_by_dpaudit, secret_sha256
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
+from dpaudit.onerun.secret_order import check_secret_order
 from dpaudit.onerun.steinke import epsilon_lower, prior_guard
 
-__all__ = ["WORST_CASE", "bound_record", "check_rule_for_secret", "check_tiebreak", "fresh_tiebreak",
-           "one_run_bound", "prior_guard"]
+__all__ = ["WORST_CASE", "bound_record", "check_callers_secret", "check_rule_for_secret", "check_tiebreak",
+           "fresh_tiebreak", "is_balanced", "one_run_bound", "prior_guard"]
 
 Claims = Sequence[Guarantee | CurveClaim]
 
@@ -80,10 +81,30 @@ def _check_secret_fair(b: np.ndarray, runs: int) -> None:
                 f"{FAIR_P_MIN:g}/{runs} runs under Binomial(m, 1/2); {how}")
 
 
+def check_callers_secret(secret: Any, runs: int) -> None:
+    """Before a game is played with a caller's ``secret``: refuse it when its count of ones
+    (:func:`_check_secret_fair`) or its order (:func:`~dpaudit.onerun.secret_order.check_secret_order`)
+    is implausible for an i.i.d. Bernoulli(½) draw, so nothing is trained for a game whose bound would
+    be refused.  A secret that is not an array of bits 0/1 is left to the game, which names it."""
+    try:
+        b = np.asarray(secret).reshape(-1)
+    except (TypeError, ValueError):
+        return
+    if b.size < 2 or b.dtype.kind not in "biuf" or not bool(np.all((b == 0) | (b == 1))) or b.size % runs:
+        return
+    _check_secret_fair(b.astype(np.int8), runs)
+    check_secret_order(b.astype(np.int8))
+
+
 def _unbalanced(rule: Fixed | Grid | Split) -> list[tuple[int, int]]:
     """The (k₊, k₋) pairs of ``rule`` with k₊ ≠ k₋ (a :class:`Split` only ever tests k₊ = k₋)."""
     pairs = [(rule.k_plus, rule.k_minus)] if isinstance(rule, Fixed) else list(getattr(rule, "pairs", ()))
     return [(a, c) for a, c in pairs if a != c]
+
+
+def is_balanced(rule: Fixed | Grid | Split) -> bool:
+    """Whether every test ``rule`` declares has k₊ = k₋ (valid with a secret of any bias)."""
+    return not _unbalanced(rule)
 
 
 def check_rule_for_secret(rule: Fixed | Grid | Split | None, source: str | None) -> None:
@@ -172,7 +193,10 @@ def one_run_bound(scores: Any, secret: Any, *, rule: Fixed | Grid | Split | None
     The secret must be drawn i.i.d. Bernoulli(½) per canary, independently of the scorer (e.g.
     ``np.random.default_rng().integers(0, 2, m)`` from fresh entropy): a secret whose count of ones
     has a two-sided exact binomial p-value below 1e-6 (per run too, at 1e-6/R) is refused with an
-    :class:`InputError`.  That check cannot see a mild bias (P[in] = 0.55 passes at m = 1000), so a
+    :class:`InputError`, and so is one laid out in an order that is not plausibly random (a runs test
+    and a drift test, each at 1e-6: :mod:`dpaudit.onerun.secret_order`; included-first or alternating
+    secrets turn scores that drift with the canary index or its parity into false findings).  That
+    check cannot see a mild bias (P[in] = 0.55 passes at m = 1000), so a
     secret given here is recorded as ``"supplied by the caller"`` (``result.secret_source``) and
     bounded only under a balanced rule (k₊ = k₋ in every test: valid whatever the secret's bias,
     :func:`check_rule_for_secret`); an unbalanced one is refused.  A game dpaudit played
@@ -208,6 +232,8 @@ def _bound(scores: Any, secret: Any, *, source: str | None, rule: Fixed | Grid |
     require(isinstance(runs, int) and runs >= 1 and s.size % runs == 0, "runs", runs,
             f"must be an integer >= 1 dividing the number of canaries ({s.size})")
     _check_secret_fair(b, runs)
+    if source != FRESH:
+        check_secret_order(b)
     check_rule_for_secret(rule, source)
     alpha = float(f"{1.0 - confidence:.12g}")  # 0.05, not 0.050000000000000044, in the record
     m = int(s.size)
@@ -273,10 +299,14 @@ def bound_record(record: GameRecord, *, rule: Fixed | Grid | Split | None = None
                  tiebreak: int | str | None = None) -> OneRunResult:
     """:func:`one_run_bound` of a played :class:`GameRecord` (keeps its seed, and its relation unless
     ``relation`` names the claims' own; with claims and no ``rule``, the rule is planned from the
-    claims, as there).  The record's ``secret_source`` says who drew the secret: a secret dpaudit
-    drew (:data:`~dpaudit.onerun.game.FRESH`) may be bounded under any rule, a caller's under a
-    balanced one only (:func:`~dpaudit.onerun.bound.check_rule_for_secret`)."""
-    source = record.secret_source if drawn_by_dpaudit(record) or record.secret_source != FRESH else SUPPLIED
+    claims, as there).  The record is verified first (:meth:`GameRecord.verify`: its secret and its
+    scores as the game made them).  A secret dpaudit drew in this process
+    (:func:`~dpaudit.onerun.game.drawn_by_dpaudit`) may be bounded under any rule; any other — a
+    caller's, a record built by hand or restored from a file, whatever its ``secret_source`` says —
+    under a balanced one only (:func:`~dpaudit.onerun.bound.check_rule_for_secret`), after the checks of a
+    caller's secret (its count, its order)."""
+    record.verify()  # an array edited in place since the game (the secret, or the scores) is refused
+    source = FRESH if drawn_by_dpaudit(record) else SUPPLIED
     return _bound(record.scores, record.secret, source=source, rule=rule, deltas=deltas,
                   confidence=confidence, claims=claims, runs=record.runs, seed=record.seed,
                   relation=record.relation if relation is None else relation, tiebreak=tiebreak)

@@ -51,7 +51,8 @@ from dpaudit.onerun.fdp import rejects_claim
 from dpaudit.onerun.rules import Test
 from dpaudit.onerun.steinke import p_value
 
-__all__ = ["DRAWS", "MAX_CANARIES", "POWER", "SEED", "OneRunDetectable", "for_check", "power"]
+__all__ = ["DRAWS", "MAX_CANARIES", "POWER", "SEED", "OneRunDetectable", "contradiction", "for_check", "power",
+           "unrefutable"]
 
 POWER = 0.9            # the probability of refutation a leak must reach to count as detectable
 SEED = 20231127        # the simulation's fixed seed: the same answer for the same record
@@ -253,3 +254,45 @@ def for_check(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *, delta: 
              f"twice the claim's mu ({2.0 * claim_mu:.3g}: mu doubled) by the quantile model, guess fractions and "
              "levels kept")
     return OneRunDetectable(mu=mu, epsilon=eps, delta=d, canaries_for_twice=twice, model=model)
+
+
+def unrefutable(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *,
+                guard: Callable[[Test], float] | None = None) -> bool:
+    """True when no test of the rule rejects ``claim`` even with every guess right (v = r): a pass
+    is then no evidence at all — no outcome of this game could have refuted the claim (rejection is
+    monotone in v, so v = r is the best case)."""
+    rejects, _ = _rejector(claim, guard)
+    return not any(rejects(Test(t.m, t.k_plus, t.k_minus, t.r, t.alpha)) for t in tests)
+
+
+def contradiction(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], *, guard: Callable[[Test], float] | None,
+                  mu_max: float, claim_mu: float, mu: float | None,
+                  canaries_for_twice: int | None) -> tuple[str, str] | None:
+    """The key of a stored ``detectable`` (``"mu"``, ``"canaries_for_twice"``) that is not what
+    :func:`for_check` gives for this claim and these tests, and why; None when both are.  Cheaper than
+    recomputing it: ``mu`` is the bisection's upper end, so the (monotone, fixed-seed) power is
+    ≥ :data:`POWER` at ``mu`` and below it at ``mu`` − :data:`MU_TOL` (two evaluations instead of about
+    13); None means no count rejects or the power at ``mu_max`` is below :data:`POWER`.
+    ``canaries_for_twice`` (quantile model) is recomputed."""
+    rejects, _ = _rejector(claim, guard)
+    crit = [critical_v(t, rejects) for t in tests]
+    if all(c > t.r for t, c in zip(tests, crit, strict=True)):
+        if mu is not None:
+            return "mu", "no count of this game's tests refutes the claim, so no leak is refuted (mu must be null)"
+    else:
+        sim = max(t.m for t in tests) <= SIM_MAX
+        power_at = _simulated_power(tests, crit) if sim else (lambda x: power(tests, crit, x))
+        if mu is None:
+            top = power_at(mu_max)
+            if top >= POWER:
+                return "mu", f"GDP canaries at mu = {mu_max:g} are refuted with probability {top:.3g} (not null)"
+        else:
+            at, below = power_at(float(mu)), power_at(max(0.0, float(mu) - MU_TOL))
+            if at < POWER or below >= POWER:
+                return "mu", (f"this game's tests refute GDP canaries at mu = {float(mu):.6g} with probability "
+                              f"{at:.3g} and at mu - {MU_TOL:g} with {below:.3g}: mu is the smallest leak refuted "
+                              f"with probability >= {POWER:g} (seed {SEED}, {DRAWS} games)")
+    twice = canaries_for(tests, rejects, max(t.m for t in tests), 2.0 * claim_mu)
+    if twice != canaries_for_twice:
+        return "canaries_for_twice", f"this claim's twice-mu leak needs m = {twice} under these tests"
+    return None

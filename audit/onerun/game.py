@@ -80,6 +80,10 @@ def secret_sha256(secret: np.ndarray) -> str:
     return hashlib.sha256(np.asarray(secret, dtype=np.uint8).tobytes()).hexdigest()
 
 
+def _scores_sha256(scores: np.ndarray) -> str:
+    return hashlib.sha256(np.ascontiguousarray(scores, dtype=np.float64).tobytes()).hexdigest()
+
+
 def check_game_size(canaries: int, runs: int, field: str = "runs x canaries") -> None:
     """Refuse, before anything is built or trained, a game of more than :data:`MAX_GAME` canaries or
     one whose arrays (scores, secret, the ranking, the saved lists: :data:`BYTES_PER_CANARY` each)
@@ -186,6 +190,20 @@ class GameRecord:
     sha256: str = ""          # of the secret when drawn ("" : computed from ``secret``)
     secret_source: str = SUPPLIED  # only CanaryGame.play says FRESH: a record built by hand is the caller's
     premise: str = field(default=PREMISE)
+    # of the scores as the record was made: an in-place edit of either array is caught by verify()
+    scores_sha256: str = field(default="", init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        """Keep read-only copies of the two arrays (a caller's array is never frozen under it, and
+        an array of the record is not edited in place by accident) and the scores' digest; the
+        secret's digest is the one taken when it was drawn.  ``flags.writeable`` can be set back on
+        an array that owns its memory, so :meth:`verify` (which :func:`~dpaudit.onerun.bound.bound_record`
+        calls) checks both digests too."""
+        for name in ("scores", "secret"):
+            arr = np.array(getattr(self, name), copy=True)
+            arr.flags.writeable = False
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "scores_sha256", _scores_sha256(self.scores))
 
     @property
     def m(self) -> int:
@@ -203,6 +221,8 @@ class GameRecord:
                 f"{self.runs * self.canaries_per_run} bits, one per score")
         require(secret_sha256(self.secret) == self.secret_sha256, "secret", self.secret_sha256,
                 "does not match its stored SHA-256: the record was altered or is from another game")
+        require(_scores_sha256(self.scores) == self.scores_sha256, "scores", "<edited in place>",
+                "no longer match the scores the game returned: a record's arrays are not to be altered")
 
     def to_dict(self) -> dict[str, object]:
         return {"m": self.m, "canaries_per_run": self.canaries_per_run, "runs": self.runs, "seed": self.seed,
@@ -211,8 +231,8 @@ class GameRecord:
                 "premise": self.premise, "streams": {"secret": self.secret_source, "mechanism": [self.seed, 1, "run"]}}
 
 
-# The records CanaryGame.play made from a secret it drew itself (by identity: a record built by hand
-# or copied with dataclasses.replace is not one of them, whatever its secret_source field says).
+# The records CanaryGame.play made from a secret it drew itself (by identity: a record built by hand,
+# copied with dataclasses.replace or restored from a file is not one of them, whatever its secret_source says).
 _DRAWN_HERE: weakref.WeakValueDictionary[int, GameRecord] = weakref.WeakValueDictionary()
 
 
@@ -223,17 +243,26 @@ def _drawn_here(record: GameRecord) -> GameRecord:
 
 
 def drawn_by_dpaudit(record: GameRecord) -> bool:
-    """True only for a record :meth:`CanaryGame.play` returned from a secret it drew from fresh
-    entropy, or one :func:`restored_game` rebuilt from a results file: a ``secret_source`` of
-    :data:`FRESH` set by hand is not believed (a caller's secret is bounded under balanced rules only)."""
+    """True only for a record :meth:`CanaryGame.play` returned, in this process, from a secret it drew
+    from fresh entropy: a ``secret_source`` of :data:`FRESH` set by hand, copied with
+    ``dataclasses.replace`` or read back from a file (:func:`restored_game`) is not believed (a
+    caller's secret is bounded under balanced rules only)."""
     return record.secret_source == FRESH and _DRAWN_HERE.get(id(record)) is record
 
 
 def restored_game(**fields: Any) -> GameRecord:
-    """A game read back from a results file (a resume, a re-check): its ``secret_source`` is the
-    file's word, trusted because the stored secret is checked against its stored SHA-256 and the
-    file is re-checked by ``summary``; the caller vouches for the file, as for every result it reads."""
-    return _drawn_here(GameRecord(**fields))
+    """A game read back from a results file (a resume, a re-check), with the file's ``secret_source``.
+
+    **What it guarantees.**  The file's word is recorded, never believed: a restored game is never
+    :func:`drawn_by_dpaudit`, so it is bounded as a caller's secret — balanced rules only, each ε
+    under :func:`~dpaudit.onerun.steinke.prior_guard` (which never binds at α ≤ ¼), after the count
+    and order checks of a caller's secret.  Those bounds hold whoever drew the secret (Hoeffding's
+    comparison, :func:`~dpaudit.onerun.bound.check_rule_for_secret`), so neither a forged results file
+    nor this function called with ``secret_source="fresh entropy"`` and a secret of one's own buys an
+    unbalanced rule.  A resumed game whose rule is unbalanced is refused: run it again, not resumed.
+    (No file can prove it was written by dpaudit: anything dpaudit could sign on this machine, a
+    caller could read and sign with.)"""
+    return GameRecord(**fields)
 
 
 @dataclass(frozen=True)

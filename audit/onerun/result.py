@@ -27,6 +27,7 @@ from dpaudit.onerun.isolated import IsolatedBound
 from dpaudit.onerun.planner import MU_MAX
 from dpaudit.onerun.rules import Test
 from dpaudit.onerun.steinke import prior_guard
+from dpaudit.onerun.wording import never_words, premise_words
 
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
 
@@ -236,15 +237,21 @@ class OneRunResult:
         return self.summary()
 
     def summary(self) -> str:
-        """One line: counts, rule, bounds, μ (labelled) and the verdicts."""
+        """One line: counts, rule, bounds, μ (labelled), the verdicts (a holding claim: what the audit could
+        have caught, or that no outcome could have refuted it) and the premise every bound rests on."""
         eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lower,
                                                                             strict=True))
         claims = "; ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}"
-                           + ("" if d is None else f" ({d.words()})")
+                           + ("" if d is None else f" ({self._caught(c, d)})")
                            for c, d in zip(self.claims, self.detectable, strict=True))
         return (f"one-run audit, m={self.m} ({self.runs} run(s)), {self.v}/{self.r} right "
                 f"(k+={self.k_plus}, k-={self.k_minus}), {self.rule['rule']} rule, confidence {self.confidence:.3g}: "
                 f"{eps}; GDP mu rejected up to {self.gdp_mu_lower:.4g} (GDP claims only)"
                 + (f"; {claims}" if claims else "")
                 + (f"; {self.isolated.summary()}" if self.isolated is not None else "")
-                + (f"; {SECRET_SOURCE_TEXT.get(self.secret_source, self.secret_source)}" if self.secret_source else ""))
+                + (f"; {SECRET_SOURCE_TEXT.get(self.secret_source, self.secret_source)}" if self.secret_source else "")
+                + f"; {premise_words()}")
+
+    def _caught(self, check: OneRunClaimCheck, found: Any) -> str:
+        """A holding claim's words: none of the tests could have rejected it, or what they could have caught."""
+        return never_words(self.tests) if detect.unrefutable(check.claim, self.tests) else found.words()

@@ -51,7 +51,7 @@ from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation, c
 from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
-from dpaudit.onerun.bound import WORST_CASE, bound_record
+from dpaudit.onerun.bound import WORST_CASE, bound_record, is_balanced
 from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.game import FRESH, SUPPLIED, check_game_size, restored_game, secret_sha256, unpack_secret
@@ -103,10 +103,14 @@ def _resumed(design: CanaryDesign, entry: dict[str, Any], *, seed: int, confiden
                          "resume it; start a new run")
     tiebreak = read_tiebreak(entry.get("tiebreak"))
     runs = int(getattr(design, "runs", 1))
-    # who drew the secret decides which rules may bound it (a caller's: balanced ones only)
+    # a restored game is bounded as a caller's (balanced rules only): a file cannot prove who drew its secret
     game = restored_game(scores=np.asarray(entry["scores"], dtype=float), secret=secret, canaries_per_run=m // runs,
                          runs=runs, seed=seed, relation=design.relation,
                          secret_source=FRESH if entry.get("secret_source") == FRESH else SUPPLIED)
+    if design.rule is not None and not is_balanced(design.rule):
+        raise InputError(f"scenario {design.name!r}: its rule {design.rule!r} has k_plus != k_minus, and a game "
+                         "read back from results.json is bounded as a caller's secret (balanced rules only: a file "
+                         "cannot prove dpaudit drew it); run it again without --resume")
     result = bound_record(game, rule=design.rule, deltas=design.deltas, confidence=confidence, claims=design.claims,
                           relation=design.neighbours or design.relation,
                           tiebreak=WORST_CASE if tiebreak is None else tiebreak)

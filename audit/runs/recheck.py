@@ -290,7 +290,8 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
                 fail(f"claims[{i}].{field}", value, why)
 
             _onerun_claim(claim, claim_type, curve, tests, fail_claim)
-            check_onerun_detectable(claim, float(sc["bounds"][0]["delta"]), fail_claim)
+            check_onerun_detectable(claim, float(sc["bounds"][0]["delta"]), fail_claim, tests=tests,
+                                    secret_source=sc.get("secret_source"), curve_of=_curve)
         _check_mu(sc["gdp_mu_lower"], tests, fail, "gdp_mu_lower.mu")
 
     _guarded(where, source, check)

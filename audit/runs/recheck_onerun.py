@@ -17,20 +17,31 @@ game it recounts:
   is null or δ = 0; and ``mu`` exceeds the claim's own μ (a GDP claim's μ, an (ε, δ) claim's largest
   GDP μ that satisfies it): a leak the claim allows is refuted at most α of the time, never 9 times
   in 10.  The ranges (μ in (0, 20], ``canaries_for_twice`` an integer in [2, 2·10⁵] or null) are the
-  schema's.  Not re-checked: the value of ``mu`` within that range and ``canaries_for_twice``.
+  schema's.  And the numbers themselves, against the game's recounted tests
+  (:func:`dpaudit.onerun.detectable.contradiction`): ``mu`` must be the smallest leak the fixed-seed
+  simulation refutes 9 times in 10 (power ≥ 0.9 at ``mu``, below it at ``mu`` − 0.002: two power
+  evaluations, about 0.1–0.3 s per holding claim at m = 1000), and ``canaries_for_twice`` is
+  recomputed (quantile model).  A ``detectable`` edited consistently in both copies is refused; on
+  89c5de2 ``summary`` printed a forged "could have caught … mu >= 19 (eps >= 261)".
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 import numpy as np
 
+from dpaudit.core import Guarantee
+from dpaudit.onerun.claimrule import claim_mu
 from dpaudit.onerun.curves import CurveClaim, gdp_epsilon, gdp_mu
+from dpaudit.onerun.detectable import contradiction
+from dpaudit.onerun.game import FRESH
 from dpaudit.onerun.isolated import IsolatedBound, isolated_bound, point_rejects
 from dpaudit.onerun.planner import MU_MAX
+from dpaudit.onerun.rules import Test
+from dpaudit.onerun.steinke import prior_guard
 
 __all__ = ["check_isolated", "check_onerun_detectable"]
 
@@ -108,9 +119,18 @@ def _claim_mu(claim: dict[str, Any]) -> float | None:
     return min(gdp_mu(float(eps), float(delta)), MU_MAX)
 
 
-def check_onerun_detectable(claim: dict[str, Any], first_delta: float, fail: Fail) -> None:
-    """Refuse a one-run claim entry's ``detectable`` that its claim or its own numbers contradict
-    (module docstring: what is and is not re-checked)."""
+def _claim_object(claim: dict[str, Any], curve_of: Callable[[Any], CurveClaim]) -> Guarantee | CurveClaim:
+    if claim["claim_type"] == "curve":
+        return curve_of(claim)
+    eps = claim["epsilon_claim"]
+    return Guarantee(epsilon=math.inf if eps in ("inf", None) else float(eps), delta=float(claim["delta"]),
+                     relation=claim["relation"])
+
+
+def check_onerun_detectable(claim: dict[str, Any], first_delta: float, fail: Fail, *, tests: Sequence[Test],
+                            secret_source: str | None, curve_of: Callable[[Any], CurveClaim]) -> None:
+    """Refuse a one-run claim entry's ``detectable`` that its claim, its own numbers or the game's
+    ``tests`` contradict (module docstring: what is and is not re-checked)."""
     det = claim.get("detectable")
     if det is None:
         return
@@ -131,3 +151,10 @@ def check_onerun_detectable(claim: dict[str, Any], first_delta: float, fail: Fai
     if mu is not None and own is not None and float(mu) <= own:
         fail("detectable.mu", mu, f"is within the claim itself (mu {own:.6g}): a leak the claim allows is refuted "
              "at most alpha of the time, never 9 times in 10")
+    obj = _claim_object(claim, curve_of)
+    why = contradiction(obj, tuple(tests), guard=None if secret_source == FRESH else prior_guard, mu_max=MU_MAX,
+                        claim_mu=claim_mu(obj), mu=None if mu is None else float(mu),
+                        canaries_for_twice=det["canaries_for_twice"])
+    if why is not None:
+        key, text = why
+        fail(f"detectable.{key}", det[key], f"is not what this game's tests could have caught: {text}")

@@ -55,7 +55,8 @@ from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_thresh
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["CANARY_NORM", "EPS_GRID", "RULE", "accountant_curve", "blackbox_design", "family_rejection",
+__all__ = ["CANARY_NORM", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "accountant_curve", "blackbox_design",
+           "family_rejection",
            "isolated_family_rejection", "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design",
            "whitebox_score"]
 
@@ -69,6 +70,14 @@ EPS_GRID = tuple(float(e) for e in np.concatenate([np.linspace(0.0, 4.0, 81)[:-1
 # (seeds 100–104, none of which an audit or test uses): k₊ = k₋ = 50 maximised both the median
 # Steinke bound (2.17) and the family reading (3.51) over k ∈ {5 … 300}.
 RULE = Fixed(k_plus=50, k_minus=50)
+# The noise-halved twin (claims of sigma = 1.19, eps ~ 2; noise sigma/2) must be refuted through its curve
+# with probability >= 0.99 in `run --suite onerun` (issue 41, item 12).  Its power, from the per-canary
+# law of the module docstring (x_t = B_t + 0.595 Z_t, B_t ~ Bernoulli(0.02) when in, scored with the
+# claimed sigma; pools of 1e5 canary scores per side, 4,000 games per cell; seeds 1-3 of a planning
+# stream no audit uses): at m = 1000, k+ = k- = 50 (the ε = 8 design's rule) only 0.926 (so `run --suite
+# onerun` exited 1 in about 1 run of 13, and was seen to in 2 of 6); 100: 0.974; at m = 2000, 100: 0.995,
+# 200: 0.999 (s.e. 0.0005).  The twin is audited at m = 2000 with k+ = k- = 200, fixed before any audited run.
+HALVED_M, HALVED_RULE = 2000, Fixed(k_plus=200, k_minus=200)
 PLANNING_SEED = 20_261_127  # the independent-canary threshold's planning stream; no audited run uses it
 
 
@@ -187,7 +196,7 @@ def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
                     steps: int = 500, n_base: int = 2000, features: int = 16, clip: float = 1.0,
                     noise_multiplier: float | None = None, bug: str = "none", scorer: str = "poisson",
                     data_seed: int = 12345, canaries_per_coordinate: int = 1,
-                    declare_isolated: bool = True) -> CanaryDesign:
+                    declare_isolated: bool = True, rule: Fixed = RULE) -> CanaryDesign:
     """m isolated gradient canaries against DP-SGD calibrated (by the accountant) to ``epsilon``
     at ``delta``, or run at ``noise_multiplier`` when given.  ``bug`` makes a faulty twin that
     keeps the correct claims (expected: a violation).
@@ -196,7 +205,8 @@ def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
     :mod:`dpaudit.onerun.isolated`) for Poisson batches and the Poisson scorer when
     ``declare_isolated``.  ``canaries_per_coordinate`` > 1 is the premise-breaking twin (that many
     canaries on each coordinate): its declaration is refused (an InputError), and built with
-    ``declare_isolated=False`` it is what the dependence pilot must flag."""
+    ``declare_isolated=False`` it is what the dependence pilot must flag.  ``rule``: the guessing rule,
+    fixed in advance (:data:`RULE`; the suite's noise-halved twin: :data:`HALVED_RULE`)."""
     require(isinstance(m, int) and m >= 2, "m", m, "must be an integer >= 2")
     require(isinstance(canaries_per_coordinate, int) and canaries_per_coordinate >= 1, "canaries_per_coordinate",
             canaries_per_coordinate, "must be an integer >= 1")
@@ -222,7 +232,7 @@ def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
         name=f"dpsgd-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=mech, canaries=list(canaries),
         scorer=whitebox_score(sigma, float(sampling_probability), clip, features, k) if scorer == "poisson"
         else shuffle_score(sigma, float(sampling_probability), clip, features),
-        claims=claims, rule=RULE, isolated_canaries=isolation,
+        claims=claims, rule=rule, isolated_canaries=isolation,
         base=base, deltas=(delta,), expected=_EXPECTED.get(bug, {}),
         family=FAMILY,
         description=f"DP-SGD reward model, sigma={sigma}, q={sampling_probability}, T={steps}, m={m} gradient "

@@ -35,7 +35,7 @@ from dpaudit.onerun.curves import gdp
 from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["DPPG_BUGS", "DPPG_RULE", "SlotPopulation", "dppg_design", "dppg_env", "dppg_rule"]
+__all__ = ["DPPG_BUGS", "DPPG_RULE", "TWIN_M", "TWIN_RULE", "SlotPopulation", "dppg_design", "dppg_env", "dppg_rule"]
 
 # The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
 FAMILY = "policy-optimization"
@@ -45,6 +45,13 @@ DPPG_BUGS = ("none", "wrong-relation", "reward-convention")
 # 100–109): at printed ε = 6 a curve at half the true μ was rejected 10/10 with k = 100.  Other
 # canary counts keep that fraction, k₊ = k₋ = m/5 (fixed before any run at that size).
 DPPG_RULE = Fixed(k_plus=100, k_minus=100)
+# The twins (σ/2: each canary's score N(±Δ/2, (σ/2)²), i.e. 2μ = 1.75 against the claim's μ = 0.876) must be
+# refuted with probability >= 0.99 in `run --suite onerun` (issue 41, item 12).  Their power from that exact
+# law (Gaussian scores, 20,000 games at m = 500, 10,000 at m = 1000, seeds 0-2 of a planning stream): at
+# m = 500, k+ = k- = 100 only 0.917 (each twin missed about 1 run in 12); at m = 1000: k = 100, 0.998;
+# k = 200, 0.985.  The twins are audited with 1000 canary users and k+ = k- = 100, fixed before any audited
+# run; the honest design keeps m = 500 (its tight curve μ = 0.876 was rejected in 0 of 20,000 games there).
+TWIN_M, TWIN_RULE = 1000, Fixed(k_plus=100, k_minus=100)
 
 
 def dppg_rule(m: int) -> Fixed:
@@ -108,8 +115,10 @@ def _score(mech: DPPG, slots: int, d: int) -> Any:
 
 
 def dppg_design(*, m: int = 500, d: int = 256, rounds: int = 100, per_round: int = 50, epsilon: float = 6.0,
-                delta: float = 1e-5, bug: str = "none", real_prompts: int = 20, seed: int = 7) -> CanaryDesign:
-    """m canary users (m / rounds per round) against DP-PG at the printed (ε, δ)."""
+                delta: float = 1e-5, bug: str = "none", real_prompts: int = 20, seed: int = 7,
+                rule: Fixed | None = None) -> CanaryDesign:
+    """m canary users (m / rounds per round) against DP-PG at the printed (ε, δ); ``rule``: the guessing
+    rule, fixed in advance (None: :func:`dppg_rule` of m; the suite's twins: :data:`TWIN_RULE`)."""
     require(bug in DPPG_BUGS, "bug", bug, f"must be one of {', '.join(DPPG_BUGS)}")
     require(isinstance(m, int) and m >= 2 and m % rounds == 0, "m", m, f"must be a multiple of rounds = {rounds}")
     slots = m // rounds
@@ -136,7 +145,8 @@ def dppg_design(*, m: int = 500, d: int = 256, rounds: int = 100, per_round: int
                     else {curve.claim_id: "violation"})
     canaries = [[{"slot": j}] for j in range(m)]
     return CanaryDesign(name=f"dppg-whitebox{'' if bug == 'none' else '-' + bug}", mechanism=population,
-                        canaries=canaries, scorer=_score(mech, slots, d), claims=(*printed, curve), rule=dppg_rule(m),
+                        canaries=canaries, scorer=_score(mech, slots, d), claims=(*printed, curve),
+                        rule=dppg_rule(m) if rule is None else rule,
                         relation="user-level", deltas=(delta,), expected=expected,
                         family=FAMILY,
                         description=f"DP-PG one pass, d={d}, T={rounds}, {per_round} users/round, m={m} canary "

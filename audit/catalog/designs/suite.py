@@ -13,9 +13,9 @@ import importlib.util
 
 from dpaudit.catalog.designs.alignment import mle_design
 from dpaudit.catalog.designs.covariance import covariance_design
-from dpaudit.catalog.designs.dpsgd import blackbox_design, whitebox_design
+from dpaudit.catalog.designs.dpsgd import HALVED_M, HALVED_RULE, blackbox_design, whitebox_design
 from dpaudit.catalog.designs.mle_dedicated import mle_dedicated_design
-from dpaudit.catalog.designs.policy import dppg_design
+from dpaudit.catalog.designs.policy import TWIN_M, TWIN_RULE, dppg_design
 from dpaudit.onerun.design import CanaryDesign
 
 __all__ = ["left_out", "onerun_designs"]
@@ -41,13 +41,15 @@ def onerun_designs(*, include_opacus: bool = True) -> list[CanaryDesign]:
     out = [
         whitebox_design(epsilon=8.0),
         blackbox_design(epsilon=8.0),
-        whitebox_design(noise_multiplier=1.19, bug="noise-halved"),
+        # at m = 2000 and k+ = k- = 200: refuted with probability 0.999, not 0.93 (dpsgd.HALVED_RULE)
+        whitebox_design(noise_multiplier=1.19, bug="noise-halved", m=HALVED_M, rule=HALVED_RULE),
         whitebox_design(noise_multiplier=1.19, bug="no-clip-canaries"),
     ] if _available("dp_accounting") else []
     out += [
         dppg_design(),
-        dppg_design(bug="wrong-relation"),
-        dppg_design(bug="reward-convention"),
+        # the twins at 1000 canary users and k+ = k- = 100: refuted with probability 0.998, not 0.917 (policy.TWIN_RULE)
+        dppg_design(bug="wrong-relation", m=TWIN_M, rule=TWIN_RULE),
+        dppg_design(bug="reward-convention", m=TWIN_M, rule=TWIN_RULE),
         mle_design(calibration="instantiated"),
         mle_design(calibration="paper"),
         mle_dedicated_design(calibration="instantiated"),
