@@ -547,7 +547,6 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
         footer += "".join(f"{note}\n" for note in notes)
     as_json = getattr(args, "json", False)
     document = dumps(final)
-    hand_over(document)  # the supervising parent re-checks it and derives the exit status itself
     written = []
     if out:  # results first: a reader that goes away while the table is printed loses the table, never the run
         write_atomic(out / "results.json", document)
@@ -556,6 +555,7 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
         written = [out / "results.json", out / "summary.txt"]
         if write_report(final, out / "report.pdf"):
             written.append(out / "report.pdf")
+    hand_over(document)  # the supervising parent re-checks it and derives the exit status itself
     # --json: stdout holds the JSON document only; the table goes nowhere, messages to stderr
     emit(document if as_json else table + footer)
     if written:

@@ -115,10 +115,14 @@ def hand_over(document: str) -> None:
     if not _HANDOVER:
         return
     data = document.encode("utf-8")
-    os.ftruncate(_HANDOVER[0], 0)
-    done = 0
-    while done < len(data):
-        done += os.pwrite(_HANDOVER[0], data[done:], done)
+    try:
+        os.ftruncate(_HANDOVER[0], 0)
+        done = 0
+        while done < len(data):
+            done += os.pwrite(_HANDOVER[0], data[done:], done)
+    except OSError as error:  # a full disk or a file-size limit: our environment, named as such
+        raise OSError(error.errno, f"{error.strerror} (writing the run's results for dpaudit's supervising "
+                                   "process, in the temporary folder)") from error
 
 
 def run(main: Callable[[], int], *, entry: str | None) -> int:
