@@ -49,3 +49,41 @@ def trainer(epochs: int) -> Any:
                 optimizer.step()
 
     return train
+
+
+def spare_bias_pipeline(*, n: int = 1000, features: int = 16, spare: int = 1000, noise_multiplier: float = 1.673,
+                        sample_rate: float = 0.05, clip: float = 1.0, data_seed: int = 12345,
+                        lr: float = 0.5) -> tuple[Any, Any, Any, Any]:
+    """(engine, model, optimizer, loader) from ``make_private`` (Poisson sampling): the same reward model
+    on the ``features`` comparison coordinates, as the first output of ``Linear(features, 1 + spare)``
+    with a bias.  The other ``spare`` outputs never reach the loss, so every real record's per-sample
+    gradient is zero on their weights and bias coordinates: ``bias[1:]`` holds one spare coordinate per
+    gradient canary (the isolation premise), the parameter fault (e) misses."""
+    import torch
+    from opacus import PrivacyEngine
+    from torch.utils.data import DataLoader, TensorDataset
+
+    from dpaudit.mechanisms.dpsgd import preference_data
+
+    class SpareHead(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = torch.nn.Linear(features, 1 + spare).double()
+
+        def forward(self, x: Any) -> Any:
+            return self.head(x)[:, :1]  # the logit; outputs 1.. are the canaries' spare bias coordinates
+
+    rows = preference_data(n, features, features, np.random.default_rng(data_seed))
+    data = TensorDataset(torch.tensor(rows[:, :-2]), torch.tensor(rows[:, -2]))
+    module = SpareHead()
+    torch.nn.init.zeros_(module.head.weight)
+    torch.nn.init.zeros_(module.head.bias)
+    optimizer = torch.optim.SGD(module.parameters(), lr=lr)
+    loader = DataLoader(data, batch_size=max(1, round(sample_rate * n)))
+    engine = PrivacyEngine()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model, optimizer, loader = engine.make_private(module=module, optimizer=optimizer, data_loader=loader,
+                                                       noise_multiplier=noise_multiplier, max_grad_norm=clip,
+                                                       poisson_sampling=True)
+    return engine, model, optimizer, loader
