@@ -82,10 +82,10 @@ def _list_all(width: int = 100) -> str:
         out.append("  " + textwrap.shorten(f"[{family.name}] {family.about}", width=width - 2, placeholder=" …"))
     # one-run designs are counted where cheap to build (the onerun suite's take seconds: named, not counted);
     # the libraries suite needs the libraries extra to be built: named, with the extra
-    sizes = ", ".join("onerun" if suite == "onerun" else "libraries (needs the libraries extra)" if suite == "libraries"
+    sizes = ", ".join("onerun" if suite == "onerun" else "libraries" if suite == "libraries"
                       else f"{suite} ({len(catalog.suite(suite))}"
                       + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
-    out.append(f"Suites ({prog} run --suite NAME): {sizes}")
+    out.append(f"Suites (run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
     out.append(f"Sample configs: {prog} list --configs; as JSON: {prog} list [NAME] --json")
     return "\n".join(out) + "\n"
