@@ -32,12 +32,12 @@ import numpy as np
 from dpaudit.claims import from_dict as renyi_from_dict
 from dpaudit.core import InputError
 from dpaudit.engine.bounds import TESTS
-from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
 from dpaudit.onerun.result import read_tiebreak
 from dpaudit.onerun.rules import Split, Test, counts, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
+from dpaudit.onerun.wording import curve_from_dict
 from dpaudit.runs.recheck_onerun import check_isolated, check_onerun_detectable
 
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
@@ -190,7 +190,7 @@ def _onerun_claim(claim: dict[str, Any], claim_type: str, curve: Any, tests: lis
         if verdict == "not-applicable":
             return
         try:
-            found = _curve(curve)
+            found = curve_from_dict(curve)
         except InputError as exc:
             fail("onerun.curve", curve, f"is not a curve claim ({exc})")
         rejected = any(rejects_claim(found, m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
@@ -212,15 +212,6 @@ def _onerun_claim(claim: dict[str, Any], claim_type: str, curve: Any, tests: lis
     if (verdict == "violation") != (lower > claim_eps):
         fail("verdict", verdict, f"epsilon_lower {lower:g} is {'above' if lower > claim_eps else 'not above'} "
              f"epsilon_claim {claim_eps:g}")
-
-
-def _curve(d: Any) -> CurveClaim:
-    family = d["family"]
-    if family == "gdp":
-        return CurveClaim(family="gdp", mu=float(d["mu"]))
-    if family == "approx-dp":
-        return CurveClaim(family="approx-dp", epsilon=float(d["epsilon"]), delta=float(d["delta"]))
-    return CurveClaim(family=str(family), epsilons=tuple(d["epsilons"]), deltas=tuple(d["deltas"]))
 
 
 def _check_mu(mu_entry: Any, tests: list[Test], fail: Fail, field: str) -> None:
@@ -277,7 +268,7 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
         tests = _onerun_tests(sc, where, fail)
         secret, scores = _recount(sc, tests, fail)
         if sc.get("isolated") is not None:
-            check_isolated(sc, secret, scores, fail, _curve)
+            check_isolated(sc, secret, scores, fail, curve_from_dict)
         for i, b in enumerate(sc["bounds"]):
             again = max(epsilon_lower(t.m, t.r, t.v, delta=float(b["delta"]), alpha=t.alpha) for t in tests)
             if not _close(again, float(b["epsilon_lower"])):
@@ -291,7 +282,7 @@ def check_onerun_scenario(sc: dict[str, Any], where: str, source: Any) -> None:
 
             _onerun_claim(claim, claim_type, curve, tests, fail_claim)
             check_onerun_detectable(claim, float(sc["bounds"][0]["delta"]), fail_claim, tests=tests,
-                                    secret_source=sc.get("secret_source"), curve_of=_curve)
+                                    secret_source=sc.get("secret_source"), curve_of=curve_from_dict)
         _check_mu(sc["gdp_mu_lower"], tests, fail, "gdp_mu_lower.mu")
 
     _guarded(where, source, check)
