@@ -145,9 +145,12 @@ def _session_members(session: int) -> list[int]:
 def test_kill_9_of_the_job_leaves_no_process_of_it(tmp_path, target):
     """``--jobs 2``: the mechanism draws in loky workers; after ``kill -9`` of the job's process group
     (the shell's ``kill -9 %1``) or of the started process alone, every process of the job ends (the
-    caller waiting for EOF on its pipe is released)."""
+    caller waiting for EOF on its pipe is released), and no folder of the job is left in the temporary
+    folder (the results hand-over's, removed by the watchdog)."""
     command = [*_command(tmp_path, "waits", "--jobs", "2", "--quiet"), "--samples", "2000000"]  # chunks for workers
-    proc = subprocess.Popen(command, cwd=tmp_path, env=_env(),
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    proc = subprocess.Popen(command, cwd=tmp_path, env={**_env(), "TMPDIR": str(temporary)},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
     try:
         deadline = time.monotonic() + 300
@@ -165,6 +168,7 @@ def test_kill_9_of_the_job_leaves_no_process_of_it(tmp_path, target):
             time.sleep(0.1)
         assert _session_members(proc.pid) == []
         assert proc.stdout.read() is not None  # EOF: nothing holds the pipe
+        assert list(temporary.glob("dpaudit-*")) == []
     finally:
         for pid in _session_members(proc.pid):
             os.kill(pid, signal.SIGKILL)

@@ -354,7 +354,7 @@ def _supervise() -> int:
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         for fd in (write_end, token_read, results_fd):
             os.close(fd)
-    _watch_group(child.pid)
+    _watch_group(child.pid, handover.name)
     forwarder.started(child.pid)
     status = child.wait()
     told, _, said = _read_report(read_end).partition(" ")
@@ -365,16 +365,19 @@ def _supervise() -> int:
         return verdict
 
 
-def _watch_group(group: int) -> None:
+def _watch_group(group: int, handover: str) -> None:
     """A watchdog in the child's process group that kills the whole group (the child, its worker
     processes, their resource trackers) once this process ends, however it ends: it waits for the end
     of a pipe only this process holds (the kernel closes it at ``kill -9`` too).  The child's own
     PR_SET_PDEATHSIG does not reach the workers it started, which would hold the caller's stdout for
-    minutes; the forwarded signals do not reach the watchdog (it ignores them)."""
+    minutes; the forwarded signals do not reach the watchdog (it ignores them).  It removes the
+    ``handover`` folder first: after ``kill -9`` of this process nothing else would (on a normal end
+    this process has removed it already)."""
     read_end, write_end = os.pipe()
     ignored = ", ".join(f"signal.{name}" for name in (*FORWARDED, "SIGTSTP", "SIGTTIN", "SIGTTOU"))
-    code = (f"import os, signal\nfor s in ({ignored}): signal.signal(s, signal.SIG_IGN)\n"
-            f"while os.read(0, 1): pass\nos.killpg({group}, signal.SIGKILL)\n")
+    code = (f"import os, shutil, signal\nfor s in ({ignored}): signal.signal(s, signal.SIG_IGN)\n"
+            f"while os.read(0, 1): pass\nshutil.rmtree({handover!r}, ignore_errors=True)\n"
+            f"os.killpg({group}, signal.SIGKILL)\n")
     try:
         subprocess.Popen([sys.executable, "-I", "-S", "-c", code], stdin=read_end, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, process_group=group)
