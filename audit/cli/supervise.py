@@ -19,7 +19,7 @@ if that report arrived and matches it; otherwise:
   at fault, and it is an environment failure as dpaudit defines it: **exit 3**, one line;
 - the child was killed by a signal the parent forwarded (SIGTERM, SIGHUP, SIGQUIT): 128 + N, as a
   shell reports a command that signal stopped.  SIGINT is handled by the child (a graceful stop,
-  exit 130, :mod:`dpaudit.engine.interrupts`) and reported.
+  exit 130, :mod:`dpaudit.runtime.interrupts`) and reported.
 
 Signals: the child leads its **own process group**, and the parent forwards SIGINT, SIGTERM,
 SIGHUP and SIGQUIT to that group.  Each way a SIGINT arrives then reaches the child exactly once:

@@ -48,7 +48,6 @@ import numpy as np
 
 from dpaudit.catalog.onerun import OneRunScenario, run_design, strongest_family_rejection
 from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation, check_integer, check_number, check_table
-from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.bound import WORST_CASE, bound_record, is_balanced
@@ -62,6 +61,7 @@ from dpaudit.runs.datafiles import CONFIG, fail
 from dpaudit.runs.onerun_data import check_joinable, read_base, read_canaries
 from dpaudit.runs.plugins import build_plugin, load_plugin
 from dpaudit.runs.saved import load_results
+from dpaudit.runtime.interrupts import USER_INTERRUPT
 
 __all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario", "saved_games"]
 

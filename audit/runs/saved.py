@@ -37,10 +37,10 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from dpaudit.core import InputError
-from dpaudit.engine.files import read_regular
 from dpaudit.engine.results import SCHEMA_VERSION
 from dpaudit.engine.verdicts import NO_CLAIM, OK_OUTCOMES, finding, outcome, run_as_expected
 from dpaudit.runs.recheck import check_onerun_links, check_onerun_scenario, check_record
+from dpaudit.runtime.files import read_regular
 
 __all__ = ["MAX_ITEMS", "MAX_NAME_CHARS", "MAX_RECORDS", "MAX_SCENARIOS", "MAX_TEXT_CHARS", "check_plan_sizes",
            "load_results", "load_sweep"]
