@@ -11,10 +11,12 @@ layers below):
                   reach and identity, blame, interrupts, progress; no statistics)
     4 engine      dpaudit.engine (statistics: estimator, views, exact, runner, results, api, search, plan)
     5 one-run     dpaudit.onerun (canary games and one-run bounds; may use the engine's bounds)
-    6 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
-    6 reports     dpaudit.reports (text and PDF, from saved records) | another
-    6 testing     dpaudit.testing (assert_private, its budget)      |
-    7 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin,
+    6 results     dpaudit.results (the results file: its schemas, the document writer, the loader and the
+                  re-checkers, which recompute the engine's and the one-run bounds)
+    7 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
+    7 reports     dpaudit.reports (text and PDF, from saved records) | another
+    7 testing     dpaudit.testing (assert_private, its budget)      |
+    8 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin,
                   dpaudit.pipelines (one-run audits attached to a user's training library's objects)
 
 The package's ``__init__`` is the public façade: it imports lazily (PEP 562), and other modules
@@ -34,13 +36,13 @@ from tests.layout import module_files, package_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_NAMES = ("audit", "dpcore", "mechanisms", "neighbors", "reports")
-LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "runtime": 3, "engine": 4, "onerun": 5, "catalog": 6,
-         "reports": 6, "testing": 6, "app": 7}
+LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "runtime": 3, "engine": 4, "onerun": 5, "results": 6,
+         "catalog": 7, "reports": 7, "testing": 7, "app": 8}
 SIBLINGS = {"catalog", "reports", "testing"}
 ROOMS = {"core": "core", "neighbors": "neighbors", "mechanisms": "mechanisms", "adapters": "mechanisms",
          "claims": "mechanisms",
          "runtime": "runtime", "engine": "engine", "libraries": "mechanisms", "onerun": "onerun", "catalog": "catalog",
-         "reports": "reports",
+         "results": "results", "reports": "reports",
          "testing": "testing", "cli": "app", "runs": "app", "__main__": "app", "pipelines": "app"}
 
 
@@ -75,8 +77,8 @@ def imports_of(path: Path, module: str) -> set[str]:
 
 # Modules the graph must hold: a layer each, so a tree read wrongly (moved, empty) is not "clean".
 ANCHORS = ("dpaudit", "dpaudit.core", "dpaudit.neighbors", "dpaudit.mechanisms.base", "dpaudit.runtime.files",
-           "dpaudit.engine.api",
-           "dpaudit.onerun", "dpaudit.catalog", "dpaudit.reports", "dpaudit.testing", "dpaudit.cli",
+           "dpaudit.engine.api", "dpaudit.onerun", "dpaudit.results.saved", "dpaudit.catalog", "dpaudit.reports",
+           "dpaudit.testing", "dpaudit.cli",
            "dpaudit.runs", "dpaudit.__main__", "dpaudit.testing.pytest_plugin")
 
 
@@ -204,6 +206,8 @@ def test_the_package_imports_no_generic_top_level_name():
     ("audit/core/_probe.py", "from dpaudit.neighbors import Dataset\n"),     # core -> anything
     ("audit/runtime/_probe.py", "from dpaudit.engine import runner\n"),       # runtime -> engine
     ("audit/engine/_probe.py", "from dpaudit.catalog import kl\n"),          # engine -> catalog
+    ("audit/engine/_probe.py", "from dpaudit.results import saved\n"),       # engine -> results
+    ("audit/results/_probe.py", "from dpaudit.reports import text\n"),       # results -> reports
     ("audit/engine/_probe.py", "from dpaudit.onerun import game\n"),         # engine -> one-run
     ("audit/engine/_probe.py", "def f():\n    import dpaudit.reports.text\n"),  # engine -> reports, in a function
     ("audit/engine/_probe.py", "from dpaudit import audit_mechanism\n"),     # engine -> the façade

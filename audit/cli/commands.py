@@ -23,8 +23,8 @@ from dpaudit.cli.summary import summary_command
 from dpaudit.cli.sweep import sweep_command
 from dpaudit.core import InputError
 from dpaudit.engine import runner
-from dpaudit.engine.results import dumps
 from dpaudit.reports.text import printable
+from dpaudit.results.document import dumps
 from dpaudit.runs import bench
 from dpaudit.runs.rundir import ERROR_LOG
 from dpaudit.runtime import interrupts

@@ -16,7 +16,6 @@ from dpaudit import catalog
 from dpaudit.cli.common import EXIT_OK
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.engine import plan as budget_plan
-from dpaudit.engine.results import dumps
 from dpaudit.onerun.planner import (
     MAX_PILOT_CANARIES,
     MAX_PILOT_SECONDS,
@@ -32,6 +31,7 @@ from dpaudit.onerun.planner import (
     plan_claim,
 )
 from dpaudit.onerun.steinke import epsilon_ceiling
+from dpaudit.results.document import dumps
 from dpaudit.runtime.execution import Execution
 from dpaudit.runtime.progress import Heartbeat, progress_line, projected_end
 
