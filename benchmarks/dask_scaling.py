@@ -5,7 +5,7 @@ What it times is the estimation split's counting of the largest errata scenario
 runner's size (2^18 samples), alternating the two sides, counted for the events the runner would
 choose, through ``Execution(backend="dask").map`` exactly as :func:`dpaudit.engine.runner.estimate` calls
 it.  A *round* starts a fresh ``LocalCluster`` of one worker (one thread per worker process,
-dpaudit's :func:`dpaudit.engine.execution.connect_dask`), warms it up (imports, first tasks), times
+dpaudit's :func:`dpaudit.runtime.execution.connect_dask`), warms it up (imports, first tasks), times
 ``--repeats`` passes and closes it, then does the same with two workers; the round's ratio is
 the best two-worker pass's samples per second over the best one-worker pass's.  ``--rounds``
 rounds alternate the two, so a drift of this VM's CPU speed during the run (seen here: the same
@@ -30,11 +30,11 @@ import time
 import numpy as np
 
 from dpaudit import catalog
-from dpaudit.engine import execution
 from dpaudit.engine.estimate import resolve_views
-from dpaudit.engine.execution import Execution, connect_dask
 from dpaudit.engine.runner import CHUNK, ESTIMATION, SELECTION, TRADEOFF_POINTS, count_chunk, draw_chunk, output_kind
 from dpaudit.engine.selection import select_events
+from dpaudit.runtime import execution
+from dpaudit.runtime.execution import Execution, connect_dask
 
 SCENARIO = "align-alg2-zero-out"
 DELTA, CONFIDENCE, SEED = 5e-7, 0.95, 0

@@ -20,7 +20,6 @@ from typing import Any
 
 from reportlab.platypus import CondPageBreak, Flowable, PageBreak
 
-from dpaudit.engine.files import write_atomic
 from dpaudit.engine.verdicts import NOT_REPRODUCIBLE, outcome
 from dpaudit.reports import bounded, errata, onerun_page, plots
 from dpaudit.reports import families as sections
@@ -35,6 +34,7 @@ from dpaudit.reports.wording import (
     status_label,
     user_run,
 )
+from dpaudit.runtime.files import write_atomic
 
 
 def _audited(payload: dict[str, Any], user: bool, families: Families) -> str:
@@ -229,7 +229,7 @@ def write_pdf(payload: dict[str, Any], path: str | os.PathLike, sweeps: Sequence
     the first family that holds its claims or lists its mechanism (the app passes the catalog's;
     without them the scenarios are grouped by mechanism under one section).
 
-    The PDF is rendered in memory and written with :func:`dpaudit.engine.files.write_atomic` (an exclusive,
+    The PDF is rendered in memory and written with :func:`dpaudit.runtime.files.write_atomic` (an exclusive,
     randomly named temporary file, never through a symbolic link): a fixed temporary name in a
     shared folder could be a link planted to overwrite another file."""
     # every string of the files printable (dpaudit.reports.text.printable): a name cannot hide text

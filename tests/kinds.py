@@ -132,6 +132,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_result_protocol.py": "unit",
     "test_result_sizes.py": "cli",
     "test_results_schema.py": "cli",
+    "test_results_room.py": "cli",
     "test_resume_calltime.py": "cli",
     "test_resume_importtime.py": "cli",
     "test_resume_plugins_datafiles.py": "cli",

@@ -7,12 +7,16 @@ layers below):
     1 neighbors   dpaudit.neighbors (datasets and neighbour relations)
     2 mechanisms  dpaudit.mechanisms, dpaudit.adapters, dpaudit.claims (the mechanisms, their protocol,
                   adapters, the Rényi and zCDP claim kinds)
-    3 engine      dpaudit.engine (estimator, views, exact, runner, execution, results, api, search, plan)
-    4 one-run     dpaudit.onerun (canary games and one-run bounds; may use the engine's bounds)
-    5 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
-    5 reports     dpaudit.reports (text and PDF, from saved records) | another
-    5 testing     dpaudit.testing (assert_private, its budget)      |
-    6 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin,
+    3 runtime     dpaudit.runtime (the run machinery: where chunks run, run-folder files, checkpoint,
+                  reach and identity, blame, interrupts, progress; no statistics)
+    4 engine      dpaudit.engine (statistics: estimator, views, exact, runner, results, api, search, plan)
+    5 one-run     dpaudit.onerun (canary games and one-run bounds; may use the engine's bounds)
+    6 results     dpaudit.results (the results file: its schemas, the document writer, the loader and the
+                  re-checkers, which recompute the engine's and the one-run bounds)
+    7 catalog     dpaudit.catalog (the papers' families)          | siblings: none imports
+    7 reports     dpaudit.reports (text and PDF, from saved records) | another
+    7 testing     dpaudit.testing (assert_private, its budget)      |
+    8 app         dpaudit.cli, dpaudit.runs, dpaudit.__main__, dpaudit.testing.pytest_plugin,
                   dpaudit.pipelines (one-run audits attached to a user's training library's objects)
 
 The package's ``__init__`` is the public façade: it imports lazily (PEP 562), and other modules
@@ -32,12 +36,13 @@ from tests.layout import module_files, package_dirs
 
 ROOT = Path(__file__).resolve().parents[1]
 OLD_NAMES = ("audit", "dpcore", "mechanisms", "neighbors", "reports")
-LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "engine": 3, "onerun": 4, "catalog": 5, "reports": 5,
-         "testing": 5, "app": 6}
+LAYER = {"core": 0, "neighbors": 1, "mechanisms": 2, "runtime": 3, "engine": 4, "onerun": 5, "results": 6,
+         "catalog": 7, "reports": 7, "testing": 7, "app": 8}
 SIBLINGS = {"catalog", "reports", "testing"}
 ROOMS = {"core": "core", "neighbors": "neighbors", "mechanisms": "mechanisms", "adapters": "mechanisms",
          "claims": "mechanisms",
-         "engine": "engine", "libraries": "mechanisms", "onerun": "onerun", "catalog": "catalog", "reports": "reports",
+         "runtime": "runtime", "engine": "engine", "libraries": "mechanisms", "onerun": "onerun", "catalog": "catalog",
+         "results": "results", "reports": "reports",
          "testing": "testing", "cli": "app", "runs": "app", "__main__": "app", "pipelines": "app"}
 
 
@@ -71,8 +76,9 @@ def imports_of(path: Path, module: str) -> set[str]:
 
 
 # Modules the graph must hold: a layer each, so a tree read wrongly (moved, empty) is not "clean".
-ANCHORS = ("dpaudit", "dpaudit.core", "dpaudit.neighbors", "dpaudit.mechanisms.base", "dpaudit.engine.api",
-           "dpaudit.onerun", "dpaudit.catalog", "dpaudit.reports", "dpaudit.testing", "dpaudit.cli",
+ANCHORS = ("dpaudit", "dpaudit.core", "dpaudit.neighbors", "dpaudit.mechanisms.base", "dpaudit.runtime.files",
+           "dpaudit.engine.api", "dpaudit.onerun", "dpaudit.results.saved", "dpaudit.catalog", "dpaudit.reports",
+           "dpaudit.testing", "dpaudit.cli",
            "dpaudit.runs", "dpaudit.__main__", "dpaudit.testing.pytest_plugin")
 
 
@@ -198,7 +204,10 @@ def test_the_package_imports_no_generic_top_level_name():
     ("mechanisms/_probe.py", "from dpaudit.engine import runner\n"),          # mechanisms -> engine
     ("neighbors/_probe.py", "import dpaudit.mechanisms.classic\n"),          # neighbors -> mechanisms
     ("audit/core/_probe.py", "from dpaudit.neighbors import Dataset\n"),     # core -> anything
+    ("audit/runtime/_probe.py", "from dpaudit.engine import runner\n"),       # runtime -> engine
     ("audit/engine/_probe.py", "from dpaudit.catalog import kl\n"),          # engine -> catalog
+    ("audit/engine/_probe.py", "from dpaudit.results import saved\n"),       # engine -> results
+    ("audit/results/_probe.py", "from dpaudit.reports import text\n"),       # results -> reports
     ("audit/engine/_probe.py", "from dpaudit.onerun import game\n"),         # engine -> one-run
     ("audit/engine/_probe.py", "def f():\n    import dpaudit.reports.text\n"),  # engine -> reports, in a function
     ("audit/engine/_probe.py", "from dpaudit import audit_mechanism\n"),     # engine -> the façade

@@ -1,5 +1,5 @@
 """One phrase, one place: what a user's code did (``called sys.exit(CODE)`` / ``raised NAME``) is
-worded by :func:`dpaudit.engine.blame.what_code_did` alone, and every message that blames the
+worded by :func:`dpaudit.runtime.blame.what_code_did` alone, and every message that blames the
 user's code (a mechanism's ``sample``/``sample_counts``/``name``, a plugin's builder, the command
 line's last net) says it through that helper."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dpaudit.engine.blame import what_code_did
+from dpaudit.runtime.blame import what_code_did
 from tests.layout import module_files
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,7 +27,7 @@ def test_the_exit_phrase_is_built_in_blame_alone():
     """A second spelling of the phrase (an f-string of ``sys.exit({``) anywhere else in the package
     would drift from the first: each message takes it from the helper."""
     files = module_files(ROOT)
-    assert "dpaudit.engine.blame" in files and len(files) > 100
+    assert "dpaudit.runtime.blame" in files and len(files) > 100
     built = sorted(str(path.relative_to(ROOT)) for path in files.values()
                    if "sys.exit({" in path.read_text(encoding="utf-8"))
-    assert built == ["audit/engine/blame.py"]
+    assert built == ["audit/runtime/blame.py"]

@@ -7,7 +7,6 @@ import json
 import logging
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,10 +19,10 @@ from dpaudit.mechanisms.classic import Laplace
 from dpaudit.mechanisms.vector import NoisyHistogram
 from dpaudit.neighbors import Dataset
 from dpaudit.reports.text import summary_table
+from dpaudit.results.schema import run_schema
 from dpaudit.testing import assert_private
 from tests.clirun import in_process
 
-SCHEMAS = Path(dt.__file__).resolve().parents[1] / "cli" / "schemas"
 D = Dataset({"value": [0.0]})
 D_PRIME = D.add({"value": 1.0})
 HIST, HIST_PRIME = np.array([3.0, 5.0, 2.0]), np.array([4.0, 5.0, 2.0])
@@ -101,7 +100,7 @@ def test_every_holding_record_of_the_json_has_the_key_and_only_those(tmp_path, m
                       "--allow-plugin", "detpair", "--samples", "20000", "--json")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    schema = json.loads((SCHEMAS / "run.schema.json").read_text())
+    schema = run_schema()
     assert "detectable" in schema["$defs"]["record"]["properties"]
     jsonschema.Draft202012Validator(schema).validate(document)
     holding = [r for r in document["records"] if r["verdict"] == "pass"]

@@ -5,11 +5,11 @@ numbers never depend on where chunks ran."""
 import pytest
 
 from dpaudit import audit_mechanism
-from dpaudit.engine import execution
 from dpaudit.engine.api import RunContext
-from dpaudit.engine.execution import Execution
 from dpaudit.mechanisms.classic import RandomizedResponse
 from dpaudit.neighbors import Dataset
+from dpaudit.runtime import execution
+from dpaudit.runtime.execution import Execution
 
 BIT = Dataset({"bit": [0]})
 

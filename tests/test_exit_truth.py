@@ -22,9 +22,10 @@ import pytest
 
 from dpaudit import catalog
 from dpaudit.cli.expectations import MISSED, exit_status, planned_claims, unchecked_expectations
-from dpaudit.engine import interrupts, runner
+from dpaudit.engine import runner
 from dpaudit.engine.verdicts import HOLDS, REFUTED_EMPIRICAL
-from dpaudit.runs.saved import load_results
+from dpaudit.results.saved import load_results
+from dpaudit.runtime import interrupts
 from tests.clirun import in_process
 
 ROOT = Path(__file__).resolve().parents[1]

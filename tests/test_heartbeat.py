@@ -8,8 +8,8 @@ import time
 
 import numpy as np
 
-from dpaudit.engine import heartbeat
 from dpaudit.engine.api import audit_mechanism
+from dpaudit.runtime import heartbeat
 
 
 class Slow:

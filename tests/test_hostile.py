@@ -32,10 +32,10 @@ from hypothesis import strategies as st
 from dpaudit.cli import main
 from dpaudit.cli import run as cli_run
 from dpaudit.core import InputError
-from dpaudit.engine.checkpoint import _checksum
-from dpaudit.engine.files import FolderLock, append_line, write_atomic
-from dpaudit.engine.progress import Progress
 from dpaudit.runs.config import load
+from dpaudit.runtime.checkpoint import _checksum
+from dpaudit.runtime.files import FolderLock, append_line, write_atomic
+from dpaudit.runtime.progress import Progress
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
@@ -386,7 +386,7 @@ def test_a_full_disk_is_an_environment_failure_exit_3_with_a_log(tmp_path):
 
 
 def _bug_of_ours():
-    """A function whose code lies in dpaudit's own package (dpaudit.engine.blame tells a user's code from
+    """A function whose code lies in dpaudit's own package (dpaudit.runtime.blame tells a user's code from
     ours by the file a frame runs in): a bug of ours, as a test defines one."""
     namespace = {}
     source = "def broken(records, **options):\n    raise ZeroDivisionError('a bug of ours')\n"

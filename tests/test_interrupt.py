@@ -33,11 +33,12 @@ import numpy as np
 import pytest
 
 from dpaudit.cli import main
-from dpaudit.engine import interrupts, runner
+from dpaudit.engine import runner
 from dpaudit.engine.api import audit_mechanism
 from dpaudit.engine.search import QueryVectors, search_pair
 from dpaudit.engine.verdicts import HOLDS, NO_CLAIM
-from dpaudit.runs.saved import load_results
+from dpaudit.results.saved import load_results
+from dpaudit.runtime import interrupts
 
 ROOT = Path(__file__).resolve().parents[1]
 

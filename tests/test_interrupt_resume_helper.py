@@ -4,7 +4,7 @@ The code fingerprint covered the modules defining the mechanism's class and the 
 holds, not a helper in another of the user's files that ``sample`` calls: editing the helper's
 noise scale between a kill and ``--resume`` mixed the counts of two mechanisms.  Now the user's
 modules that the mechanism's module imports (``from helpers import noise``, ``import helpers``)
-enter the fingerprint too (:func:`dpaudit.engine.identity.with_helpers`), and such a resume is
+enter the fingerprint too (:func:`dpaudit.runtime.identity.with_helpers`), and such a resume is
 refused with exit 2, naming the helper.
 """
 
@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from dpaudit.engine.identity import with_helpers
+from dpaudit.runtime.identity import with_helpers
 from tests.clirun import in_process, killed_after
 
 HELPER = '''

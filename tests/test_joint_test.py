@@ -18,7 +18,7 @@ from dpaudit import audit_samples
 from dpaudit.engine import ratio_test
 from dpaudit.engine.bounds import better_test, both_tests, joint_epsilon, pair_epsilon
 from dpaudit.engine.ratio_test import ODDS_SHARE, epsilon_lower, odds_ratio_lower
-from dpaudit.runs.recheck import recomputed_lower
+from dpaudit.results.recheck import recomputed_lower
 
 ALPHA = 0.05  # total level: confidence 0.95; the callers' per-side convention is ALPHA / 2
 

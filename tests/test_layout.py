@@ -96,7 +96,7 @@ WITHOUT_FCNTL = """
 import sys
 sys.modules["fcntl"] = None  # as on Windows: `import fcntl` raises ImportError
 import dpaudit, dpaudit.engine.api, dpaudit.cli, dpaudit.runs.rundir
-from dpaudit.engine.files import FolderLock
+from dpaudit.runtime.files import FolderLock
 from dpaudit.mechanisms.classic import Laplace
 from dpaudit.neighbors import Dataset
 result = dpaudit.audit_mechanism(Laplace(epsilon=1.0), Dataset({"value": [0.0]}), Dataset({"value": [0.0, 1.0]}),
@@ -155,7 +155,7 @@ def test_the_type_check_names_each_real_file_by_its_import_name(monkeypatch):
     found, options = typecheck.sources([])
     assert {s.module: Path(s.path).resolve() for s in found} == {n: p.resolve() for n, p in module_files(ROOT).items()}
     silent = {s.module for s in found if options.clone_for_module(s.module).ignore_errors}
-    checked = {"dpaudit", "dpaudit.core", "dpaudit.engine.api", "dpaudit.engine.files", "dpaudit.mechanisms.base",
+    checked = {"dpaudit", "dpaudit.core", "dpaudit.engine.api", "dpaudit.runtime.files", "dpaudit.mechanisms.base",
                "dpaudit.cli.run", "dpaudit.neighbors", "dpaudit.reports", "dpaudit.catalog.kl"}
     assert not silent and checked <= {s.module for s in found}  # every module is checked: no exclude is left
     # an exclude (a real path, as mypy matches them) makes its folder's modules analysed silently

@@ -24,11 +24,11 @@ import pytest
 from dpaudit.core import InputError
 from dpaudit.engine import memory, runner
 from dpaudit.engine.api import audit_mechanism
-from dpaudit.engine.chunks import MAX_CHUNKS, PART, Chunks, parts
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.memory import MAX_SAMPLES
-from dpaudit.engine.progress import Progress, projected_end
 from dpaudit.engine.runner import CHUNK, _estimation_chunks, count_chunk
+from dpaudit.runtime.chunks import MAX_CHUNKS, PART, Chunks, parts
+from dpaudit.runtime.execution import Execution
+from dpaudit.runtime.progress import Progress, projected_end
 from tests.zoo import LaplaceOnCount
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ import pytest
 
 from dpaudit.cli import expectations
 from dpaudit.core import InputError
-from dpaudit.engine.files import LOCK_NAME, FolderLock
+from dpaudit.runtime.files import LOCK_NAME, FolderLock
 from tests.clirun import in_process
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "audit" / "cli" / "schemas"

@@ -2,8 +2,6 @@
 planned from the claims (its planned_* keys) and a Split with its fallback floor included (they were
 refused by summary as unknown keys when the schema was first closed)."""
 
-import json
-from importlib import resources
 
 import jsonschema
 import numpy as np
@@ -11,10 +9,11 @@ import pytest
 
 from dpaudit.core import Guarantee
 from dpaudit.onerun import Fixed, Split, one_run_bound
+from dpaudit.results.schema import run_schema
 
 
 def _rule_validator():
-    schema = json.loads(resources.files("dpaudit.cli").joinpath("schemas/run.schema.json").read_text())
+    schema = run_schema()
     return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": "#/$defs/rule"})
 
 

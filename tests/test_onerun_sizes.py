@@ -31,7 +31,7 @@ def test_the_api_refuses_runs_times_canaries_past_the_limit():
 
 
 def test_the_api_refuses_a_game_that_needs_more_memory_than_available(monkeypatch):
-    monkeypatch.setattr("dpaudit.engine.execution.available_memory", lambda: 1 << 20)  # 1 MB left
+    monkeypatch.setattr("dpaudit.runtime.execution.available_memory", lambda: 1 << 20)  # 1 MB left
     with pytest.raises(InputError, match=r"needs about 19.1 MB of memory .* about 1 MB is available"):
         audit_one_run(blind, zeros, m=50_000, runs=2)
 

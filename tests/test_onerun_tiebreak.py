@@ -36,7 +36,7 @@ from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.fixtures import rr_scores
 from dpaudit.onerun.rules import counts, default_rule, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
-from dpaudit.runs.recheck import check_onerun_scenario
+from dpaudit.results.recheck import check_onerun_scenario
 from dpaudit.testing import PrivacyViolation, assert_private_one_run
 from tests.clirun import in_process
 from tests.plugins.training_runs import RR_GAME_CONFIG

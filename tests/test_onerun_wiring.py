@@ -22,12 +22,12 @@ import pytest
 from dpaudit import catalog
 from dpaudit.catalog.onerun import all_designs, family_of
 from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
+from dpaudit.results.schema import published
 from dpaudit.runs import rundir
 from dpaudit.runs.config import RunSettings, load
 from tests.clirun import in_process
 
 ROOT = Path(__file__).resolve().parents[1]
-SCHEMAS = ROOT / "audit" / "cli" / "schemas"
 PLUGIN = "tests.plugins.training_runs"
 CONTRACT = ("kind", "claim_id", "claim_kind", "claim_source", "claim_status", "claim_document", "claim_where",
             "claim_statement", "relation", "delta", "epsilon_claim", "epsilon_lower", "verdict", "finding",
@@ -75,7 +75,7 @@ def run(path: Path, out: Path | None = None, *more: str):
 
 def validate(name: str, document: dict) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+    schema = published(name)
     jsonschema.Draft202012Validator(schema).validate(document)
 
 

@@ -400,7 +400,7 @@ def test_inputs_must_be_regular_files_and_are_refused_at_once(tmp_path, kind, co
 
 
 def test_a_config_beyond_the_size_limit_is_refused(tmp_path, monkeypatch):
-    monkeypatch.setattr("dpaudit.engine.files.MAX_INPUT_BYTES", 1000)
+    monkeypatch.setattr("dpaudit.runtime.files.MAX_INPUT_BYTES", 1000)
     path = tmp_path / "big.toml"
     path.write_text("# padding\n" * 200)
     refused(in_process("run", path, "--quiet"), "is 2000 bytes: at most 1000 are read")

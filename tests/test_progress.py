@@ -10,10 +10,10 @@ import pytest
 
 from dpaudit import audit_mechanism
 from dpaudit.engine.api import RunContext
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.expected_stop import expected_look
-from dpaudit.engine.progress import Progress, projected_end
 from dpaudit.mechanisms.classic import on_grid
+from dpaudit.runtime.execution import Execution
+from dpaudit.runtime.progress import Progress, projected_end
 
 NOON = time.mktime((2026, 11, 24, 12, 0, 0, 0, 0, -1))  # local noon, wherever the test runs
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 from dpaudit.core import InputError
 from dpaudit.engine import plan as budget_plan
-from dpaudit.engine import progress
-from dpaudit.engine.progress import Heartbeat, progress_line
+from dpaudit.runtime import progress
+from dpaudit.runtime.progress import Heartbeat, progress_line
 from tests.clirun import in_process
 
 ROOT = Path(__file__).resolve().parents[1]

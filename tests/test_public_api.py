@@ -11,9 +11,9 @@ import pytest
 import dpaudit
 from dpaudit import Guarantee, InputError, audit_mechanism
 from dpaudit.engine.api import RunContext
-from dpaudit.engine.execution import Execution
 from dpaudit.mechanisms.classic import RandomizedResponse, on_grid
 from dpaudit.neighbors import Dataset
+from dpaudit.runtime.execution import Execution
 from tests.zoo import LaplaceOnCount
 
 BIT, BIT_PRIME = Dataset({"bit": [0]}), Dataset({"bit": [0, 1]})

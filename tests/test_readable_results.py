@@ -10,10 +10,10 @@ import pytest
 from dpaudit import audit_mechanism
 from dpaudit.cli import main
 from dpaudit.engine.api import RunContext
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.statistics import keys
 from dpaudit.engine.views import Event
 from dpaudit.reports.text import footer, summary_table
+from dpaudit.runtime.execution import Execution
 from tests.zoo import LaplaceOnCount
 
 

@@ -11,9 +11,9 @@ import pytest
 from dpaudit.claims import RDP, ZCDP, delta_from_zcdp, from_dict
 from dpaudit.core import Guarantee, InputError
 from dpaudit.engine.api import audit_mechanism
-from dpaudit.engine.results import dumps
 from dpaudit.mechanisms.curves import gauss_delta, gauss_epsilon
-from dpaudit.runs.recheck import check_record
+from dpaudit.results.document import dumps
+from dpaudit.results.recheck import check_record
 
 rdp_accountant = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
 

@@ -14,7 +14,7 @@ import json
 
 import pytest
 
-from dpaudit.runs.saved import MAX_ITEMS, MAX_NAME_CHARS, MAX_SCENARIOS, MAX_TEXT_CHARS
+from dpaudit.results.saved import MAX_ITEMS, MAX_NAME_CHARS, MAX_SCENARIOS, MAX_TEXT_CHARS
 from tests.clirun import in_process
 
 CONFIG = '''

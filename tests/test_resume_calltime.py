@@ -4,7 +4,7 @@ The run's fingerprint holds the mechanism's state and the files of the modules t
 that they import by name; ``import helper`` inside ``sample``, ``importlib.import_module``, a
 constant read from a data file or an environment variable at call time escaped it, so a leaky
 run killed, fixed and resumed mixed the counts of two mechanisms.  Now what the first chunk
-reached is hashed into ``checkpoint.reached.jsonl`` (:mod:`dpaudit.engine.reach`) and a resume
+reached is hashed into ``checkpoint.reached.jsonl`` (:mod:`dpaudit.runtime.reach`) and a resume
 after such an edit exits 2 naming the module, file or variable; the twin resumes unchanged code
 to the uninterrupted run's numbers.
 
@@ -26,8 +26,8 @@ import textwrap
 import pytest
 
 from dpaudit.core import InputError
-from dpaudit.engine.checkpoint import Checkpoint
-from dpaudit.engine.reach import watch
+from dpaudit.runtime.checkpoint import Checkpoint
+from dpaudit.runtime.reach import watch
 from tests.clirun import in_process, killed_after
 
 ENV = "DPAUDIT_CALLTIME_EPSILON"

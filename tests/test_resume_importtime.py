@@ -6,7 +6,7 @@ chunk ran, after the user's module had been imported: a constant read at import 
 helper run from its file, from a data file or from an environment variable, and a variable read
 through ``os.environb`` or by iterating ``os.environ``, escaped it, so a leaky run killed, fixed
 and resumed mixed the counts of two mechanisms.  Now the window opens before the command line
-imports the user's modules (:func:`dpaudit.engine.reach.from_import`), the bytes environment and
+imports the user's modules (:func:`dpaudit.runtime.reach.from_import`), the bytes environment and
 whole-environment reads are recorded, and a resume after such an edit exits 2 naming what changed;
 the twin resumes unchanged code (twice: a resume's own reads of its folder are not inputs) to the
 uninterrupted run's numbers.
@@ -27,7 +27,7 @@ import textwrap
 
 import pytest
 
-from dpaudit.engine.reach import watch
+from dpaudit.runtime.reach import watch
 from tests.clirun import in_process, killed_after
 
 ENV = "DPAUDIT_IMPORTTIME_EPSILON"
@@ -155,7 +155,7 @@ def test_the_bytes_environment_and_whole_environment_reads_are_recorded(monkeypa
     """``os.getenvb``, ``os.environb[...]`` and ``in os.environb`` record the variable by its
     name; iterating, ``len``, ``copy()``, ``dict()`` and ``repr`` of either mapping record the whole
     environment (and ``copy``/``dict`` each variable they look up); no value is stored."""
-    from dpaudit.engine.reach import WHOLE_ENVIRONMENT  # new: imported here so the other tests run on older code
+    from dpaudit.runtime.reach import WHOLE_ENVIRONMENT  # new: imported here so the other tests run on older code
 
     monkeypatch.setenv("DPAUDIT_IMPORTTIME_B", "secret-b")
     reads = {
@@ -210,8 +210,8 @@ def test_only_reads_above_where_the_window_opened_are_the_mechanisms(tmp_path):
     dpaudit is the user's (a test running the command line in its own process); the user's code
     called inside the window is.  ``Checkpoint.recording`` wraps ``watch`` in a generator that is
     suspended while the block runs, so the window's base is the frame that entered it."""
-    from dpaudit.engine import reach
-    from dpaudit.engine.checkpoint import Checkpoint
+    from dpaudit.runtime import reach
+    from dpaudit.runtime.checkpoint import Checkpoint
 
     data = tmp_path / "read.txt"
     data.write_text("x")

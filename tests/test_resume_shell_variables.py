@@ -4,7 +4,7 @@ or `_`); any other variable set, unset or changed still refuses the resume."""
 
 import os
 
-from dpaudit.engine.reach import SHELL_BOOKKEEPING, WHOLE_ENVIRONMENT, env_digest
+from dpaudit.runtime.reach import SHELL_BOOKKEEPING, WHOLE_ENVIRONMENT, env_digest
 
 
 def test_shell_bookkeeping_does_not_change_the_whole_environments_hash(monkeypatch):
@@ -35,7 +35,7 @@ def test_code_that_copies_the_environment_has_no_shell_bookkeeping_recorded(monk
     (SHLVL and ``_`` among them): a resume after the shell changed them (4 of 5 relaunches) was refused.
     Now a window that read the whole environment records none of the shell's bookkeeping; another
     variable it copied still refuses the resume when it changes."""
-    from dpaudit.engine.reach import watch
+    from dpaudit.runtime.reach import watch
 
     monkeypatch.setenv("SHLVL", "1")
     monkeypatch.setenv("_", "/usr/bin/python3")

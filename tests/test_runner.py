@@ -4,10 +4,10 @@ sequential looks, checkpoint reuse, and mechanisms that misbehave."""
 import pytest
 
 from dpaudit import InputError
-from dpaudit.engine.checkpoint import Checkpoint
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.runner import CHUNK, LOOKS, MechanismError, estimate
 from dpaudit.mechanisms.classic import on_grid
+from dpaudit.runtime.checkpoint import Checkpoint
+from dpaudit.runtime.execution import Execution
 
 LEVEL = [(0.0, 0.95)]
 

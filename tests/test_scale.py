@@ -13,9 +13,9 @@ import pytest
 
 from dpaudit import audit_mechanism
 from dpaudit.cli import main
-from dpaudit.engine import execution
 from dpaudit.engine.api import RunContext
-from dpaudit.engine.execution import Execution
+from dpaudit.runtime import execution
+from dpaudit.runtime.execution import Execution
 from tests.zoo import LaplaceOnCount
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ def test_progress_lines_in_a_log(capsys):
 @pytest.fixture(scope="module")
 def dask_client():
     pytest.importorskip("distributed")
-    from dpaudit.engine.execution import connect_dask
+    from dpaudit.runtime.execution import connect_dask
     client = connect_dask(None, 2)
     yield client
     client.close()
@@ -158,8 +158,8 @@ def test_dask_local_cluster_gives_the_numbers_of_one_local_job(dask_client):
 
 def test_dask_workers_that_cannot_import_fail_fast():
     pytest.importorskip("distributed")
-    from dpaudit.engine.execution import connect_dask
     from dpaudit.mechanisms.base import InputError
+    from dpaudit.runtime.execution import connect_dask
     with pytest.raises(InputError, match="no_such_module_for_dpaudit"):
         connect_dask(None, 1, modules=("no_such_module_for_dpaudit",))
 

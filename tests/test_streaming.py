@@ -10,9 +10,7 @@ from scipy import stats
 
 from dpaudit import Guarantee, audit_mechanism, catalog
 from dpaudit.engine import memory, runner, streaming
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.plan import Candidates, plan, render
-from dpaudit.engine.progress import projected_end
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Identity
 from dpaudit.engine.views import Event
@@ -20,6 +18,8 @@ from dpaudit.mechanisms.base import capabilities
 from dpaudit.mechanisms.kl_bandits import KLBandit
 from dpaudit.mechanisms.kl_extensions import InexactPolicy, RepeatedSampling
 from dpaudit.neighbors.synthetic import bandit_log
+from dpaudit.runtime.execution import Execution
+from dpaudit.runtime.progress import projected_end
 from dpaudit.testing import MechanismCheckError, check_mechanism
 
 MECH = KLBandit(3, eta=0.25, beta0=0.5, pi0=(0.02, 0.49, 0.49))

@@ -13,10 +13,10 @@ import pytest
 
 from dpaudit.catalog import Scenario
 from dpaudit.engine.api import audit_mechanism
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.plan import plan
 from dpaudit.mechanisms.zcdp import GaussianZCDP
 from dpaudit.neighbors import Pair
+from dpaudit.runtime.execution import Execution
 
 D, D_PRIME = np.zeros(3), np.array([0.0, 0.0, 1.0])
 UNDERSTATED = GaussianZCDP(sigma=1.0, claimed_rho=0.125)

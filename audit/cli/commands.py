@@ -22,14 +22,15 @@ from dpaudit.cli.run import run_command
 from dpaudit.cli.summary import summary_command
 from dpaudit.cli.sweep import sweep_command
 from dpaudit.core import InputError
-from dpaudit.engine import interrupts, runner
-from dpaudit.engine.blame import user_frame, what_code_did, where_and_log
-from dpaudit.engine.execution import EnvironmentFailure
-from dpaudit.engine.files import check_output, write_atomic
-from dpaudit.engine.results import dumps
+from dpaudit.engine import runner
 from dpaudit.reports.text import printable
+from dpaudit.results.document import dumps
 from dpaudit.runs import bench
 from dpaudit.runs.rundir import ERROR_LOG
+from dpaudit.runtime import interrupts
+from dpaudit.runtime.blame import user_frame, what_code_did, where_and_log
+from dpaudit.runtime.execution import EnvironmentFailure
+from dpaudit.runtime.files import check_output, write_atomic
 
 
 def _dispatch(args: argparse.Namespace, argv: list[str], session: Session) -> int:
@@ -93,7 +94,7 @@ def execute(args: argparse.Namespace, argv: Sequence[str]) -> int:
     except BaseException as exc:  # a bug of ours: one line and a log, never a traceback on the terminal
         log = _log_failure(session)
         where = user_frame(exc)
-        if where is not None:  # raised through the user's code (dpaudit.engine.blame): their fault, exit 2
+        if where is not None:  # raised through the user's code (dpaudit.runtime.blame): their fault, exit 2
             _error(f"your code raised {_explain(exc)} at {where} (traceback in {log})")
             return EXIT_USAGE
         _error(f"internal error: {_explain(exc)} (traceback in {log}; please report it)")

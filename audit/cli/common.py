@@ -18,7 +18,7 @@ import scipy
 from dpaudit import catalog, reports
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import InputError, did_you_mean
-from dpaudit.engine.results import dumps
+from dpaudit.results.document import dumps
 from dpaudit.runs.syspath import import_user_module
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

@@ -18,10 +18,10 @@ from dpaudit import catalog
 from dpaudit.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from dpaudit.core import Claim
 from dpaudit.engine import plan as budget_plan
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.results import AuditResult
 from dpaudit.engine.verdicts import OK_OUTCOMES, outcome
 from dpaudit.reports.text import printable
+from dpaudit.runtime.execution import Execution
 
 MISSED = "MISSED expected violation"
 INTERRUPTED = "interrupted by the user"  # how the engine marks the record of a scenario a Ctrl-C cut short

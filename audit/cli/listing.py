@@ -15,7 +15,7 @@ from dpaudit.catalog import SUITES
 from dpaudit.cli.common import EXIT_OK
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import InputError, did_you_mean
-from dpaudit.engine.results import dumps
+from dpaudit.results.document import dumps
 
 LIST_SCHEMA_VERSION = 1
 

@@ -12,7 +12,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import NoReturn
 
-from dpaudit.engine.paths import path_problem
+from dpaudit.runtime.paths import path_problem
 
 # The closed sets the flags take, written out so that `--help` and `--version` import no numpy and
 # no catalog (tests/test_cli_startup.py holds them equal to dpaudit.catalog.SUITES and
@@ -65,7 +65,7 @@ def _integer(text: str) -> int:
 
 def _path(text: str) -> Path:
     """A path as given: refused when empty (``Path('')`` would be the current folder), holding a
-    NUL byte, or too long to name a file (:func:`dpaudit.engine.files.path_problem`)."""
+    NUL byte, or too long to name a file (:func:`dpaudit.runtime.files.path_problem`)."""
     problem = path_problem(text)
     if problem:
         raise argparse.ArgumentTypeError(f"{text[:80]!r}{'...' if len(text) > 80 else ''} {problem}")
@@ -175,7 +175,7 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("--wide", action="store_true",
                      help="the wide table: every column (status, eps_exact, eps_sup) and the premise notes")
     run.add_argument("--json", action="store_true",
-                     help="print the results as JSON (schema dpaudit/cli/schemas/run.schema.json) instead of the "
+                     help="print the results as JSON (schema dpaudit/results/run.schema.json) instead of the "
                           "table; messages go to stderr")
 
 
@@ -260,7 +260,7 @@ def _add_summary(sub: argparse._SubParsersAction[_Parser]) -> None:
     sm.add_argument("--wide", action="store_true",
                     help="the wide table: every column (status, eps_exact, eps_sup) and the premise notes")
     sm.add_argument("--json", action="store_true",
-                    help="print the checked results as JSON (schema dpaudit/cli/schemas/summary.schema.json)")
+                    help="print the checked results as JSON (schema: python -m dpaudit.results summary)")
 
 
 def _add_sweep(sub: argparse._SubParsersAction[_Parser]) -> None:

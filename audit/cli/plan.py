@@ -16,9 +16,6 @@ from dpaudit import catalog
 from dpaudit.cli.common import EXIT_OK
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.engine import plan as budget_plan
-from dpaudit.engine.execution import Execution
-from dpaudit.engine.progress import Heartbeat, progress_line, projected_end
-from dpaudit.engine.results import dumps
 from dpaudit.onerun.planner import (
     MAX_PILOT_CANARIES,
     MAX_PILOT_SECONDS,
@@ -34,6 +31,9 @@ from dpaudit.onerun.planner import (
     plan_claim,
 )
 from dpaudit.onerun.steinke import epsilon_ceiling
+from dpaudit.results.document import dumps
+from dpaudit.runtime.execution import Execution
+from dpaudit.runtime.progress import Heartbeat, progress_line, projected_end
 
 
 def plan_command(args: argparse.Namespace) -> int:

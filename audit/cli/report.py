@@ -11,8 +11,8 @@ from dpaudit import reports
 from dpaudit.cli.common import EXIT_INTERNAL, EXIT_OK, report_families
 from dpaudit.cli.expectations import exit_status
 from dpaudit.cli.parser import UsageError
-from dpaudit.engine.files import check_output
-from dpaudit.runs.saved import load_results, load_sweep
+from dpaudit.results.saved import load_results, load_sweep
+from dpaudit.runtime.files import check_output
 
 
 def report_command(args: argparse.Namespace) -> int:

@@ -41,18 +41,15 @@ from dpaudit.cli.parser import UsageError, build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.cli.supervise import hand_over
 from dpaudit.core import Guarantee, InputError, did_you_mean
-from dpaudit.engine import heartbeat, interrupts, memory, runner, search
+from dpaudit.engine import memory, runner, search
 from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
-from dpaudit.engine.checkpoint import Checkpoint
-from dpaudit.engine.execution import Execution, check_scheduler_address, connect_dask
-from dpaudit.engine.files import write_atomic
 from dpaudit.engine.floatsearch import float_space_from_spec
-from dpaudit.engine.identity import fingerprint
-from dpaudit.engine.reach import from_import
-from dpaudit.engine.results import AuditResult, dumps, envelope
+from dpaudit.engine.results import AuditResult
 from dpaudit.neighbors import Pair
 from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
+from dpaudit.results.document import dumps, envelope
+from dpaudit.results.saved import check_plan_sizes
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings
 from dpaudit.runs.datafiles import read_npz
@@ -60,7 +57,12 @@ from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.onerun import onerun_scenario, saved_games
 from dpaudit.runs.plugins import resume_refusal
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
-from dpaudit.runs.saved import check_plan_sizes
+from dpaudit.runtime import heartbeat, interrupts
+from dpaudit.runtime.checkpoint import Checkpoint
+from dpaudit.runtime.execution import Execution, check_scheduler_address, connect_dask
+from dpaudit.runtime.files import write_atomic
+from dpaudit.runtime.identity import fingerprint
+from dpaudit.runtime.reach import from_import
 
 
 def _user_scenario(args: argparse.Namespace) -> tuple[Scenario, search.Space | None]:
@@ -245,7 +247,7 @@ def run_command(args: argparse.Namespace, argv: Sequence[str], session: Session 
 def _audit_from_import(*audit_args: Any) -> int:
     """:func:`_audit`, recording what the user's code reaches from before its modules are imported
     (``EPS = float(os.environ["EPS"])`` at a module's top), so a resume refuses its change too
-    (:func:`dpaudit.engine.reach.from_import`)."""
+    (:func:`dpaudit.runtime.reach.from_import`)."""
     with from_import():
         return _audit(*audit_args)
 
@@ -564,7 +566,7 @@ def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditRes
 
 
 def _check_sizes(plan: Plan) -> None:
-    """Never a results file that ``summary`` and ``report`` would refuse (:mod:`dpaudit.runs.saved`'s
+    """Never a results file that ``summary`` and ``report`` would refuse (:mod:`dpaudit.results.saved`'s
     limits): the names and the number of scenarios are refused before anything runs."""
     check_plan_sizes([*((f"scenario {i} name", sc.name) for i, sc in enumerate(plan.scenarios)),
                       *((f"scenario {i} mechanism name", runner.mechanism_name(sc.mechanism))

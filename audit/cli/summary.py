@@ -10,11 +10,11 @@ from pathlib import Path
 from dpaudit.catalog import SEQUENTIAL_SUITES
 from dpaudit.cli.common import EXIT_FAIL, resume_command
 from dpaudit.cli.expectations import exit_status
-from dpaudit.engine.results import dumps
 from dpaudit.engine.verdicts import outcome, run_as_expected
 from dpaudit.reports.text import errata_note, footer, incomplete_note, settings_words, summary_table
+from dpaudit.results.document import dumps
+from dpaudit.results.saved import load_results
 from dpaudit.runs.rundir import RUN_FILE
-from dpaudit.runs.saved import load_results
 
 
 def summary_command(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ if that report arrived and matches it; otherwise:
   at fault, and it is an environment failure as dpaudit defines it: **exit 3**, one line;
 - the child was killed by a signal the parent forwarded (SIGTERM, SIGHUP, SIGQUIT): 128 + N, as a
   shell reports a command that signal stopped.  SIGINT is handled by the child (a graceful stop,
-  exit 130, :mod:`dpaudit.engine.interrupts`) and reported.
+  exit 130, :mod:`dpaudit.runtime.interrupts`) and reported.
 
 Signals: the child leads its **own process group**, and the parent forwards SIGINT, SIGTERM,
 SIGHUP and SIGQUIT to that group.  Each way a SIGINT arrives then reaches the child exactly once:
@@ -47,7 +47,7 @@ ended, however it ended (the kernel closes the pipe at ``kill -9`` too).
 Exit 0 and 1 of ``run`` (the one command that runs user code) are not taken on the child's word: the
 child hands its complete results document over (:func:`hand_over`, a file in a private temporary
 folder the parent made), and the parent loads it with the results loader, which re-checks every
-bound from its counts and every verdict from its bounds (:mod:`dpaudit.runs.saved`), and derives
+bound from its counts and every verdict from its bounds (:mod:`dpaudit.results.saved`), and derives
 the status from those verdicts itself.  User code in the child can write to anything the child
 can (the token, the report pipe, the file), so a status with no document that checks, or one the
 document does not give, is exit 2.  The loader is imported only once the child has ended.  The
@@ -399,7 +399,7 @@ def _command(argv: list[str]) -> str | None:
 
 def _checked_status(reported: int, results: str) -> int:
     """The status of a run's 0 or 1, taken from the results document the child handed over, loaded
-    and re-checked here (:func:`dpaudit.runs.saved.load_results`: schema, counts, bounds and verdicts
+    and re-checked here (:func:`dpaudit.results.saved.load_results`: schema, counts, bounds and verdicts
     recomputed), never from the child's word alone: user code in the child can write anything the
     child can, but not a document whose verdicts its own counts do not support.  A run with no such
     document, or one whose status differs from the child's, is not a pass (exit 2)."""
@@ -407,7 +407,7 @@ def _checked_status(reported: int, results: str) -> int:
     if not problem:
         # imported only now, once the child has ended: the parent imports no numpy before
         exit_status = importlib.import_module("dpaudit.cli.expectations").exit_status
-        load_results = importlib.import_module("dpaudit.runs.saved").load_results
+        load_results = importlib.import_module("dpaudit.results.saved").load_results
         try:
             payload = load_results(results)
         except Exception as exc:  # a forged or cut document: refused, whatever is wrong with it

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from dpaudit import __version__
 from dpaudit.cli.common import EXIT_OK
-from dpaudit.engine.files import check_output, write_atomic
-from dpaudit.engine.results import SCHEMA_VERSION, dumps
+from dpaudit.results.document import SCHEMA_VERSION, dumps
 from dpaudit.runs.invocation import typed_command
 from dpaudit.runs.sweep import slopes, sweep
+from dpaudit.runtime.files import check_output, write_atomic
 
 
 def sweep_command(args: argparse.Namespace, argv: Sequence[str]) -> int:

@@ -29,14 +29,15 @@ from dpaudit.core import (
     is_real,
     require,
 )
-from dpaudit.engine import exact, interrupts, runner
-from dpaudit.engine.blame import what_code_did
+from dpaudit.engine import exact, runner
 from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views, unmeasured
-from dpaudit.engine.execution import Execution
-from dpaudit.engine.identity import describe, fingerprint
 from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.mechanisms.base import capabilities
 from dpaudit.neighbors import Dataset
+from dpaudit.runtime import interrupts
+from dpaudit.runtime.blame import what_code_did
+from dpaudit.runtime.execution import Execution
+from dpaudit.runtime.identity import describe, fingerprint
 
 __all__ = ["RunContext", "audit_mechanism", "mechanism_params", "stopped_result"]
 
@@ -51,7 +52,7 @@ class RunContext:
 
     ``execution``
         Workers, backend (local or Dask), checkpoint and progress mode
-        (:class:`dpaudit.engine.execution.Execution`).  When given it overrides ``n_jobs`` and
+        (:class:`dpaudit.runtime.execution.Execution`).  When given it overrides ``n_jobs`` and
         ``progress`` of :func:`audit_mechanism`.
     ``key``
         Prefix of the spawn key of every chunk's generator,
@@ -75,7 +76,7 @@ class RunContext:
 
     def __post_init__(self) -> None:
         require(self.execution is None or isinstance(self.execution, Execution), "RunContext.execution",
-                self.execution, "must be an dpaudit.engine.execution.Execution or None")
+                self.execution, "must be an dpaudit.runtime.execution.Execution or None")
         key = tuple(self.key) if isinstance(self.key, (tuple, list)) else None
         require(key is not None and all(isinstance(k, (int, np.integer)) and not isinstance(k, bool) and k >= 0
                                         for k in key), "RunContext.key", self.key,
@@ -407,7 +408,7 @@ def _setup_and_estimate(call: _Call, levels: list[tuple[float, float]]
     (added to ``levels`` in place, so an interrupted setup still reports them), the execution and
     the estimate at every level (the applicable claims' ε are the sequential rule's targets)."""
     mechanism, d, d_prime = call.mechanism, call.d, call.d_prime
-    # Arrays reach the mechanism read-only (dpaudit.engine.readonly); other data is compared after the audit.
+    # Arrays reach the mechanism read-only (dpaudit.runtime.readonly); other data is compared after the audit.
     before = None if all(_freezable(x) for x in (d, d_prime)) else _content(d, d_prime)
     checked = _claims_for(mechanism, d, d_prime, call.relation, call.claims)
     for cid in call.expected:
@@ -538,7 +539,7 @@ def _freezable(data: Any) -> bool:
 
 
 def _content(*datasets: Any) -> str:
-    """A hash of the datasets' contents (:func:`dpaudit.engine.identity.describe`)."""
+    """A hash of the datasets' contents (:func:`dpaudit.runtime.identity.describe`)."""
     return fingerprint({"data": [describe(x) for x in datasets]})
 
 

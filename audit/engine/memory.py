@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.execution import available_memory
 from dpaudit.engine.streaming import CHUNK, SELECTION_FRACTION, selection_size
+from dpaudit.runtime.execution import available_memory
 
 # A sample call is asked for at most this many bytes of outputs (dpaudit.engine.runner.part_size):
 # 1,024 bytes per output (128 float64) at the chunk of 2^18, so narrower outputs are drawn as always.

@@ -43,14 +43,14 @@ from dpaudit.core import InputError, require
 from dpaudit.engine import runner, streaming
 from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import both_tests
-from dpaudit.engine.execution import Execution, cpu_count
-from dpaudit.engine.progress import Progress
 from dpaudit.engine.ratio_test import ODDS_SHARE
 from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
 from dpaudit.engine.views import SIDES, Event
 from dpaudit.engine.views.base import prefix_families
 from dpaudit.engine.views.rows import MAX_ROWS, well_observed
+from dpaudit.runtime.execution import Execution, cpu_count
+from dpaudit.runtime.progress import Progress
 
 PLAN_PILOT = 15_000_000   # pilot budget per side: its selection split is the run's (capped) one
 GRID_PILOT = 20_000_000   # streamed outputs per side that count a threshold grid

@@ -16,9 +16,6 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.blame import what_code_did
-from dpaudit.engine.checkpoint import events_fingerprint, recording
-from dpaudit.engine.chunks import Chunks, parts, plan_chunks
 from dpaudit.engine.estimate import (
     Bound,
     Estimate,
@@ -29,16 +26,8 @@ from dpaudit.engine.estimate import (
     resolve_views,
     unmeasured,
 )
-from dpaudit.engine.execution import Execution
 from dpaudit.engine.expected_stop import expected_look
-from dpaudit.engine.heartbeat import beating
-from dpaudit.engine.interrupts import (
-    USER_INTERRUPT,
-    stopped_by_user,
-)
 from dpaudit.engine.memory import check_memory, outputs_per_part
-from dpaudit.engine.progress import Progress
-from dpaudit.engine.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 from dpaudit.engine.selection import (
     DISCRETE_VECTOR_FRACTION,
     count_members,
@@ -58,6 +47,17 @@ from dpaudit.engine.streaming import (
 )
 from dpaudit.engine.tradeoff import tradeoff_points
 from dpaudit.engine.views import Event
+from dpaudit.runtime.blame import what_code_did
+from dpaudit.runtime.checkpoint import events_fingerprint, recording
+from dpaudit.runtime.chunks import Chunks, parts, plan_chunks
+from dpaudit.runtime.execution import Execution
+from dpaudit.runtime.heartbeat import beating
+from dpaudit.runtime.interrupts import (
+    USER_INTERRUPT,
+    stopped_by_user,
+)
+from dpaudit.runtime.progress import Progress
+from dpaudit.runtime.readonly import WROTE_TO_INPUT, read_only, wrote_to_input
 
 TRADEOFF_POINTS = 24
 
@@ -195,7 +195,7 @@ def chunk_sizes(total: int, chunk: int = CHUNK) -> Chunks:
 def _estimation_chunks(mechanism: Any, n_est: int) -> Chunks:
     """The estimation split's chunk sizes: :data:`CHUNK`, or larger for a mechanism whose draws are
     counted (:func:`dpaudit.engine.streaming.chunk_size`), and larger still past
-    :data:`dpaudit.engine.chunks.MAX_CHUNKS` chunks per side.  The chunk seeds follow these sizes, so
+    :data:`dpaudit.runtime.chunks.MAX_CHUNKS` chunks per side.  The chunk seeds follow these sizes, so
     every reader of the estimation split must size it here."""
     return plan_chunks(n_est, chunk_size(mechanism, CHUNK, n_est))
 
@@ -280,7 +280,7 @@ PARTS = 3  # the phase of the spawn keys of a large chunk's parts (selection 0, 
 
 def _n_parts(mechanism: Any, size: int) -> int:
     """The tasks a chunk of ``size`` is counted in: one (its own seed, as always), or, for a chunk
-    larger than :data:`CHUNK` outputs that are drawn (past the chunk cap, :mod:`dpaudit.engine.chunks`),
+    larger than :data:`CHUNK` outputs that are drawn (past the chunk cap, :mod:`dpaudit.runtime.chunks`),
     one per :data:`CHUNK` outputs, each with its own seed."""
     return 1 if size <= CHUNK or counts_capable(mechanism) else -(-size // CHUNK)
 

@@ -36,11 +36,11 @@ from dpaudit.core import RELATIONS, Guarantee, InputError, Relation, check_posit
 from dpaudit.engine.api import RunContext, audit_mechanism, stopped_result
 from dpaudit.engine.estimate import check_confidence, check_deltas, check_outputs, resolve_views, unmeasured
 from dpaudit.engine.finalists import best_finalist
-from dpaudit.engine.interrupts import stopped_by_user
 from dpaudit.engine.results import AuditResult
 from dpaudit.engine.selection import predicted_bound
 from dpaudit.engine.streaming import SELECTION_FRACTION
 from dpaudit.neighbors import Dataset, Pair, neighbours
+from dpaudit.runtime.interrupts import stopped_by_user
 
 __all__ = ["PILOT_KEY", "QueryVectors", "RecordSpace", "Space", "search_pair", "space_from_spec"]
 

@@ -25,10 +25,10 @@ import numpy as np
 
 from dpaudit.core import require
 from dpaudit.engine.bounds import Candidates, best_candidates, better_test, projected_counts
-from dpaudit.engine.execution import single_threaded_blas
 from dpaudit.engine.statistics import RowCodec, fit_statistics
 from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
 from dpaudit.engine.views.tabulated import tabulate
+from dpaudit.runtime.execution import single_threaded_blas
 
 
 def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -36,11 +36,11 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.blame import what_code_did
 from dpaudit.engine.bounds import joint_score
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Statistic
 from dpaudit.engine.views import SIDES, Event
+from dpaudit.runtime.blame import what_code_did
 
 SELECTION_CAP = 3_000_000   # in-memory selection outputs per side (about 1.2 GB for 4-vectors at the peak)
 PILOT_CAP = 100_000_000     # streamed tail-pilot outputs per side
@@ -195,7 +195,7 @@ def refine_thresholds(events: Sequence[Event], x: np.ndarray, y: np.ndarray, *, 
     ``n_est`` is the estimation split the choice is for (after the pilot).
 
     ``x``, ``y`` are the in-memory selection outputs (they place the grid), ``draw`` the runner's
-    chunk drawer, ``execution`` its :class:`~dpaudit.engine.execution.Execution`; pilot chunks use phase
+    chunk drawer, ``execution`` its :class:`~dpaudit.runtime.execution.Execution`; pilot chunks use phase
     :data:`PILOT` of the spawn key, so their streams are the run's own and independent of the
     estimation split."""
     chosen = list(events)

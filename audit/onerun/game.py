@@ -44,11 +44,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from dpaudit.core import InputError, Relation, check_real_array, require
-from dpaudit.engine import execution
-from dpaudit.engine.heartbeat import beating
-from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.memory import human_size
 from dpaudit.onerun.progress import current as current_progress
+from dpaudit.runtime import execution
+from dpaudit.runtime.heartbeat import beating
+from dpaudit.runtime.interrupts import USER_INTERRUPT
 
 __all__ = ["MAX_GAME", "PREMISE", "CanaryGame", "GameRecord", "Runnable", "Scorer", "check_game_size", "fresh_secret",
            "pack_secret", "play", "secret_sha256", "unpack_secret", "user_call"]
@@ -156,7 +156,7 @@ def _sealed(secret: Any, total: int) -> _Sealed:
 def user_call(fn: Callable[..., Any], role: str, *args: Any) -> Any:
     """``fn(*args)`` for the user's ``role`` ("mechanism", "scorer"): a ``SystemExit`` (any code) or a
     ``KeyboardInterrupt`` it raises is an :class:`InputError` naming it; the user's own Ctrl-C under
-    the application's handler (:data:`~dpaudit.engine.interrupts.USER_INTERRUPT`) goes on."""
+    the application's handler (:data:`~dpaudit.runtime.interrupts.USER_INTERRUPT`) goes on."""
     try:
         return fn(*args)
     except KeyboardInterrupt:

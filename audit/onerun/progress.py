@@ -4,7 +4,7 @@ A game of R training runs reports, on stderr, a line after a run when at least `
 (5 s) passed since the last line — a line per run, or every 5 s, whichever is rarer — and the line
 of the last run always; while one run is still training, a heartbeat every ``heartbeat`` seconds
 (60 s) says which run and for how long, so a long training run is never silent.  Lines look like
-the multi-run progress log (:mod:`dpaudit.engine.progress`): ``[dpaudit] LABEL: ...``.
+the multi-run progress log (:mod:`dpaudit.runtime.progress`): ``[dpaudit] LABEL: ...``.
 
 The game calls the reporter as ``progress(done, runs)`` (:meth:`dpaudit.onerun.game.CanaryGame.play`);
 the API is quiet unless asked, the command line asks unless ``--quiet``.  :func:`reporting` makes a
@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
-from dpaudit.engine.progress import projected_end
+from dpaudit.runtime.progress import projected_end
 
 __all__ = ["TrainingProgress", "current", "reporting"]
 

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import Guarantee, Verdict, require
-from dpaudit.engine.files import write_atomic
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import finding
 from dpaudit.onerun import detectable as detect
@@ -28,6 +27,7 @@ from dpaudit.onerun.planner import MU_MAX
 from dpaudit.onerun.rules import Test
 from dpaudit.onerun.steinke import prior_guard
 from dpaudit.onerun.wording import never_words, premise_words
+from dpaudit.runtime.files import write_atomic
 
 __all__ = ["MU_LABEL", "OneRunClaimCheck", "OneRunResult", "read_tiebreak"]
 

@@ -12,7 +12,7 @@ Two things a reader of a one-run verdict must see where the verdict is printed, 
   record's ``detectable`` (:meth:`~dpaudit.onerun.detectable.OneRunDetectable.words`).
 
 These functions read a saved record (a results file's one-run record, checked on load by
-:mod:`dpaudit.runs.recheck`), so the reports call them; the API's one-line
+:mod:`dpaudit.results.recheck`), so the reports call them; the API's one-line
 :meth:`~dpaudit.onerun.result.OneRunResult.summary` says the same.
 """
 

@@ -82,8 +82,6 @@ from dpaudit.core import (
     whole_number,
 )
 from dpaudit.engine.exact import epsilon_for_delta
-from dpaudit.engine.execution import check_scheduler_address
-from dpaudit.engine.files import read_regular
 from dpaudit.engine.search import QueryVectors, RecordSpace, Space, space_from_spec
 from dpaudit.neighbors import Dataset, Pair, neighbours
 from dpaudit.neighbors.search import worst_pair
@@ -98,6 +96,8 @@ from dpaudit.runs.datafiles import (
 )
 from dpaudit.runs.onerun import load_onerun_scenario
 from dpaudit.runs.plugins import build_plugin, load_plugin
+from dpaudit.runtime.execution import check_scheduler_address
+from dpaudit.runtime.files import read_regular
 
 RUN_KEYS = {"samples", "seed", "confidence", "deltas", "jobs", "backend", "scheduler", "events", "sequential"}
 SCENARIO_KEYS = {"name", "mechanism", "params", "relation", "expected", "samples_factor", "about", "data",

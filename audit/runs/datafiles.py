@@ -14,10 +14,10 @@ from typing import Any, NoReturn
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.execution import available_memory
-from dpaudit.engine.files import check_regular
-from dpaudit.engine.paths import path_problem
 from dpaudit.neighbors import Dataset
+from dpaudit.runtime.execution import available_memory
+from dpaudit.runtime.files import check_regular
+from dpaudit.runtime.paths import path_problem
 
 MAX_COLUMN_DIMS = 3     # a column holds scalars, vectors or matrices (one per record)
 CONFIG = "config: "     # where a config's value came from: the ``prefix`` of dpaudit.core's validators

@@ -48,7 +48,6 @@ import numpy as np
 
 from dpaudit.catalog.onerun import OneRunScenario, run_design, strongest_family_rejection
 from dpaudit.core import EXPECTATIONS, Claim, Guarantee, InputError, Relation, check_integer, check_number, check_table
-from dpaudit.engine.interrupts import USER_INTERRUPT
 from dpaudit.engine.runner import MechanismError
 from dpaudit.onerun.api import audit_one_run
 from dpaudit.onerun.bound import WORST_CASE, bound_record, is_balanced
@@ -58,10 +57,11 @@ from dpaudit.onerun.game import FRESH, SUPPLIED, check_game_size, restored_game,
 from dpaudit.onerun.progress import TrainingProgress, reporting
 from dpaudit.onerun.result import OneRunResult, read_tiebreak
 from dpaudit.onerun.rules import Fixed, Grid, Split
+from dpaudit.results.saved import load_results
 from dpaudit.runs.datafiles import CONFIG, fail
 from dpaudit.runs.onerun_data import check_joinable, read_base, read_canaries
 from dpaudit.runs.plugins import build_plugin, load_plugin
-from dpaudit.runs.saved import load_results
+from dpaudit.runtime.interrupts import USER_INTERRUPT
 
 __all__ = ["ONERUN_KEYS", "load_onerun_scenario", "onerun_scenario", "saved_games"]
 
@@ -81,7 +81,7 @@ def saved_games(folder: Path, fingerprint: str) -> dict[str, dict[str, Any]]:
     """The one-run scenarios an earlier attempt of this run (same fingerprint) saved in ``folder``'s
     ``results.json``, by name: a resume takes their games as they were played (the stored scores and
     secret), never replays them with a new secret.  The file is read and re-checked as ``summary``
-    reads it (:func:`dpaudit.runs.saved.load_results`): a tampered game is refused."""
+    reads it (:func:`dpaudit.results.saved.load_results`): a tampered game is refused."""
     path = folder / "results.json"
     if not path.is_file():
         return {}

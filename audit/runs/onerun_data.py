@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, check_integer, check_table, check_text
-from dpaudit.engine.execution import available_memory
-from dpaudit.engine.files import check_regular
 from dpaudit.runs.datafiles import CONFIG, fail, inside, load_columns, npz_arrays
+from dpaudit.runtime.execution import available_memory
+from dpaudit.runtime.files import check_regular
 
 __all__ = ["CanaryRows", "check_joinable", "read_base", "read_canaries"]
 

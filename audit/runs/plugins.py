@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from dpaudit.core import InputError
-from dpaudit.engine.blame import what_code_did
 from dpaudit.runs.syspath import import_user_module, working_folder_last
+from dpaudit.runtime.blame import what_code_did
 
 __all__ = ["allows", "build_plugin", "home_modules", "import_user_module", "load_plugin", "resume_refusal",
            "working_folder_last"]

@@ -5,15 +5,15 @@ decides the numbers — the dpaudit version, the seed, the budget, the confidenc
 event views, the sequential rule and, per scenario, the mechanism (type, name, parameters and
 state), the neighbouring datasets (content hashes), the claims and the expectations — and its
 **fingerprint** is the SHA-256 of that identity in canonical JSON.  The fingerprint is written in
-``run.json`` and in every checkpoint line (:class:`dpaudit.engine.checkpoint.Checkpoint`), so counts from
+``run.json`` and in every checkpoint line (:class:`dpaudit.runtime.checkpoint.Checkpoint`), so counts from
 another run, another seed or edited data are never mixed into this one:
 
 * a new run refuses a folder that already holds a run unless told to overwrite it (then it
   starts clean);
 * a resume recomputes the identity and refuses, naming what differs, when it is not the one
   recorded, and so it does when a module, file or environment variable the mechanism reached at
-  call time changed (``checkpoint.reached.jsonl``: :mod:`dpaudit.engine.reach`);
-* :class:`dpaudit.engine.files.FolderLock` keeps a second process out while one writes the folder.
+  call time changed (``checkpoint.reached.jsonl``: :mod:`dpaudit.runtime.reach`);
+* :class:`dpaudit.runtime.files.FolderLock` keeps a second process out while one writes the folder.
 
 Paths recorded in ``run.json`` that lie inside the folder are relative to it, so a folder can be
 moved and resumed from anywhere; paths outside it are absolute.
@@ -31,10 +31,10 @@ from typing import Any
 
 from dpaudit import __version__
 from dpaudit.core import InputError
-from dpaudit.engine.blame import is_user_file
-from dpaudit.engine.checkpoint import REACHED_SUFFIX
-from dpaudit.engine.files import LOCK_NAME, FolderLock, read_regular, write_atomic
-from dpaudit.engine.identity import Describer, describe, fingerprint
+from dpaudit.runtime.blame import is_user_file
+from dpaudit.runtime.checkpoint import REACHED_SUFFIX
+from dpaudit.runtime.files import LOCK_NAME, FolderLock, read_regular, write_atomic
+from dpaudit.runtime.identity import Describer, describe, fingerprint
 
 RUN_FILE = "run.json"
 CHECKPOINT_FILE = "checkpoint.jsonl"

@@ -10,7 +10,7 @@
   ``--resume`` recounts only the chunks it cannot trust and never counts one twice.
 * Resources: workers capped at chunks and CPUs, the memory a process may still use, and a
   Dask scheduler checked to speak Dask before the client waits on it.
-* Progress (:mod:`dpaudit.engine.progress`): a tqdm bar on a terminal; in a
+* Progress (:mod:`dpaudit.runtime.progress`): a tqdm bar on a terminal; in a
   non-interactive log, a plain line every few seconds (from a timer, so slow chunks do not
   silence it) with samples done, rate, the projected end and the current ε_lower.
 """
@@ -34,7 +34,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.checkpoint import Checkpoint
+from dpaudit.runtime.checkpoint import Checkpoint
 
 BACKENDS = ("local", "dask")
 
@@ -398,10 +398,10 @@ def connect_dask(scheduler: str | None, n_workers: int, modules: tuple[str, ...]
             with dask_config.set({"distributed.nanny.pre-spawn-environ": environ, **LOCAL_CLUSTER_CONFIG}):
                 # A Ctrl-C at a terminal reaches the whole process group: the workers made here leave
                 # it to this process (which ends the run with a partial result) instead of each
-                # printing its own KeyboardInterrupt traceback (dpaudit.engine.interrupts.dask_setup).
+                # printing its own KeyboardInterrupt traceback (dpaudit.runtime.interrupts.dask_setup).
                 cluster = LocalCluster(n_workers=max(1, n_workers), threads_per_worker=1, processes=True,
                                        host="127.0.0.1", dashboard_address=":0", silence_logs=logging.ERROR,
-                                       preload=["dpaudit.engine.interrupts"])
+                                       preload=["dpaudit.runtime.interrupts"])
             client = Client(cluster, timeout=30)
         else:
             client = Client(scheduler, timeout=10)

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 
 from dpaudit.core import InputError
-from dpaudit.engine.paths import path_problem
+from dpaudit.runtime.paths import path_problem
 
 LOCK_NAME = ".lock"
 

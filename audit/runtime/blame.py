@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from dpaudit.core import InputError
-from dpaudit.engine.files import write_atomic
+from dpaudit.runtime.files import write_atomic
 
 ERROR_LOG = "error.log"  # in the run's folder (dpaudit.runs.rundir names the same file)
 

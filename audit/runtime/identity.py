@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.engine.blame import is_user_file
 from dpaudit.neighbors import Dataset
+from dpaudit.runtime.blame import is_user_file
 
 __all__ = ["Describer", "describe", "fingerprint", "with_helpers"]
 
@@ -90,7 +90,7 @@ class Describer:
 
 def with_helpers(modules: Iterable[str]) -> set[str]:
     """``modules`` and, transitively, every user module (a file outside the standard library, the
-    installed packages and dpaudit: :func:`dpaudit.engine.blame.is_user_file`) that a user module among
+    installed packages and dpaudit: :func:`dpaudit.runtime.blame.is_user_file`) that a user module among
     them refers to in its globals: a module it imports (``import helpers``, ``import pkg.helpers``)
     or a function or class it imports from one (``from helpers import noise``).
 

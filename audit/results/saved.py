@@ -5,13 +5,13 @@ file edited by hand, truncated, or written by a buggy tool must be refused with 
 what is wrong — never half read, never turned into a verdict it does not support:
 
 * strict JSON only (no ``NaN``/``Infinity`` tokens, no duplicate keys);
-* the structure against the closed results schema (``dpaudit/cli/schemas/run.schema.json``, read
-  with ``jsonschema``): an unknown key, a missing key, a wrong type or a value out of range
+* the structure against the closed results schema (``run.schema.json`` of :mod:`dpaudit.results.schema`,
+  read with ``jsonschema``): an unknown key, a missing key, a wrong type or a value out of range
   (probabilities in [0, 1], confidences in [0.5, 1), ε ≥ 0, counts integers ≥ 0, never a boolean)
   is refused with its key path;
 * beside it, what a schema cannot say: counts ``k <= n``, bounds recomputed from their counts and
   one-run games recounted, with their independent-canary reading (``isolated``) and each claim's
-  ``detectable`` (:mod:`dpaudit.runs.recheck`, :mod:`dpaudit.runs.recheck_onerun`); a file written
+  ``detectable`` (:mod:`dpaudit.results.recheck`, :mod:`dpaudit.results.recheck_onerun`); a file written
   before those keys (or ``secret_source``) existed still loads;
 * verdicts must agree with their own numbers, findings with verdicts, ``as_expected`` with
   the outcomes (a violation edited into a pass is refused);
@@ -29,7 +29,6 @@ import json
 import math
 import os
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -37,10 +36,11 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from dpaudit.core import InputError
-from dpaudit.engine.files import read_regular
-from dpaudit.engine.results import SCHEMA_VERSION
 from dpaudit.engine.verdicts import NO_CLAIM, OK_OUTCOMES, finding, outcome, run_as_expected
-from dpaudit.runs.recheck import check_onerun_links, check_onerun_scenario, check_record
+from dpaudit.results.document import SCHEMA_VERSION
+from dpaudit.results.recheck import check_onerun_links, check_onerun_scenario, check_record
+from dpaudit.results.schema import published
+from dpaudit.runtime.files import read_regular
 
 __all__ = ["MAX_ITEMS", "MAX_NAME_CHARS", "MAX_RECORDS", "MAX_SCENARIOS", "MAX_TEXT_CHARS", "check_plan_sizes",
            "load_results", "load_sweep"]
@@ -57,8 +57,8 @@ _NAMES = ("scenario", "mechanism", "claim_id", "claim_kind", "claim_document")  
 # pair of query vectors is described by its vectors (up to 4,096 answers each)
 
 _MISSING = object()
-RESULTS_SCHEMA = "run.schema.json"  # dpaudit/cli/schemas: the one schema of results.json and of run --json
-SWEEP_SCHEMA = "sweep.schema.json"  # and of sweep.json
+RESULTS_SCHEMA = "run"  # dpaudit.results.schema: the one schema of results.json and of run --json
+SWEEP_SCHEMA = "sweep"  # and of sweep.json
 
 
 class _Checker:
@@ -139,10 +139,10 @@ def _strict_json(path: Path) -> Any:
 
 
 def _schema_errors(payload: dict[str, Any], path: Path) -> None:
-    """The file's structure against the results schema (``dpaudit/cli/schemas/run.schema.json``: closed,
+    """The file's structure against the results schema (:func:`dpaudit.results.schema.run_schema`: closed,
     every key with its type and range); the first error is refused with its key path.  A one-run
     scenario's ``scores`` and ``secret`` (one entry per canary, up to :data:`dpaudit.onerun.game.MAX_GAME`)
-    are left to :func:`dpaudit.runs.recheck.check_onerun_scenario`, which bounds, types and recounts them."""
+    are left to :func:`dpaudit.results.recheck.check_onerun_scenario`, which bounds, types and recounts them."""
     shallow = {**payload, "scenarios": [
         {k: v for k, v in sc.items() if k not in ("scores", "secret")} if isinstance(sc, dict) else sc
         for sc in payload["scenarios"]]}
@@ -150,7 +150,7 @@ def _schema_errors(payload: dict[str, Any], path: Path) -> None:
 
 
 def _validate(document: Any, schema: str, path: Path) -> None:
-    """Refuse ``document`` at its first error against ``schema`` (a file of ``dpaudit/cli/schemas``),
+    """Refuse ``document`` at its first error against ``schema`` (a name of :data:`dpaudit.results.schema.NAMES`),
     naming the key path: ``records[0].seconds: -1 is less than the minimum of 0``."""
     errors = list(itertools.islice(_validator(schema).iter_errors(document), 1000))
     # older jsonschema (4.0) also calls a key whose value failed "unevaluated": name the failure instead
@@ -170,8 +170,7 @@ def _validate(document: Any, schema: str, path: Path) -> None:
 
 @functools.cache
 def _validator(schema: str) -> Draft202012Validator:
-    text = resources.files("dpaudit").joinpath("cli", "schemas", schema).read_text(encoding="utf-8")
-    return Draft202012Validator(json.loads(text))
+    return Draft202012Validator(published(schema))
 
 
 def _key_path(parts: Iterable[str | int]) -> str:
@@ -192,7 +191,7 @@ def _shown(value: Any) -> str:
 def _semantics(c: _Checker, payload: dict[str, Any], path: Path) -> None:
     """What the schema cannot say: counts k <= n, a display's lengths, verdicts against their own
     numbers, findings against verdicts, ``as_expected`` against the outcomes, the scenarios saved
-    against the plan; then each bound recomputed from its counts (:mod:`dpaudit.runs.recheck`)."""
+    against the plan; then each bound recomputed from its counts (:mod:`dpaudit.results.recheck`)."""
     records, scenarios = payload["records"], payload["scenarios"]
     complete = payload["complete"]  # required by the schema: a file without it is refused, never taken as complete
     planned = payload.get("scenarios_planned", len(scenarios))
@@ -248,7 +247,7 @@ def _record(c: _Checker, rec: dict[str, Any], where: str) -> None:
         c.fail(f"{where}.delta", None, "a multi-run record needs its delta")
     claim, lower = _num(rec["epsilon_claim"]), rec["epsilon_lower"]
     verdict, exact_verdict = rec["verdict"], rec.get("exact_verdict")
-    if verdict != "not-applicable" and not onerun:  # a one-run verdict: dpaudit.runs.recheck.check_onerun_record
+    if verdict != "not-applicable" and not onerun:  # a one-run verdict: dpaudit.results.recheck.check_onerun_record
         if claim is None or lower is None:
             c.fail(f"{where}.verdict", verdict, "a pass or violation needs epsilon_claim and epsilon_lower")
         if verdict == "violation" and not lower > claim:
@@ -276,7 +275,7 @@ def _num(value: Any) -> float | None:
 
 def _bounded(c: _Checker, payload: dict[str, Any]) -> None:
     """The sizes of everything but the one-run scenarios' entries (their scores and secret hold one
-    value per canary: :func:`dpaudit.runs.recheck.check_onerun_scenario` bounds them), before any
+    value per canary: :func:`dpaudit.results.recheck.check_onerun_scenario` bounds them), before any
     record is checked or formatted."""
     c.sizes({k: v for k, v in payload.items() if k not in ("records", "scenarios")}, "")
     for i, rec in enumerate(payload["records"]):
@@ -320,7 +319,7 @@ def load_results(path: str | os.PathLike) -> dict[str, Any]:
 
 def load_sweep(path: str | os.PathLike) -> dict[str, Any]:
     """Read a ``sweep.json`` written by ``python -m audit sweep --out``, checked like results: sizes, then
-    its closed schema (``dpaudit/cli/schemas/sweep.schema.json``)."""
+    its closed schema (``dpaudit/results/sweep.schema.json``)."""
     path = Path(path)
     payload = _strict_json(path)
     c = _Checker(path)

@@ -14,7 +14,7 @@ command line imports the user's modules (a config's plugins, ``--mechanism``, ``
 import-time window saw and closes it.  They record
 
 * every module of the user's (a file that is neither dpaudit's, the interpreter's nor an installed
-  package's: :func:`dpaudit.engine.blame.is_user_file`) loaded in the process when the chunk
+  package's: :func:`dpaudit.runtime.blame.is_user_file`) loaded in the process when the chunk
   ends — all of them, wherever they were imported: a module imported before (by the plugin's own
   import) can still be fetched from ``sys.modules`` by ``importlib`` at call time — and the source
   of each one the user's code loaded in the window even if it left ``sys.modules`` since (its
@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from dpaudit.engine.blame import is_user_file
+from dpaudit.runtime.blame import is_user_file
 
 __all__ = ["HASH_LIMIT", "WHOLE_ENVIRONMENT", "Reach", "Window", "from_import", "watch"]
 

@@ -1,7 +1,7 @@
 """A run's checkpoint: every finished chunk's counts appended to ``DIR/checkpoint.jsonl`` with the
 run's fingerprint and a checksum, so ``--resume`` reuses exactly the chunks of this run; and
 beside it, ``DIR/checkpoint.reached.jsonl``: what the mechanism reached from the import of its
-modules through each audit's first chunk (:mod:`dpaudit.engine.reach`), checked before any chunk
+modules through each audit's first chunk (:mod:`dpaudit.runtime.reach`), checked before any chunk
 is reused."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError
-from dpaudit.engine.files import append_line, read_text_nofollow, write_atomic
-from dpaudit.engine.reach import Reach, watch
+from dpaudit.runtime.files import append_line, read_text_nofollow, write_atomic
+from dpaudit.runtime.reach import Reach, watch
 
 REACHED_SUFFIX = ".reached.jsonl"  # checkpoint.jsonl -> checkpoint.reached.jsonl
 
@@ -39,7 +39,7 @@ class Checkpoint:
     The fingerprint is fixed before anything runs, so it cannot hold what ``sample`` reaches only
     when it is called, nor what its modules read when they were imported (a module, a file, an
     environment variable).  That is recorded while each audit's first chunk is drawn
-    (:meth:`recording`, which takes in what :func:`dpaudit.engine.reach.from_import` recorded
+    (:meth:`recording`, which takes in what :func:`dpaudit.runtime.reach.from_import` recorded
     before the command line imported the user's modules), hashed, and appended to
     :attr:`reached_path` before any count of that audit; reopening the checkpoint recomputes those
     hashes and refuses (:class:`InputError`, naming what changed) when one differs.
@@ -137,7 +137,7 @@ class Checkpoint:
 
     @contextmanager
     def recording(self) -> Iterator[None]:
-        """Record what the process reaches inside the block (:func:`dpaudit.engine.reach.watch`) and,
+        """Record what the process reaches inside the block (:func:`dpaudit.runtime.reach.watch`) and,
         when it ends without an error, append what is new to :attr:`reached_path` (the file is
         written at the first window even when nothing was reached: its presence says the run
         recorded)."""

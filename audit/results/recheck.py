@@ -16,7 +16,7 @@ test's v counted again under the rule, tied scores ranked by the stored tie-brea
 :func:`check_onerun_scenario`) and each record is held to its scenario's game
 (:func:`check_onerun_links`), a scenario's independent-canary reading (``isolated``) recounted from
 the same scores and secret at its recorded threshold and each claim's ``detectable`` checked for
-consistency, not simulated again (:mod:`dpaudit.runs.recheck_onerun` says what is and is not).  A
+consistency, not simulated again (:mod:`dpaudit.results.recheck_onerun` says what is and is not).  A
 record's ``detectable`` must be its scenario claim's.  A one-run game larger than :data:`MAX_GAME` canaries is refused
 before anything is counted: no run produces one, and its cost would be unbounded.
 """
@@ -38,7 +38,7 @@ from dpaudit.onerun.result import read_tiebreak
 from dpaudit.onerun.rules import Split, Test, counts, tiebreak_keys
 from dpaudit.onerun.steinke import epsilon_lower
 from dpaudit.onerun.wording import curve_from_dict
-from dpaudit.runs.recheck_onerun import check_isolated, check_onerun_detectable
+from dpaudit.results.recheck_onerun import check_isolated, check_onerun_detectable
 
 REL_TOL = 1e-7  # the bound is recomputed with the same scipy functions; this only absorbs rounding
 EXACT_REL_TOL = 1e-9  # as dpaudit.engine.results: an exact value equal to the claim up to rounding is not a violation
@@ -66,7 +66,7 @@ def _close(a: float, b: float) -> bool:
 
 def check_record(rec: dict[str, Any], where: str, source: Any) -> None:
     """Refuse a record whose bound or verdicts its own numbers contradict (a record's fields are
-    type-checked by :mod:`dpaudit.runs.saved` first; a scenario's claim entries may be malformed here)."""
+    type-checked by :mod:`dpaudit.results.saved` first; a scenario's claim entries may be malformed here)."""
     if rec.get("kind") == "one-run":
         check_onerun_record(rec, where, source)
         return
@@ -380,7 +380,7 @@ def _recount(sc: dict[str, Any], tests: Sequence[Test], fail: Fail) -> tuple[np.
 
 def _same_detectable(rec: dict[str, Any], sc: dict[str, Any], where: str, fail: Fail) -> None:
     """A one-run record's ``detectable`` is its scenario's claim entry's (which
-    :func:`~dpaudit.runs.recheck_onerun.check_onerun_detectable` checks); files before either key pass."""
+    :func:`~dpaudit.results.recheck_onerun.check_onerun_detectable` checks); files before either key pass."""
     entry = next((c for c in sc["claims"] if isinstance(c, dict) and c.get("claim_id") == rec["claim_id"]), None)
     if entry is not None and "detectable" in entry and "detectable" in rec and rec["detectable"] != entry["detectable"]:
         fail(where, "<object>" if rec["detectable"] is not None else None,

@@ -1,6 +1,6 @@
 """A saved one-run game's independent-canary reading and "could have caught" values, checked, never trusted.
 
-Two keys of a one-run scenario of ``results.json`` that :mod:`dpaudit.runs.recheck` holds to the
+Two keys of a one-run scenario of ``results.json`` that :mod:`dpaudit.results.recheck` holds to the
 game it recounts:
 
 * ``isolated`` (:mod:`dpaudit.onerun.isolated`): a function of the stored scores, secret and the
