@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from dpaudit.engine import ratio_test
+from dpaudit.engine import jointratio
 
 Bounds = Callable[[np.ndarray, np.ndarray | float, np.ndarray | float], tuple[np.ndarray, np.ndarray]]
 Sizes = tuple[np.ndarray | int, np.ndarray | int]  # (favoured side, other side): numbers, or one per candidate
@@ -97,12 +97,12 @@ def epsilon_from_bounds(p_lower: np.ndarray, q_upper: np.ndarray, delta: float) 
 def joint_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.ndarray | float,
                   n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
     """The ε lower bound that counts k_fav/n_fav (favoured side) and k_oth/n_oth certify: the joint
-    exact test of the ratio (:mod:`dpaudit.engine.ratio_test`) at total level 2·``alpha``.
+    exact test of the ratio (:mod:`dpaudit.engine.jointratio`) at total level 2·``alpha``.
 
     ``alpha`` is the level of each bound of the Clopper–Pearson pair it replaces, (1 − confidence)/2,
     the convention of every caller here; −inf where nothing is certified, not clipped at 0.  Every
     bound of counts (the estimator's, the scores of candidates, the planner's, the ceiling) is this one."""
-    return ratio_test.epsilon_lower(k_fav, n_fav, k_oth, n_oth, delta, 2.0 * alpha)
+    return jointratio.epsilon_lower(k_fav, n_fav, k_oth, n_oth, delta, 2.0 * alpha)
 
 
 def pair_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.ndarray | float,
@@ -139,11 +139,11 @@ def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.
     the counts of 10⁷–10⁹ outputs that the planner and the tail pilot project, for hundreds of
     thresholds).  A window over :data:`SCREEN_TERMS` terms means a variance over 10,000 at confidence
     0.95 (7,000 at 0.999), so every cell of the 2×2 table holds more than that many counts, and there the closed form of
-    :func:`ratio_test.approximate_epsilon` (Woolf's normal bound of log ψ) is within a fraction of a
+    :func:`jointratio.approximate_epsilon` (Woolf's normal bound of log ψ) is within a fraction of a
     per cent of the exact one."""
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth))
-    out = np.asarray(ratio_test.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
-    small = ratio_test.window_terms(k1, n1, k2, n2, ratio_test.ODDS_SHARE * 2.0 * alpha) <= SCREEN_TERMS
+    out = np.asarray(jointratio.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
+    small = jointratio.window_terms(k1, n1, k2, n2, jointratio.ODDS_SHARE * 2.0 * alpha) <= SCREEN_TERMS
     out[small] = joint_epsilon(k1[small], n1[small], k2[small], n2[small], delta, alpha)
     return out
 

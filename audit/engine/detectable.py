@@ -59,7 +59,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.engine import bounds, ratio_test
+from dpaudit.engine import bounds, jointratio
 from dpaudit.engine.estimate import Bound
 
 POWER = 0.9         # the probability of refutation a leak must reach to count as detectable
@@ -82,7 +82,7 @@ def _woolf(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, delta
     """The joint test's closed form (Woolf's normal bound of log ψ, corrected): ``alpha`` per bound of
     the pair it replaces, as :data:`dpaudit.engine.bounds.TESTS` take it."""
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(k1, n1, k2, n2))
-    return np.asarray(ratio_test.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
+    return np.asarray(jointratio.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
 
 
 # ... and for the budget, a projection searched over many sample sizes, its closed form alone.

@@ -2,7 +2,7 @@
 
 For an event S with counts k1/n1 under the favoured side and k2/n2 under the other, at
 confidence 1 − α, ε_lower(δ) is the joint exact test of the ratio P₁[S]/P₂[S]
-(:mod:`dpaudit.engine.ratio_test`): given k1 + k2, k1 follows Fisher's noncentral hypergeometric
+(:mod:`dpaudit.engine.jointratio`): given k1 + k2, k1 follows Fisher's noncentral hypergeometric
 law in the odds ratio ψ, whose exact conditional lower bound ψ_lo (level 0.9 α) becomes a bound of
 the ratio with a Clopper–Pearson bound of P₁[S] (level 0.1 α),
 
