@@ -142,6 +142,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_search.py": "statistical",
     "test_self_contained.py": "unit",
     "test_sequential_and_curves.py": "statistical",
+    "test_stattests.py": "unit",
     "test_streaming.py": "statistical",
     "test_supervise.py": "cli",
     "test_hostile_shells.py": "cli",

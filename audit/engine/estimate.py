@@ -32,15 +32,11 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.bounds import TESTS, clopper_pearson
+from dpaudit.engine import stattests
+from dpaudit.engine.bounds import clopper_pearson
 from dpaudit.engine.selection import count_members, select_events
 from dpaudit.engine.tradeoff import GDPEstimate, TradeoffPoint, gdp_estimate, tradeoff_points
 from dpaudit.engine.views import VIEWS, Event
-
-# How a bound's epsilon_lower was computed from its counts (dpaudit.engine.bounds.TESTS), saved with
-# it as "test"; a record without the key predates the joint test: the Clopper–Pearson pair.
-DESCRIBED = {"joint": "the exact conditional test of the odds ratio, corrected to the ratio of probabilities",
-             "clopper-pearson": "the Clopper-Pearson pair"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +50,9 @@ class Bound:
     p_lower: float  # Clopper–Pearson lower bound of P[S] under the favoured side (level α/2)
     q_upper: float  # Clopper–Pearson upper bound of P[S] under the other side (level α/2)
     confidence: float
-    test: str = "joint"  # how epsilon_lower was computed from the counts (DESCRIBED)
+    # how epsilon_lower was computed from the counts: a registered test's name (dpaudit.engine.stattests),
+    # saved with it; a record without the key predates the joint test: the Clopper–Pearson pair
+    test: str = "joint"
 
     def witness(self) -> str:
         """The event and its counts in words, including evidence of infinite ε."""
@@ -62,7 +60,8 @@ class Bound:
         (kf, nf), (ko, no) = k[self.event.favours], k[self.event.other]
         text = (f"S = {self.event.describe()}: {kf}/{nf} under {self.event.favours}, {ko}/{no} under "
                 f"{self.event.other}; P[S] >= {self.p_lower:.3g} and <= {self.q_upper:.3g} respectively "
-                f"(Clopper-Pearson, confidence {self.confidence:g}); epsilon_lower from {DESCRIBED[self.test]}")
+                f"(Clopper-Pearson, confidence {self.confidence:g}); "
+                f"epsilon_lower from {stattests.get(self.test).described}")
         if ko == 0 and kf > 0:
             text += (f". S was never observed under {self.event.other} in {no} samples: the true epsilon may be "
                      f"infinite, and {self.epsilon_lower:.4g} is the most {no} samples can certify")
@@ -158,7 +157,7 @@ def bound_from_counts(event: Event, delta: float, k_d: float, n_d: int, k_dp: fl
     (k1, n1), (k2, n2) = ((k_d, n_d), (k_dp, n_dp)) if event.favours == "D" else ((k_dp, n_dp), (k_d, n_d))
     lo, _ = clopper_pearson(k1, n1, alpha)
     _, hi = clopper_pearson(k2, n2, alpha)
-    eps = float(TESTS[event.test](k1, n1, k2, n2, delta, alpha))
+    eps = float(stattests.get(event.test).bound(k1, n1, k2, n2, delta, alpha))
     return Bound(delta=float(delta), epsilon_lower=max(0.0, eps), event=event,
                  counts=(int(k_d), int(n_d), int(k_dp), int(n_dp)),
                  p_lower=float(lo), q_upper=float(hi), confidence=confidence, test=event.test)

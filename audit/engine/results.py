@@ -22,6 +22,7 @@ import numpy as np
 from dpaudit import __version__
 from dpaudit.core import Claim, Document, Guarantee
 from dpaudit.engine import detectable as detect
+from dpaudit.engine import stattests
 from dpaudit.engine.estimate import Bound, Estimate
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.verdicts import (
@@ -37,9 +38,6 @@ from dpaudit.engine.verdicts import (
     outcome,
     run_as_expected,
 )
-
-# the summary's name for how a bound was computed (Bound.test)
-BY_TEST = {"joint": "joint exact test of the ratio", "clopper-pearson": "Clopper-Pearson"}
 
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
 PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
@@ -323,7 +321,8 @@ class AuditResult:
         where = f"{self.pair or 'the pair'} ({self.relation} neighbours)"
         scenario = f" [scenario {self.scenario}]" if self.scenario else ""
         bound = (f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
-                 f"delta = {b.delta:g} ({BY_TEST[b.test]} lower bound from {self.samples:,} samples per side, "
+                 f"delta = {b.delta:g} ({stattests.get(b.test).title} lower bound from {self.samples:,} samples "
+                 f"per side, "
                  f"seed {self.seed}).")
         parts = [f"Auditing {self.mechanism} on {where}{scenario}: {self.finding}.", bound]
         if not self.seeded:
