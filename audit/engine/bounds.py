@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
@@ -34,10 +35,11 @@ from scipy import special
 from dpaudit.engine import stattest
 from dpaudit.engine.jointratio import JOINT, SCREEN_TERMS, joint_epsilon, joint_score
 
-__all__ = ["CEILING_SHORTLIST", "JOINT", "NEAR", "PAIR", "REFINE_SHORTLIST", "SCREEN_TERMS", "TESTS", "Candidates",
-           "Ceiling", "all_subsets", "best_candidate", "best_candidates", "best_event", "better_test", "both_tests",
-           "ceiling", "clopper_pearson", "clopper_pearson_lower", "clopper_pearson_upper", "epsilon_from_bounds",
-           "joint_epsilon", "joint_score", "pair_epsilon", "pair_only", "projected_counts", "wilson"]
+__all__ = ["CEILING_SHORTLIST", "JOINT", "NEAR", "PAIR", "REFINE_SHORTLIST", "SCREEN_TERMS", "TESTS", "BestEvent",
+           "Candidates", "Ceiling", "all_subsets", "best_candidate", "best_candidates", "best_event", "better_test",
+           "both_tests", "ceiling", "clopper_pearson", "clopper_pearson_lower", "clopper_pearson_upper",
+           "epsilon_from_bounds", "joint_epsilon", "joint_score", "pair_epsilon", "pair_only", "projected_counts",
+           "wilson"]
 
 Bounds = Callable[[np.ndarray, np.ndarray | float, np.ndarray | float], tuple[np.ndarray, np.ndarray]]
 Sizes = tuple[np.ndarray | int, np.ndarray | int]  # (favoured side, other side): numbers, or one per candidate
@@ -298,8 +300,17 @@ def pair_only() -> Iterator[None]:
         _PAIR_ONLY.reset(token)
 
 
+class BestEvent(NamedTuple):
+    """:func:`best_event`'s answer: the ceiling ε, the best candidate's index and the side it favours
+    (0: D, 1: D′).  A named tuple: callers that unpack the three values keep working."""
+
+    epsilon: float
+    index: int
+    favours: int
+
+
 def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float, pair: bool | None = None
-               ) -> tuple[float, int, int]:
+               ) -> BestEvent:
     """The statistical ceiling of an audit whose estimation split has ``n`` samples per side:
     (ε, index of the best candidate, side it favours).
 
@@ -328,7 +339,7 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))
     i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
     best = (float(for_d[i]), i, 0) if for_d[i] >= for_dp[j] else (float(for_dp[j]), j, 1)
-    return max(0.0, best[0]), best[1], best[2]
+    return BestEvent(epsilon=max(0.0, best[0]), index=best[1], favours=best[2])
 
 
 CEILING_SHORTLIST = 256
@@ -353,7 +364,7 @@ def _raised_on_shortlist(rough: np.ndarray, k_fav: np.ndarray, k_oth: np.ndarray
 def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float,
             pair: bool | None = None) -> float:
     """The ε of :func:`best_event`."""
-    return best_event(p_d, p_dp, n, delta, confidence, pair)[0]
+    return best_event(p_d, p_dp, n, delta, confidence, pair).epsilon
 
 
 def all_subsets(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

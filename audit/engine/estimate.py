@@ -40,6 +40,20 @@ from dpaudit.engine.views import VIEWS, Event
 
 
 @dataclass(frozen=True)
+class Level:
+    """One bound an estimate is asked for: ε_lower at ``delta`` holding with ``confidence`` (a curve
+    claim of K points asks each point at the Bonferroni confidence 1 − (1 − confidence)/K)."""
+
+    delta: float
+    confidence: float
+
+    @classmethod
+    def of(cls, level: Level | tuple[float, float]) -> Level:
+        """``level``, or the level of a (δ, confidence) pair as callers before :class:`Level` pass it."""
+        return level if isinstance(level, Level) else cls(delta=level[0], confidence=level[1])
+
+
+@dataclass(frozen=True)
 class Bound:
     """The ε lower bound at one δ, with its event and counts."""
 
@@ -255,7 +269,7 @@ def futile(bounds, targets: dict[int, float], n_total: int, final_confidence: fl
     return True
 
 
-def unmeasured(levels: Sequence[tuple[float, float]], samples: int, note: str) -> Estimate:
+def unmeasured(levels: Sequence[Level | tuple[float, float]], samples: int, note: str) -> Estimate:
     """The estimate of an audit stopped before an estimation output of each side was counted (the
     user's Ctrl-C during the selection, the tail pilot, or the first chunk pair): no bound.
 
@@ -264,5 +278,6 @@ def unmeasured(levels: Sequence[tuple[float, float]], samples: int, note: str) -
     ``samples`` are the selection outputs drawn per side (the fewer side's); ``note`` says where the
     audit stopped.  :attr:`Estimate.measured` is False: a claim must not be read against it."""
     nothing = Event("D", "rows", members=np.zeros(0, dtype=np.int64))
-    bounds = tuple(bound_from_counts(nothing, delta, 0, 0, 0, 0, confidence) for delta, confidence in levels)
-    return Estimate(bounds, levels[0][1], samples, samples, sequential=note)
+    asked = [Level.of(lv) for lv in levels]
+    bounds = tuple(bound_from_counts(nothing, lv.delta, 0, 0, 0, 0, lv.confidence) for lv in asked)
+    return Estimate(bounds, asked[0].confidence, samples, samples, sequential=note)

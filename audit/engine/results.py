@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpaudit import __version__
-from dpaudit.core import Claim, Document, Guarantee
+from dpaudit.core import Claim, Document, Guarantee, Verdict
 from dpaudit.engine import detectable as detect
 from dpaudit.engine import stattests
 from dpaudit.engine.estimate import Bound, Estimate
@@ -79,7 +79,7 @@ class ClaimCheck:
         if self.value_bound is None or not self.claim.applicable:
             return None
         lower = self.value_bound.epsilon_lower
-        verdict = "violation" if lower > self.claim.epsilon else "pass"
+        verdict = Verdict.VIOLATION if lower > self.claim.epsilon else Verdict.PASS
         return {"epsilon_lower": lower, "verdict": verdict, "finding": finding(verdict, None, self.status),
                 "confidence": self.value_bound.confidence, "event": self.value_bound.to_dict()}
 
@@ -88,21 +88,21 @@ class ClaimCheck:
         return None if self.bound is None else self.bound.epsilon_lower
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """The empirical verdict: ``violation`` when ε_lower > ε_claim (false with the stated confidence)."""
         if not self.claim.applicable or self.bound is None:
-            return "not-applicable"
-        return "violation" if self.bound.epsilon_lower > self.claim.epsilon else "pass"
+            return Verdict.NOT_APPLICABLE
+        return Verdict.VIOLATION if self.bound.epsilon_lower > self.claim.epsilon else Verdict.PASS
 
     @property
-    def exact_verdict(self) -> str | None:
+    def exact_verdict(self) -> Verdict | None:
         """The white-box verdict: ``violation`` when the exact ε of the pair exceeds ε_claim."""
         if not self.claim.applicable:
-            return "not-applicable"
+            return Verdict.NOT_APPLICABLE
         if self.epsilon_exact is None:
             return None
         over = self.epsilon_exact > self.claim.epsilon * (1 + _REL_TOL) + 1e-12
-        return "violation" if over else "pass"
+        return Verdict.VIOLATION if over else Verdict.PASS
 
     @property
     def status(self) -> str | None:
@@ -273,11 +273,11 @@ class AuditResult:
         return self.estimate.confidence
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         verdicts = {c.verdict for c in self.claims}
-        if "violation" in verdicts:
-            return "violation"
-        return "pass" if "pass" in verdicts else "not-applicable"
+        if Verdict.VIOLATION in verdicts:
+            return Verdict.VIOLATION
+        return Verdict.PASS if Verdict.PASS in verdicts else Verdict.NOT_APPLICABLE
 
     @property
     def finding(self) -> str:

@@ -22,9 +22,9 @@ test spending more than 2α (more than the 1 − confidence asked for) is refuse
 −inf where it certifies nothing and is not clipped at 0.
 
 Ties between tests go to the one registered first (the joint test, then the pair: the order
-:mod:`dpaudit.engine.bounds` imports and defines them in).  The registry is per process: a test
-registered at run time reaches the processes a run starts only if the module that registers it is
-imported there.
+:mod:`dpaudit.engine.bounds` imports and defines them in).  The registry is per process: the
+selection and the bounds are computed in the process that calls the audit (worker processes only draw
+outputs), and a process started afresh knows the tests its imported modules register.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ class OneRunClaimCheck:
     @property
     def finding(self) -> str:
         status = self.status if self.status is not None else getattr(self.claim, "status", None)
-        return finding(self.verdict, None, status)
+        return finding(Verdict(self.verdict), None, status)
 
     def to_dict(self) -> dict[str, Any]:
         c = self.claim
