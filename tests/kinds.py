@@ -70,6 +70,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_list_plan_json.py": "cli",
     "test_memory_budgets.py": "unit",
     "test_messages.py": "cli",
+    "test_named_values.py": "unit",
     "test_neighbors.py": "unit",
     "test_onerun_alignment.py": "statistical",
     "test_onerun_biased_secret.py": "statistical",

@@ -305,7 +305,7 @@ class BestEvent(NamedTuple):
     (0: D, 1: D′).  A named tuple: callers that unpack the three values keep working."""
 
     epsilon: float
-    index: int
+    candidate: int
     favours: int
 
 
@@ -339,7 +339,7 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))
     i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
     best = (float(for_d[i]), i, 0) if for_d[i] >= for_dp[j] else (float(for_dp[j]), j, 1)
-    return BestEvent(epsilon=max(0.0, best[0]), index=best[1], favours=best[2])
+    return BestEvent(epsilon=max(0.0, best[0]), candidate=best[1], favours=best[2])
 
 
 CEILING_SHORTLIST = 256

@@ -169,12 +169,12 @@ def _best_at_levels(families: Sequence[Family], n_sel: tuple[int, int], n_est: t
 
 
 class Choice(NamedTuple):
-    """:func:`choose`'s answer: the event (with its test), its family and its index there.  A named
-    tuple: callers that unpack the three keep working."""
+    """:func:`choose`'s answer: the event (with its test), its family and its index there
+    (``candidate``).  A named tuple: callers that unpack the three keep working."""
 
     event: Event
     family: Family
-    index: int
+    candidate: int
 
 
 def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
@@ -195,7 +195,7 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
     e = (n_est[fam.fav], n_est[1 - fam.fav])
     k1, k2 = projected_counts(k_fav[j:j + 1], k_oth[j:j + 1], n, e, level)
     return Choice(event=replace(fam.make(j), test=better_test(k1[0], e[0], k2[0], e[1], delta, alpha)), family=fam,
-                  index=j)
+                  candidate=j)
 
 
 def predicted_bound(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
@@ -262,7 +262,7 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
     n_fit = (len(x) // 2, len(y) // 2)
     picks = [choose(families, n_score, n_est, d, (1 - c) / 2, n_fit) for d, c in zip(deltas, confidences, strict=True)]
-    family = nested_family(picks[0].family, picks[0].index, tradeoff_points) if tradeoff_points else []
+    family = nested_family(picks[0].family, picks[0].candidate, tradeoff_points) if tradeoff_points else []
     return [p.event for p in picks], family
 
 
