@@ -7,6 +7,7 @@ Public entry points::
                     seed=0, n_jobs=1, relation="add-remove", claims=None) -> AuditResult
     assert_private(mechanism, d, d_prime, *, epsilon, delta=0.0, ...)   # for test suites
     search_pair(mechanism, QueryVectors(dim) | RecordSpace(base, records), *, samples, ...) -> AuditResult
+    dpaudit.engine.stattests.register(StatTest(name=..., bound=..., ...))   # a statistical test of one's own
 
 Two default confidences, on purpose: an audit reports a measurement, at 0.95 (``audit_samples``,
 ``audit_mechanism``, ``search_pair``, the command line and configs); ``assert_private`` fails a
@@ -74,6 +75,7 @@ _EXPORTS = {
     "Mechanism": "dpaudit.mechanisms.base",
     "Guarantee": "dpaudit.core",
     "InputError": "dpaudit.core",
+    "StatTest": "dpaudit.engine.stattests",
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

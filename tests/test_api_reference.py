@@ -13,7 +13,7 @@ from tests.docexamples import ROOT
 
 API = (ROOT / "docs" / "api.rst").read_text(encoding="utf-8")
 PUBLIC = ("dpaudit", "dpaudit.testing", "dpaudit.onerun", "dpaudit.adapters", "dpaudit.libraries", "dpaudit.neighbors",
-          "dpaudit.mechanisms.base")
+          "dpaudit.mechanisms.base", "dpaudit.engine.stattests")
 DIRECTIVE = re.compile(r"^\.\. auto(?P<kind>\w+):: (?P<target>[\w.]+)\n(?P<options>(?:   :.*\n)*)", flags=re.M)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from dpaudit import audit_mechanism
-from dpaudit.engine import bounds
+from dpaudit.engine import bounds, stattests
 from dpaudit.engine import detectable as dt
 from dpaudit.engine.estimate import Bound
 from dpaudit.mechanisms.classic import Laplace
@@ -40,7 +40,7 @@ def _simulated_power(test: str, n: int, q: float, p: float, eps_claim: float, dr
 def test_the_model_refutes_its_detectable_leak_9_times_in_10(test, n, q, eps_claim):
     """At the smallest leak the model states, 2,000 simulated fixed-event audits (the record's own test,
     exact) refute the claim at 0.9 within 3 standard errors (0.02); at half the excess, clearly less."""
-    eps = dt.smallest_leak(dt.PLANNING[test], n, n, q, eps_claim, 0.0, 0.025)
+    eps = dt.smallest_leak(stattests.get(test).scorer, n, n, q, eps_claim, 0.0, 0.025)
     assert eps_claim < eps < math.inf
     assert abs(_simulated_power(test, n, q, q * math.exp(eps), eps_claim) - dt.POWER) <= 0.02
     half = eps_claim + (eps - eps_claim) / 2
@@ -196,7 +196,7 @@ def test_the_windows_are_the_refuting_counts(test, delta):
     a factor CLIFF_STEP of the distance to n."""
     n, eps_claim = 400, 0.7
     k2 = np.arange(0, 121, 6, dtype=float)
-    t, u = dt.thresholds(dt.PLANNING[test], k2, n, n, eps_claim, delta, 0.025)
+    t, u = dt.thresholds(stattests.get(test).scorer, k2, n, n, eps_claim, delta, 0.025)
     k1 = np.arange(n + 1, dtype=float)
     for k, lo, hi in zip(k2, t, u, strict=True):
         refutes = np.flatnonzero(bounds.TESTS[test](k1, n, np.full(k1.shape, k), n, delta, 0.025) > eps_claim)

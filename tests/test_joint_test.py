@@ -1,4 +1,4 @@
-"""The joint exact test of the ratio (dpaudit.engine.ratio_test): exact against scipy, valid at its
+"""The joint exact test of the ratio (dpaudit.engine.jointratio): exact against scipy, valid at its
 stated confidence on simulated binomial counts, and tighter than the Clopper–Pearson pair on rare
 events (issue #36, point 1).
 
@@ -15,9 +15,9 @@ import pytest
 from scipy.stats.contingency import odds_ratio
 
 from dpaudit import audit_samples
-from dpaudit.engine import ratio_test
+from dpaudit.engine import jointratio
 from dpaudit.engine.bounds import better_test, both_tests, joint_epsilon, pair_epsilon
-from dpaudit.engine.ratio_test import ODDS_SHARE, epsilon_lower, odds_ratio_lower
+from dpaudit.engine.jointratio import ODDS_SHARE, epsilon_lower, odds_ratio_lower
 from dpaudit.results.recheck import recomputed_lower
 
 ALPHA = 0.05  # total level: confidence 0.95; the callers' per-side convention is ALPHA / 2
@@ -47,8 +47,8 @@ def test_the_summed_window_gives_the_whole_supports_bound(monkeypatch):
     k1, n1 = np.array([2000.0, 2e5, 3, 40, 900]), np.array([1e5, 1e6, 1e6, 1e6, 1e3])
     k2 = np.array([1810.0, 1.81e5, 0, 2, 200])
     windowed = odds_ratio_lower(k1, n1, k2, n1, 0.045)
-    monkeypatch.setattr(ratio_test, "WINDOW_SD", 1e9)
-    monkeypatch.setattr(ratio_test, "_CACHE", {})  # solved again, not read back
+    monkeypatch.setattr(jointratio, "WINDOW_SD", 1e9)
+    monkeypatch.setattr(jointratio, "_CACHE", {})  # solved again, not read back
     np.testing.assert_allclose(windowed, odds_ratio_lower(k1, n1, k2, n1, 0.045), rtol=1e-10)
 
 
@@ -221,7 +221,7 @@ def test_scores_use_the_exact_test_on_small_windows_and_a_close_approximation_on
     n = 10 ** rng.uniform(5, 8, 300)
     p = 10 ** rng.uniform(-2.5, -0.05, 300)
     k1, k2 = np.rint(n * p), np.rint(n * p * np.exp(-rng.uniform(0, 3, 300)))
-    big = ratio_test.window_terms(k1, n, k2, n, ODDS_SHARE * ALPHA) > SCREEN_TERMS
+    big = jointratio.window_terms(k1, n, k2, n, ODDS_SHARE * ALPHA) > SCREEN_TERMS
     assert 50 < big.sum() < 250
     exact = epsilon_lower(k1, n, k2, n, 0.0, ALPHA)
     score = joint_score(k1, n, k2, n, 0.0, ALPHA / 2)

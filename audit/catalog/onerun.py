@@ -23,7 +23,7 @@ from typing import Any
 
 from dpaudit.catalog.designs.dpsgd import family_rejection
 from dpaudit.catalog.designs.suite import onerun_designs
-from dpaudit.core import Claim, Guarantee, Relation
+from dpaudit.core import Claim, Guarantee, Relation, Verdict
 from dpaudit.engine.results import jsonable
 from dpaudit.engine.verdicts import OK_OUTCOMES, finding, outcome
 from dpaudit.mechanisms.dpsgd import DPSGD
@@ -123,7 +123,7 @@ class OneRunScenario:
 
     def _finding(self, check: OneRunClaimCheck) -> str:
         info = self._info(check)
-        return finding(check.verdict, None, None if info is None else info.status)
+        return finding(Verdict(check.verdict), None, None if info is None else info.status)
 
     def _open(self, check: OneRunClaimCheck) -> str | None:
         """:data:`NO_EXPECTATION` for a suite design's claim without expectation; None otherwise."""

@@ -30,7 +30,7 @@ from dpaudit.core import (
     require,
 )
 from dpaudit.engine import exact, runner
-from dpaudit.engine.estimate import check_confidence, check_deltas, resolve_views, unmeasured
+from dpaudit.engine.estimate import Level, check_confidence, check_deltas, resolve_views, unmeasured
 from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.mechanisms.base import capabilities
 from dpaudit.neighbors import Dataset
@@ -374,7 +374,7 @@ def _audit_checked(call: _Call) -> AuditResult:
     result without a bound), the white box and the value views, then the claims' checks."""
     mechanism, d, d_prime, context = call.mechanism, call.d, call.d_prime, call.context
     start = time.perf_counter()
-    levels = [(level_delta, call.confidence) for level_delta in check_deltas(call.deltas)]
+    levels = [Level(delta=level_delta, confidence=call.confidence) for level_delta in check_deltas(call.deltas)]
     try:  # the scenario's setup (the mechanism's claims, the data's hash) and its estimate
         before, checked, claim_level, execution, est = _setup_and_estimate(call, levels)
     except KeyboardInterrupt as exc:
@@ -402,7 +402,7 @@ def _audit_checked(call: _Call) -> AuditResult:
                        distributions=dists, seeded=getattr(mechanism, "seeded", True) is not False)
 
 
-def _setup_and_estimate(call: _Call, levels: list[tuple[float, float]]
+def _setup_and_estimate(call: _Call, levels: list[Level]
                         ) -> tuple[str | None, list[Guarantee], list[int | None], Execution, Any]:
     """The data's hash when it cannot be made read-only, the claims to check, each claim's level
     (added to ``levels`` in place, so an interrupted setup still reports them), the execution and
@@ -422,7 +422,7 @@ def _setup_and_estimate(call: _Call, levels: list[tuple[float, float]]
     return before, checked, claim_level, execution, est
 
 
-def _claim_levels(checked: list[Guarantee], levels: list[tuple[float, float]], confidence: float
+def _claim_levels(checked: list[Guarantee], levels: list[Level], confidence: float
                   ) -> tuple[list[int | None], dict[int, float]]:
     """Each claim's index in ``levels`` (appended when new; None for a claim without a bound) and the
     sequential rule's targets (per level, the least ε of its applicable claims).  A curve of K
@@ -436,7 +436,7 @@ def _claim_levels(checked: list[Guarantee], levels: list[tuple[float, float]], c
         if not (c.applicable or c.broken_premise):
             claim_level.append(None)
             continue
-        level = (c.delta, 1 - (1 - confidence) / curve_size[c.claim_id])
+        level = Level(delta=c.delta, confidence=1 - (1 - confidence) / curve_size[c.claim_id])
         if level not in levels:
             levels.append(level)
         index = levels.index(level)
@@ -446,7 +446,7 @@ def _claim_levels(checked: list[Guarantee], levels: list[tuple[float, float]], c
     return claim_level, targets
 
 
-def _white_box_and_value_views(call: _Call, est: Any, levels: list[tuple[float, float]],
+def _white_box_and_value_views(call: _Call, est: Any, levels: list[Level],
                                claim_level: list[int | None], checked: list[Guarantee], execution: Execution
                                ) -> tuple[dict[float, float] | None, tuple[list[float], list[float]] | None,
                                           Any, float | None]:
@@ -456,7 +456,7 @@ def _white_box_and_value_views(call: _Call, est: Any, levels: list[tuple[float, 
     mechanism, d, d_prime = call.mechanism, call.d, call.d_prime
     white, dists, value, sup = None, None, None, None
     try:  # the white box and the value views: a Ctrl-C here keeps the estimate, without what it stopped
-        white, dists = _white_box(mechanism, d, d_prime, {lv[0] for lv in levels})
+        white, dists = _white_box(mechanism, d, d_prime, {lv.delta for lv in levels})
         if not interrupts.USER_INTERRUPT.is_set():  # after a Ctrl-C no second estimate is started
             value = _value_views_estimate(mechanism, d, d_prime, est, levels, claim_level, checked, seed=call.seed,
                                           execution=execution, key=call.context.key, discrete=call.discrete,
@@ -505,7 +505,7 @@ def stopped_result(mechanism: Any, relation: str, pair: str, est: Any, *, seed: 
                        seeded=getattr(mechanism, "seeded", True) is not False)
 
 
-def _value_views_estimate(mechanism: Any, d: Any, d_prime: Any, est: Any, levels: list[tuple[float, float]],
+def _value_views_estimate(mechanism: Any, d: Any, d_prime: Any, est: Any, levels: list[Level],
                           claim_level: list[int | None], checked: list[Guarantee], *, seed: int,
                           execution: Execution, key: tuple[int, ...], discrete: bool | None,
                           events: str | Sequence[str]) -> Any:

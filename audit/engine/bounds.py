@@ -20,17 +20,26 @@ event fixed in advance, at its expected counts on the estimation split.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from scipy import special
 
-from dpaudit.engine import ratio_test
+from dpaudit.engine import stattest
+from dpaudit.engine.jointratio import JOINT, SCREEN_TERMS, joint_epsilon, joint_score
+
+__all__ = ["CEILING_SHORTLIST", "JOINT", "NEAR", "PAIR", "REFINE_SHORTLIST", "SCREEN_TERMS", "TESTS", "BestEvent",
+           "Candidates", "Ceiling", "all_subsets", "best_candidate", "best_candidates", "best_event", "better_test",
+           "both_tests", "ceiling", "clopper_pearson", "clopper_pearson_lower", "clopper_pearson_upper",
+           "epsilon_from_bounds", "joint_epsilon", "joint_score", "pair_epsilon", "pair_only", "projected_counts",
+           "wilson"]
 
 Bounds = Callable[[np.ndarray, np.ndarray | float, np.ndarray | float], tuple[np.ndarray, np.ndarray]]
 Sizes = tuple[np.ndarray | int, np.ndarray | int]  # (favoured side, other side): numbers, or one per candidate
@@ -94,17 +103,6 @@ def epsilon_from_bounds(p_lower: np.ndarray, q_upper: np.ndarray, delta: float) 
         return np.where(excess > 0, np.log(np.maximum(excess, 1e-300)) - np.log(q_upper), -np.inf)
 
 
-def joint_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.ndarray | float,
-                  n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
-    """The ε lower bound that counts k_fav/n_fav (favoured side) and k_oth/n_oth certify: the joint
-    exact test of the ratio (:mod:`dpaudit.engine.ratio_test`) at total level 2·``alpha``.
-
-    ``alpha`` is the level of each bound of the Clopper–Pearson pair it replaces, (1 − confidence)/2,
-    the convention of every caller here; −inf where nothing is certified, not clipped at 0.  Every
-    bound of counts (the estimator's, the scores of candidates, the planner's, the ceiling) is this one."""
-    return ratio_test.epsilon_lower(k_fav, n_fav, k_oth, n_oth, delta, 2.0 * alpha)
-
-
 def pair_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.ndarray | float,
                  n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
     """The Clopper–Pearson pair's bound log((p_lo − δ)/q_hi), each bound at level ``alpha``: the
@@ -113,49 +111,39 @@ def pair_epsilon(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np
                                delta)
 
 
-# The tests an event's counts can be bounded with.  Neither is more powerful everywhere: the
-# odds ratio is a ratio of probabilities for rare events, where the joint test gains (×4 at p = 0.02,
-# ε = 0.1, n = 10⁵), but the odds of a common event are noisier than its probability (the 1/(n − k)
-# terms of log ψ's variance), where the pair is tighter (randomized response at ε = 1).  The event's
-# test is chosen with the event, on the selection split (:func:`better_test`): the estimation counts
-# then meet one test fixed in advance, and its confidence is exact.
-TESTS: dict[str, Callable[..., np.ndarray]] = {"joint": joint_epsilon, "clopper-pearson": pair_epsilon}
+# Registered here, where it is defined, after the joint test (imported above): ties go to the joint one.
+PAIR = stattest.register(stattest.StatTest(
+    name="clopper-pearson", bound=pair_epsilon, title="Clopper-Pearson", described="the Clopper-Pearson pair",
+    requires="each count binomial (k ~ Bin(n, p)), the two sides' samples independent", spends=2.0))
+
+# The tests an event's counts can be bounded with: every registered one (dpaudit.engine.stattest), by name.
+# Of the built-in two neither is more powerful everywhere: the odds ratio is a ratio of probabilities for
+# rare events, where the joint test gains (×4 at p = 0.02, ε = 0.1, n = 10⁵), but the odds of a common
+# event are noisier than its probability (the 1/(n − k) terms of log ψ's variance), where the pair is
+# tighter (randomized response at ε = 1).  The event's test is chosen with the event, on the selection
+# split (:func:`better_test`): the estimation counts then meet one test fixed in advance, and its
+# confidence is exact.  Read live: a test registered later is here too.
+TESTS = stattest.BOUNDS
 
 
 def both_tests(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.ndarray | float,
                n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
-    """The better of the two tests' scores of (projected) counts, the joint one by :func:`joint_score`:
-    the score of a candidate whose test is chosen with it (exactly, by :func:`better_test`)."""
-    return np.maximum(joint_score(k_fav, n_fav, k_oth, n_oth, delta, alpha),
-                      pair_epsilon(k_fav, n_fav, k_oth, n_oth, delta, alpha))
-
-
-def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.ndarray | float,
-                n_oth: np.ndarray | float, delta: float, alpha: float) -> np.ndarray:
-    """The joint test's bound where it is cheap, a close approximation where it is not: to rank
-    candidates and plan, never to certify.
-
-    The exact test sums about 20 conditional standard deviations of k₁ per event (10⁴–10⁵ terms at
-    the counts of 10⁷–10⁹ outputs that the planner and the tail pilot project, for hundreds of
-    thresholds).  A window over :data:`SCREEN_TERMS` terms means a variance over 10,000 at confidence
-    0.95 (7,000 at 0.999), so every cell of the 2×2 table holds more than that many counts, and there the closed form of
-    :func:`ratio_test.approximate_epsilon` (Woolf's normal bound of log ψ) is within a fraction of a
-    per cent of the exact one."""
-    k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth))
-    out = np.asarray(ratio_test.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
-    small = ratio_test.window_terms(k1, n1, k2, n2, ratio_test.ODDS_SHARE * 2.0 * alpha) <= SCREEN_TERMS
-    out[small] = joint_epsilon(k1[small], n1[small], k2[small], n2[small], delta, alpha)
-    return out
-
-
-SCREEN_TERMS = 2_000  # joint_score: windows up to this size are solved exactly
+    """The best of the registered tests' scores (:attr:`~dpaudit.engine.stattest.StatTest.scorer`: the
+    joint test's by :func:`joint_score`) of (projected) counts: the score of a candidate whose test is
+    chosen with it (exactly, by :func:`better_test`)."""
+    return functools.reduce(np.maximum, [test.scorer(k_fav, n_fav, k_oth, n_oth, delta, alpha)
+                                         for test in stattest.registered()])
 
 
 def better_test(k_fav: float, n_fav: float, k_oth: float, n_oth: float, delta: float, alpha: float) -> str:
-    """The name of the test (:data:`TESTS`) with the higher bound of these (projected) counts, the joint
-    one on ties."""
-    joint = float(joint_epsilon(k_fav, n_fav, k_oth, n_oth, delta, alpha))
-    return "joint" if joint >= float(pair_epsilon(k_fav, n_fav, k_oth, n_oth, delta, alpha)) else "clopper-pearson"
+    """The name of the registered test (:data:`TESTS`) with the highest bound of these (projected) counts,
+    the first registered on ties (the joint test before the pair)."""
+    name, best = "", -math.inf
+    for i, test in enumerate(stattest.registered()):
+        value = float(test.bound(k_fav, n_fav, k_oth, n_oth, delta, alpha))
+        if i == 0 or not best >= value:  # a NaN never keeps its place
+            name, best = test.name, value
+    return name
 
 
 def projected_counts(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes,
@@ -312,19 +300,28 @@ def pair_only() -> Iterator[None]:
         _PAIR_ONLY.reset(token)
 
 
+class BestEvent(NamedTuple):
+    """:func:`best_event`'s answer: the ceiling ε, the best candidate's index and the side it favours
+    (0: D, 1: D′).  A named tuple: callers that unpack the three values keep working."""
+
+    epsilon: float
+    candidate: int
+    favours: int
+
+
 def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float, pair: bool | None = None
-               ) -> tuple[float, int, int]:
+               ) -> BestEvent:
     """The statistical ceiling of an audit whose estimation split has ``n`` samples per side:
     (ε, index of the best candidate, side it favours).
 
     For each candidate event S with P[S] = ``p_d`` under D and ``p_dp`` under D′ (arrays over
     the candidates), the bound that S, fixed in advance, gives at the expected counts k = n·P[S]
-    in both directions, max_S max(ε(n·p_d, n·p_dp), ε(n·p_dp, n·p_d)): ε is the better of the
-    estimator's two tests (:func:`both_tests`: the event's test is fixed in advance with it) at
+    in both directions, max_S max(ε(n·p_d, n·p_dp), ε(n·p_dp, n·p_d)): ε is the best of the
+    registered tests (:func:`both_tests`: the event's test is fixed in advance with it) at
     confidence ``confidence``, or with ``pair`` the Clopper–Pearson pair log((lo − δ)/hi) alone, each
     bound at α = (1 − confidence)/2, the estimator's only test before the joint one (real-valued
     counts: the Beta quantiles take them; the joint test rounds them); ``pair`` None: as
-    :func:`pair_only` says.  The joint test is
+    :func:`pair_only` says.  The other tests (the joint one) are
     evaluated on the :data:`CEILING_SHORTLIST` best events of each direction by the pair's bound
     (2¹⁶ sets of a finite output space would otherwise each solve a root).
     No event chosen from data can beat the best event known in advance, so ours ÷ ceiling is
@@ -338,30 +335,36 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
     (lo_d, hi_d), (lo_dp, hi_dp) = clopper_pearson(k_d, n, alpha), clopper_pearson(k_dp, n, alpha)
     for_d, for_dp = epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)
     if not (_PAIR_ONLY.get() if pair is None else pair):
-        for_d, for_dp = (np.maximum(rough, _joint_on_shortlist(rough, a, b, n, delta, alpha))
+        for_d, for_dp = (_raised_on_shortlist(rough, a, b, n, delta, alpha)
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))
     i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
     best = (float(for_d[i]), i, 0) if for_d[i] >= for_dp[j] else (float(for_dp[j]), j, 1)
-    return max(0.0, best[0]), best[1], best[2]
+    return BestEvent(epsilon=max(0.0, best[0]), candidate=best[1], favours=best[2])
 
 
 CEILING_SHORTLIST = 256
 
 
-def _joint_on_shortlist(rough: np.ndarray, k_fav: np.ndarray, k_oth: np.ndarray, n: int, delta: float,
-                        alpha: float) -> np.ndarray:
-    """The joint test's bound on the :data:`CEILING_SHORTLIST` candidates best by ``rough``, −inf elsewhere."""
+def _raised_on_shortlist(rough: np.ndarray, k_fav: np.ndarray, k_oth: np.ndarray, n: int, delta: float,
+                         alpha: float) -> np.ndarray:
+    """``rough`` (the pair's bound of every candidate) raised, on the :data:`CEILING_SHORTLIST` candidates
+    best by it, to every other registered test's bound (the joint test's)."""
     rough = np.atleast_1d(rough)
     top = np.argsort(-rough, kind="stable")[:CEILING_SHORTLIST]
-    out = np.full(rough.shape, -np.inf)
-    out[top] = joint_epsilon(np.atleast_1d(k_fav)[top], n, np.atleast_1d(k_oth)[top], n, delta, alpha)
-    return out
+    best = rough
+    for test in stattest.registered():
+        if test is PAIR:  # rough is its bound already, of every candidate
+            continue
+        out = np.full(rough.shape, -np.inf)
+        out[top] = test.bound(np.atleast_1d(k_fav)[top], n, np.atleast_1d(k_oth)[top], n, delta, alpha)
+        best = np.maximum(best, out)
+    return best
 
 
 def ceiling(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confidence: float,
             pair: bool | None = None) -> float:
     """The ε of :func:`best_event`."""
-    return best_event(p_d, p_dp, n, delta, confidence, pair)[0]
+    return best_event(p_d, p_dp, n, delta, confidence, pair).epsilon
 
 
 def all_subsets(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

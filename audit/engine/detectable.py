@@ -2,7 +2,8 @@
 
 A pass says nothing of power by itself.  For a claim (ε_c, δ) that holds, take the record's witness
 event S with its estimation counts k_F/n_F under the favoured side and k_O/n_O under the other, and
-the test the record was bounded with (:data:`dpaudit.engine.bounds.TESTS`, chosen with the event).
+the test the record was bounded with (registered by name in :mod:`dpaudit.engine.stattests`, chosen
+with the event).
 
 **Model.**  The event is fixed; the other side's probability is its estimate q̂ = k_O/n_O; a leak of
 ε means the favoured side's probability is p(ε) = min(1, q̂·e^ε + δ) — the event then witnesses
@@ -59,7 +60,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from dpaudit.engine import bounds, ratio_test
+from dpaudit.engine import bounds, stattests
 from dpaudit.engine.estimate import Bound
 
 POWER = 0.9         # the probability of refutation a leak must reach to count as detectable
@@ -71,22 +72,11 @@ MAX_SAMPLES = 10**13  # a budget beyond this per side is reported as None
 _BISECT = 60
 
 Test = Callable[..., np.ndarray]
-# The test each record's name stands for, as evaluated here: the joint test by its planning form
-# (exact where its window is small, Woolf's closed form within a fraction of a per cent elsewhere:
-# the exact sums cost 10-30 ms per call at counts of 10⁵, and a search makes dozens of calls).
-PLANNING: dict[str, Test] = {"joint": bounds.joint_score, "clopper-pearson": bounds.pair_epsilon}
-
-
-def _woolf(k1: np.ndarray, n1: np.ndarray, k2: np.ndarray, n2: np.ndarray, delta: float, alpha: float
-           ) -> np.ndarray:
-    """The joint test's closed form (Woolf's normal bound of log ψ, corrected): ``alpha`` per bound of
-    the pair it replaces, as :data:`dpaudit.engine.bounds.TESTS` take it."""
-    k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(k1, n1, k2, n2))
-    return np.asarray(ratio_test.approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
-
-
-# ... and for the budget, a projection searched over many sample sizes, its closed form alone.
-ROUGH: dict[str, Test] = {"joint": _woolf}
+# A record's test is taken by its saved name from the registry (dpaudit.engine.stattests) and evaluated
+# here by its planning form (StatTest.scorer: the joint test exact where its window is small, Woolf's
+# closed form within a fraction of a per cent elsewhere, since the exact sums cost 10-30 ms per call at
+# counts of 10⁵ and a search makes dozens of calls) and, for the budget, a projection searched over many
+# sample sizes, by its closed form alone (StatTest.closed_form).
 
 
 @dataclass(frozen=True)
@@ -331,7 +321,7 @@ def for_claim(bound: Bound, epsilon_claim: float, samples: int) -> Detectable | 
     k_d, n_d, k_dp, n_dp = bound.counts
     # the favoured side's count is not used: the model puts p where the leak would
     n_fav, k_oth, n_oth = (n_d, k_dp, n_dp) if bound.event.favours == "D" else (n_dp, k_d, n_d)
-    if min(n_fav, n_oth) <= 0 or not math.isfinite(epsilon_claim) or bound.test not in bounds.TESTS:
+    if min(n_fav, n_oth) <= 0 or not math.isfinite(epsilon_claim) or bound.test not in stattests.names():
         return None
     alpha = (1.0 - bound.confidence) / 2.0
     if k_oth > 0:
@@ -339,11 +329,12 @@ def for_claim(bound: Bound, epsilon_claim: float, samples: int) -> Detectable | 
     else:  # never seen on the other side: q̂ = 0 would make every leak invisible
         q = float(bounds.clopper_pearson(0.0, n_oth, alpha)[1])
         where = f"q = {q:.3g}, the Clopper-Pearson upper bound of 0/{n_oth}"
-    test = PLANNING.get(bound.test, bounds.TESTS[bound.test])
+    test = stattests.get(bound.test).scorer
     # the selection's charge: the event is counted on half the estimation samples (module docstring)
     m_fav, m_oth = max(1, round(n_fav / SELECTION_CHARGE)), max(1, round(n_oth / SELECTION_CHARGE))
     eps = smallest_leak(test, m_fav, m_oth, q, epsilon_claim, bound.delta, alpha)
-    scale = budget_scale(ROUGH.get(bound.test, test), m_fav, m_oth, q, epsilon_claim, bound.delta, alpha, samples, eps)
+    scale = budget_scale(stattests.get(bound.test).closed_form, m_fav, m_oth, q, epsilon_claim, bound.delta, alpha,
+                         samples, eps)
     model = (f"the witness event fixed, {where} on the other side, p = q*e^eps + delta on the favoured side, "
              f"counted on {m_fav}/{m_oth} samples (half the estimation split's, the charge for choosing the "
              f"event on a split), {bound.test} test, power {POWER:g}")

@@ -2,7 +2,7 @@
 
 For an event S with counts k1/n1 under the favoured side and k2/n2 under the other, at
 confidence 1 − α, ε_lower(δ) is the joint exact test of the ratio P₁[S]/P₂[S]
-(:mod:`dpaudit.engine.ratio_test`): given k1 + k2, k1 follows Fisher's noncentral hypergeometric
+(:mod:`dpaudit.engine.jointratio`): given k1 + k2, k1 follows Fisher's noncentral hypergeometric
 law in the odds ratio ψ, whose exact conditional lower bound ψ_lo (level 0.9 α) becomes a bound of
 the ratio with a Clopper–Pearson bound of P₁[S] (level 0.1 α),
 
@@ -32,15 +32,25 @@ from typing import Any
 import numpy as np
 
 from dpaudit.core import InputError, require
-from dpaudit.engine.bounds import TESTS, clopper_pearson
+from dpaudit.engine import stattests
+from dpaudit.engine.bounds import clopper_pearson
 from dpaudit.engine.selection import count_members, select_events
 from dpaudit.engine.tradeoff import GDPEstimate, TradeoffPoint, gdp_estimate, tradeoff_points
 from dpaudit.engine.views import VIEWS, Event
 
-# How a bound's epsilon_lower was computed from its counts (dpaudit.engine.bounds.TESTS), saved with
-# it as "test"; a record without the key predates the joint test: the Clopper–Pearson pair.
-DESCRIBED = {"joint": "the exact conditional test of the odds ratio, corrected to the ratio of probabilities",
-             "clopper-pearson": "the Clopper-Pearson pair"}
+
+@dataclass(frozen=True)
+class Level:
+    """One bound an estimate is asked for: ε_lower at ``delta`` holding with ``confidence`` (a curve
+    claim of K points asks each point at the Bonferroni confidence 1 − (1 − confidence)/K)."""
+
+    delta: float
+    confidence: float
+
+    @classmethod
+    def of(cls, level: Level | tuple[float, float]) -> Level:
+        """``level``, or the level of a (δ, confidence) pair as callers before :class:`Level` pass it."""
+        return level if isinstance(level, Level) else cls(delta=level[0], confidence=level[1])
 
 
 @dataclass(frozen=True)
@@ -54,7 +64,9 @@ class Bound:
     p_lower: float  # Clopper–Pearson lower bound of P[S] under the favoured side (level α/2)
     q_upper: float  # Clopper–Pearson upper bound of P[S] under the other side (level α/2)
     confidence: float
-    test: str = "joint"  # how epsilon_lower was computed from the counts (DESCRIBED)
+    # how epsilon_lower was computed from the counts: a registered test's name (dpaudit.engine.stattests),
+    # saved with it; a record without the key predates the joint test: the Clopper–Pearson pair
+    test: str = "joint"
 
     def witness(self) -> str:
         """The event and its counts in words, including evidence of infinite ε."""
@@ -62,7 +74,8 @@ class Bound:
         (kf, nf), (ko, no) = k[self.event.favours], k[self.event.other]
         text = (f"S = {self.event.describe()}: {kf}/{nf} under {self.event.favours}, {ko}/{no} under "
                 f"{self.event.other}; P[S] >= {self.p_lower:.3g} and <= {self.q_upper:.3g} respectively "
-                f"(Clopper-Pearson, confidence {self.confidence:g}); epsilon_lower from {DESCRIBED[self.test]}")
+                f"(Clopper-Pearson, confidence {self.confidence:g}); "
+                f"epsilon_lower from {stattests.get(self.test).described}")
         if ko == 0 and kf > 0:
             text += (f". S was never observed under {self.event.other} in {no} samples: the true epsilon may be "
                      f"infinite, and {self.epsilon_lower:.4g} is the most {no} samples can certify")
@@ -158,7 +171,7 @@ def bound_from_counts(event: Event, delta: float, k_d: float, n_d: int, k_dp: fl
     (k1, n1), (k2, n2) = ((k_d, n_d), (k_dp, n_dp)) if event.favours == "D" else ((k_dp, n_dp), (k_d, n_d))
     lo, _ = clopper_pearson(k1, n1, alpha)
     _, hi = clopper_pearson(k2, n2, alpha)
-    eps = float(TESTS[event.test](k1, n1, k2, n2, delta, alpha))
+    eps = float(stattests.get(event.test).bound(k1, n1, k2, n2, delta, alpha))
     return Bound(delta=float(delta), epsilon_lower=max(0.0, eps), event=event,
                  counts=(int(k_d), int(n_d), int(k_dp), int(n_dp)),
                  p_lower=float(lo), q_upper=float(hi), confidence=confidence, test=event.test)
@@ -256,7 +269,7 @@ def futile(bounds, targets: dict[int, float], n_total: int, final_confidence: fl
     return True
 
 
-def unmeasured(levels: Sequence[tuple[float, float]], samples: int, note: str) -> Estimate:
+def unmeasured(levels: Sequence[Level | tuple[float, float]], samples: int, note: str) -> Estimate:
     """The estimate of an audit stopped before an estimation output of each side was counted (the
     user's Ctrl-C during the selection, the tail pilot, or the first chunk pair): no bound.
 
@@ -265,5 +278,6 @@ def unmeasured(levels: Sequence[tuple[float, float]], samples: int, note: str) -
     ``samples`` are the selection outputs drawn per side (the fewer side's); ``note`` says where the
     audit stopped.  :attr:`Estimate.measured` is False: a claim must not be read against it."""
     nothing = Event("D", "rows", members=np.zeros(0, dtype=np.int64))
-    bounds = tuple(bound_from_counts(nothing, delta, 0, 0, 0, 0, confidence) for delta, confidence in levels)
-    return Estimate(bounds, levels[0][1], samples, samples, sequential=note)
+    asked = [Level.of(lv) for lv in levels]
+    bounds = tuple(bound_from_counts(nothing, lv.delta, 0, 0, 0, 0, lv.confidence) for lv in asked)
+    return Estimate(bounds, asked[0].confidence, samples, samples, sequential=note)

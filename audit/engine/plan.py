@@ -43,7 +43,7 @@ from dpaudit.core import InputError, require
 from dpaudit.engine import runner, streaming
 from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import both_tests
-from dpaudit.engine.ratio_test import ODDS_SHARE
+from dpaudit.engine.jointratio import ODDS_SHARE
 from dpaudit.engine.results import AuditResult, ClaimCheck
 from dpaudit.engine.selection import DISCRETE_VECTOR_FRACTION, choose
 from dpaudit.engine.views import SIDES, Event
@@ -529,7 +529,7 @@ def _duration(seconds: float) -> str:
 def _why(r: Requirement) -> str:
     """Where a one-look budget comes from: the deciding event's probabilities, and, when the other
     side's count is about 0 at that budget, the closed form n ≈ log(1/α_ψ)·e^ε/(p − δ), α_ψ = 0.9 α the
-    joint test's share (:mod:`dpaudit.engine.ratio_test`): with k₂ = 0 the conditional law puts all
+    joint test's share (:mod:`dpaudit.engine.jointratio`): with k₂ = 0 the conditional law puts all
     m = k₁ ≈ pn outputs on the favoured side with probability ≈ exp(−m·n/(ψ(n − m))), so
     ψ_lo ≈ m·n/((n − m) log(1/α_ψ)) and r_lo(1 − δ/p) ≈ (p − δ)·n/log(1/α_ψ) (the Clopper–Pearson
     pair's q_hi ≈ log(2/α)/n gave log(2/α) in place of log(1/α_ψ): 3.69 against 3.10 at α = 0.05)."""

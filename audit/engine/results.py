@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.core import Claim, Guarantee
+from dpaudit.core import Claim, Guarantee, Verdict
 from dpaudit.engine import detectable as detect
+from dpaudit.engine import stattests
 from dpaudit.engine.estimate import Bound, Estimate
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.verdicts import (
@@ -32,9 +33,6 @@ from dpaudit.engine.verdicts import (
     most_severe,
     outcome,
 )
-
-# the summary's name for how a bound was computed (Bound.test)
-BY_TEST = {"joint": "joint exact test of the ratio", "clopper-pearson": "Clopper-Pearson"}
 
 PROFILE_DELTAS = np.geomspace(1e-12, 0.5, 60)  # where a result states its exact privacy profile
 _REL_TOL = 1e-9  # exact values equal to a claim up to rounding are not violations
@@ -75,7 +73,7 @@ class ClaimCheck:
         if self.value_bound is None or not self.claim.applicable:
             return None
         lower = self.value_bound.epsilon_lower
-        verdict = "violation" if lower > self.claim.epsilon else "pass"
+        verdict = Verdict.VIOLATION if lower > self.claim.epsilon else Verdict.PASS
         return {"epsilon_lower": lower, "verdict": verdict, "finding": finding(verdict, None, self.status),
                 "confidence": self.value_bound.confidence, "event": self.value_bound.to_dict()}
 
@@ -84,21 +82,21 @@ class ClaimCheck:
         return None if self.bound is None else self.bound.epsilon_lower
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         """The empirical verdict: ``violation`` when ε_lower > ε_claim (false with the stated confidence)."""
         if not self.claim.applicable or self.bound is None:
-            return "not-applicable"
-        return "violation" if self.bound.epsilon_lower > self.claim.epsilon else "pass"
+            return Verdict.NOT_APPLICABLE
+        return Verdict.VIOLATION if self.bound.epsilon_lower > self.claim.epsilon else Verdict.PASS
 
     @property
-    def exact_verdict(self) -> str | None:
+    def exact_verdict(self) -> Verdict | None:
         """The white-box verdict: ``violation`` when the exact ε of the pair exceeds ε_claim."""
         if not self.claim.applicable:
-            return "not-applicable"
+            return Verdict.NOT_APPLICABLE
         if self.epsilon_exact is None:
             return None
         over = self.epsilon_exact > self.claim.epsilon * (1 + _REL_TOL) + 1e-12
-        return "violation" if over else "pass"
+        return Verdict.VIOLATION if over else Verdict.PASS
 
     @property
     def status(self) -> str | None:
@@ -269,11 +267,11 @@ class AuditResult:
         return self.estimate.confidence
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> Verdict:
         verdicts = {c.verdict for c in self.claims}
-        if "violation" in verdicts:
-            return "violation"
-        return "pass" if "pass" in verdicts else "not-applicable"
+        if Verdict.VIOLATION in verdicts:
+            return Verdict.VIOLATION
+        return Verdict.PASS if Verdict.PASS in verdicts else Verdict.NOT_APPLICABLE
 
     @property
     def finding(self) -> str:
@@ -317,7 +315,8 @@ class AuditResult:
         where = f"{self.pair or 'the pair'} ({self.relation} neighbours)"
         scenario = f" [scenario {self.scenario}]" if self.scenario else ""
         bound = (f"With confidence {100 * self.confidence:g}%, epsilon >= {self._num(b.epsilon_lower)} at "
-                 f"delta = {b.delta:g} ({BY_TEST[b.test]} lower bound from {self.samples:,} samples per side, "
+                 f"delta = {b.delta:g} ({stattests.get(b.test).title} lower bound from {self.samples:,} samples "
+                 f"per side, "
                  f"seed {self.seed}).")
         parts = [f"Auditing {self.mechanism} on {where}{scenario}: {self.finding}.", bound]
         if not self.seeded:

@@ -19,6 +19,7 @@ from dpaudit.core import InputError, require
 from dpaudit.engine.estimate import (
     Bound,
     Estimate,
+    Level,
     bound_from_counts,
     check_outputs,
     convergence,
@@ -310,7 +311,7 @@ RULE = ("alpha-spending over looks at 1/8, 1/4, 1/2 and all of the budget with a
         "(Bonferroni across looks: the stopped bound holds with the stated confidence)")
 
 
-def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequence[tuple[float, float]],
+def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequence[Level | tuple[float, float]],
              seed: int, execution: Execution | None = None, key: tuple[int, ...] = (),
              discrete: bool | None = None, events: str | Sequence[str] = "auto", selection_fraction: float = 0.2,
              sequential: bool = False, targets: dict[int, float] | None = None) -> Estimate:
@@ -330,7 +331,8 @@ def estimate(mechanism: Any, d: Any, d_prime: Any, *, samples: int, levels: Sequ
     check_memory(samples, 1, 8, workers, selection_fraction)  # the least any output needs: before any sample
     progress = Progress(execution.progress, 2 * samples, execution.label or mechanism_name(mechanism),
                         execution.log_every, position=execution.position)
-    run = _Run(mechanism=mechanism, sides=(d, d_prime), samples=samples, levels=levels, seed=seed, key=key,
+    run = _Run(mechanism=mechanism, sides=(d, d_prime), samples=samples, levels=[Level.of(lv) for lv in levels],
+               seed=seed, key=key,
                execution=execution, workers=workers, progress=progress, selection_fraction=selection_fraction,
                sequential=sequential, targets=targets or {})  # None and {} alike: nothing to stop for, a single look
     tally = _Tally()
@@ -365,7 +367,7 @@ class _Run:
     mechanism: Any
     sides: tuple[Any, Any]
     samples: int
-    levels: Sequence[tuple[float, float]]
+    levels: Sequence[Level]
     seed: int
     key: tuple[int, ...]
     execution: Execution
@@ -377,11 +379,11 @@ class _Run:
 
     @property
     def deltas(self) -> list[float]:
-        return [lv[0] for lv in self.levels]
+        return [lv.delta for lv in self.levels]
 
     @property
     def confidences(self) -> list[float]:
-        return [lv[1] for lv in self.levels]
+        return [lv.confidence for lv in self.levels]
 
 
 class _Tally:
@@ -473,9 +475,10 @@ def _select(run: _Run, tally: _Tally, *, discrete: bool | None, events: str | Se
     del x, y
     stops, spend = _looks_of(run, len(sizes))
     counted = chosen + family
+    pairs = [(lv.delta, lv.confidence) for lv in run.levels]  # the fingerprint's text as before Level: runs resume
     selected = _Selected(n_sel=n_sel, n_est=n_est, sizes=sizes, chosen=chosen, family=family, kinds=kinds,
                          display=display, stops=stops, spend=spend, counted=counted,
-                         fingerprint=events_fingerprint(counted, run.levels, n_est) if run.execution.checkpoint else "",
+                         fingerprint=events_fingerprint(counted, pairs, n_est) if run.execution.checkpoint else "",
                          marks={2 ** i for i in range(max(1, len(sizes)).bit_length())})
     if len(stops) > 1 and seen is not None:
         _expect(run, selected, *seen, 0)

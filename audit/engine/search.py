@@ -34,7 +34,14 @@ import numpy as np
 
 from dpaudit.core import RELATIONS, Guarantee, InputError, Relation, check_positive, require
 from dpaudit.engine.api import RunContext, audit_mechanism, stopped_result
-from dpaudit.engine.estimate import check_confidence, check_deltas, check_outputs, resolve_views, unmeasured
+from dpaudit.engine.estimate import (
+    Level,
+    check_confidence,
+    check_deltas,
+    check_outputs,
+    resolve_views,
+    unmeasured,
+)
 from dpaudit.engine.finalists import best_finalist
 from dpaudit.engine.results import AuditResult
 from dpaudit.engine.selection import predicted_bound
@@ -541,7 +548,8 @@ def _stopped(mechanism: Any, space: Space, claims: list[Guarantee] | None, tried
     (:func:`dpaudit.engine.api.stopped_result`); the pairs scored so far are named in the note."""
     relation = (claims[0].relation if claims else tried[0].pair.relation if tried
                 else getattr(space, "relation", "add-remove"))
-    levels = [(d, confidence) for d in check_deltas(deltas or ((delta or 0.0,) if epsilon is not None else (0.0,)))]
+    asked = check_deltas(deltas or ((delta or 0.0,) if epsilon is not None else (0.0,)))
+    levels = [Level(delta=d, confidence=confidence) for d in asked]
     scored = sum(1 for c in tried if c.samples)
     est = unmeasured(levels, 0, f"interrupted by the user during the pair search's pilot over {space.describe()} "
                      f"({scored} of {len(tried)} candidate pairs scored): no pair was chosen and no sample of an "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -168,8 +168,17 @@ def _best_at_levels(families: Sequence[Family], n_sel: tuple[int, int], n_est: t
     return out
 
 
+class Choice(NamedTuple):
+    """:func:`choose`'s answer: the event (with its test), its family and its index there
+    (``candidate``).  A named tuple: callers that unpack the three keep working."""
+
+    event: Event
+    family: Family
+    candidate: int
+
+
 def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int, int], delta: float,
-           alpha: float, n_fit: tuple[int, int] | None = None) -> tuple[Event, Family, int]:
+           alpha: float, n_fit: tuple[int, int] | None = None) -> Choice:
     """The best event over every candidate of every view, for one δ (``n_sel``: the sizes the
     candidates were counted on; ``n_fit``: the fitting half's, for families that also carry
     its counts), with its family and index there.
@@ -185,7 +194,8 @@ def choose(families: Sequence[Family], n_sel: tuple[int, int], n_est: tuple[int,
     k_fav, k_oth, n, level = _scored(fam, n_sel, n_fit or n_sel, alpha)
     e = (n_est[fam.fav], n_est[1 - fam.fav])
     k1, k2 = projected_counts(k_fav[j:j + 1], k_oth[j:j + 1], n, e, level)
-    return replace(fam.make(j), test=better_test(k1[0], e[0], k2[0], e[1], delta, alpha)), fam, j
+    return Choice(event=replace(fam.make(j), test=better_test(k1[0], e[0], k2[0], e[1], delta, alpha)), family=fam,
+                  candidate=j)
 
 
 def predicted_bound(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
@@ -252,8 +262,8 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
     n_fit = (len(x) // 2, len(y) // 2)
     picks = [choose(families, n_score, n_est, d, (1 - c) / 2, n_fit) for d, c in zip(deltas, confidences, strict=True)]
-    family = nested_family(picks[0][1], picks[0][2], tradeoff_points) if tradeoff_points else []
-    return [p[0] for p in picks], family
+    family = nested_family(picks[0].family, picks[0].candidate, tradeoff_points) if tradeoff_points else []
+    return [p.event for p in picks], family
 
 
 def describe_outputs(x: np.ndarray, y: np.ndarray, event: Event, bins: int = 40, top: int = 12) -> dict[str, Any]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dpaudit.core import Verdict
+
 REFUTED_EMPIRICAL = "refuted (empirical)"
 REFUTED_WHITE_BOX = "refuted (white box)"
 HOLDS = "holds at this budget"
@@ -79,13 +81,13 @@ def most_severe(findings: Sequence[str]) -> str:
     return min(findings, key=FINDINGS.index) if findings else NO_CLAIM
 
 
-def finding(verdict: str, exact_verdict: str | None, status: str | None) -> str:
+def finding(verdict: Verdict, exact_verdict: Verdict | None, status: str | None) -> str:
     """The combined verdict of one claim from its empirical and white-box verdicts and its status."""
-    if verdict == "violation":
+    if verdict == Verdict.VIOLATION:
         return REFUTED_EMPIRICAL
-    if exact_verdict == "violation":  # "not-applicable" for a claim that does not apply
+    if exact_verdict == Verdict.VIOLATION:  # "not-applicable" for a claim that does not apply
         return REFUTED_WHITE_BOX
-    if verdict == "not-applicable":
+    if verdict == Verdict.NOT_APPLICABLE:
         return NOT_APPLICABLE
     return UNVERIFIED_HOLDS if status == "unverified" else HOLDS
 

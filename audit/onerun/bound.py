@@ -268,7 +268,7 @@ def _bound(scores: Any, secret: Any, *, source: str | None, rule: Fixed | Grid |
     checks = tuple(_check_claim(c, tests, deltas, per_test, relation, guarded) for c in claims)
     return OneRunResult(m=m, runs=runs, canaries_per_run=m // runs, tests=tests, best=best,
                         rule=rule.to_dict() | planned,
-                        alpha=alpha, deltas=deltas, epsilon_lower=eps_lower, gdp_mu_lower=float(mu), claims=checks,
+                        alpha=alpha, deltas=deltas, epsilon_lowers=eps_lower, gdp_mu_lower=float(mu), claims=checks,
                         secret_sha256=secret_sha256(b), seed=seed, relation=relation, scores=s, secret=b,
                         tiebreak=tie_seed, secret_source=source)
 

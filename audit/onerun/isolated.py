@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -116,10 +117,19 @@ class IsolatedBound:
     tpr_lower: float
     fpr_upper: float
     deltas: tuple[float, ...]
-    epsilon_lower: tuple[float, ...]
+    epsilon_lowers: tuple[float, ...]  # the (ε, δ) lower bound at each δ of deltas
     gdp_mu_lower: float
     claims: tuple[IsolatedClaimCheck, ...] = ()
     premise: str = PREMISE
+
+    @property
+    def epsilon_lower(self) -> tuple[float, ...]:
+        """Deprecated (for one release): :attr:`epsilon_lowers`, the tuple this name used to be;
+        ``epsilon_lower`` is one float on every other result type."""
+        warnings.warn("IsolatedBound.epsilon_lower (a tuple, one bound per delta) is deprecated and will mean "
+                      "one float as on every other result type: use epsilon_lowers", DeprecationWarning,
+                      stacklevel=2)
+        return self.epsilon_lowers
 
     @property
     def gdp_epsilon_read(self) -> float | None:
@@ -143,13 +153,13 @@ class IsolatedBound:
                 "tpr_lower": self.tpr_lower, "fpr_upper": self.fpr_upper,
                 "bounds": [{"delta": d, "epsilon_lower": e, "validity": f"under the premise ({PREMISE.split(':')[0]})",
                             "method": "two one-sided Clopper-Pearson bounds at alpha/2, threshold fixed in advance"}
-                           for d, e in zip(self.deltas, self.epsilon_lower, strict=True)],
+                           for d, e in zip(self.deltas, self.epsilon_lowers, strict=True)],
                 "gdp_mu_lower": {"mu": self.gdp_mu_lower, "epsilon_read": self.gdp_epsilon_read,
                                  "delta": self.deltas[0], "validity": MU_VALIDITY},
                 "claims": [c.to_dict() for c in self.claims]}
 
     def summary(self) -> str:
-        eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lower,
+        eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lowers,
                                                                             strict=True))
         read = self.gdp_epsilon_read
         return (f"isolated canaries (declared by the {self.declared_by}): {self.tp}/{self.n_in} in and "
@@ -209,7 +219,8 @@ def isolated_bound(scores: Any, secret: Any, *, threshold: float, declared_by: s
     return IsolatedBound(declared_by=declared_by, reason=reason, check=check, threshold=float(threshold),
                          threshold_source=threshold_source, n_in=n_in, n_out=n_out, tp=tp, fp=fp, alpha=alpha,
                          tpr_lower=tpr_lo, fpr_upper=fpr_hi, deltas=ds,
-                         epsilon_lower=tuple(_epsilon(tpr_lo, fpr_hi, d) for d in ds), gdp_mu_lower=_mu(tpr_lo, fpr_hi),
+                         epsilon_lowers=tuple(_epsilon(tpr_lo, fpr_hi, d) for d in ds),
+                         gdp_mu_lower=_mu(tpr_lo, fpr_hi),
                          claims=tuple(_claim(c, tpr_lo, fpr_hi, relation) for c in claims))
 
 

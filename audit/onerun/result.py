@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,7 +72,7 @@ class OneRunClaimCheck:
     @property
     def finding(self) -> str:
         status = self.status if self.status is not None else getattr(self.claim, "status", None)
-        return finding(self.verdict, None, status)
+        return finding(Verdict(self.verdict), None, status)
 
     def to_dict(self) -> dict[str, Any]:
         c = self.claim
@@ -90,7 +91,9 @@ class OneRunResult:
     """A one-run audit.  ``tests`` are the rule's tests (one, or one per grid pair); the reported
     counts (r, v, k₊, k₋) are those of the test that gave the largest ε lower bound at the first δ.
 
-    ``epsilon_lower`` maps each δ to Steinke et al.'s (ε, δ) lower bound at confidence 1 − α.
+    ``epsilon_lowers`` holds, for each δ of ``deltas``, Steinke et al.'s (ε, δ) lower bound at
+    confidence 1 − α (:attr:`bounds` maps δ to it).  ``epsilon_lower``, which was this tuple, is a
+    deprecated spelling of it for one release: everywhere else ``epsilon_lower`` is one float.
     ``gdp_mu_lower`` is the largest rejected μ of the GDP family (:data:`MU_LABEL`); it is never
     converted to ε here.
 
@@ -122,7 +125,7 @@ class OneRunResult:
     rule: dict[str, Any]
     alpha: float
     deltas: tuple[float, ...]
-    epsilon_lower: tuple[float, ...]
+    epsilon_lowers: tuple[float, ...]
     gdp_mu_lower: float
     claims: tuple[OneRunClaimCheck, ...]
     secret_sha256: str
@@ -158,14 +161,23 @@ class OneRunResult:
         return self.tests[self.best].k_minus
 
     @property
+    def epsilon_lower(self) -> tuple[float, ...]:
+        """Deprecated (for one release): :attr:`epsilon_lowers`, the tuple this name used to be;
+        ``epsilon_lower`` is one float on every other result type."""
+        warnings.warn("OneRunResult.epsilon_lower (a tuple, one bound per delta) is deprecated and will mean "
+                      "one float as on every other result type: use epsilon_lowers", DeprecationWarning,
+                      stacklevel=2)
+        return self.epsilon_lowers
+
+    @property
     def bounds(self) -> dict[float, float]:
         """δ → the (ε, δ) lower bound at that δ, one entry per reported δ (:class:`~dpaudit.Result`;
-        ``epsilon_lower`` holds the same numbers as a tuple in the order of ``deltas``)."""
-        return dict(zip(self.deltas, self.epsilon_lower, strict=True))
+        ``epsilon_lowers`` holds the same numbers as a tuple in the order of ``deltas``)."""
+        return dict(zip(self.deltas, self.epsilon_lowers, strict=True))
 
     def epsilon_at(self, delta: float) -> float:
         """The (ε, δ) lower bound at one of the reported δ (``KeyError`` naming them for another)."""
-        for d, e in zip(self.deltas, self.epsilon_lower, strict=True):
+        for d, e in zip(self.deltas, self.epsilon_lowers, strict=True):
             if math.isclose(d, delta, rel_tol=1e-12, abs_tol=0.0) or d == delta:
                 return e
         raise KeyError(f"delta = {delta!r} is not reported: the bounds are at delta = "
@@ -197,7 +209,7 @@ class OneRunResult:
             "rule": self.rule, "correction": self.rule.get("correction"),
             "alpha": self.alpha, "confidence": self.confidence,
             "bounds": [{"delta": d, "epsilon_lower": e, "method": "Steinke-Nasr-Jagielski 2023, Thm 3.3"}
-                       for d, e in zip(self.deltas, self.epsilon_lower, strict=True)],
+                       for d, e in zip(self.deltas, self.epsilon_lowers, strict=True)],
             "gdp_mu_lower": {"mu": self.gdp_mu_lower, "validity": MU_LABEL,
                              "method": "Mahloujifar-Melis-Chaudhuri 2025, Alg. 2"},
             "tests": [t.to_dict() for t in self.tests],
@@ -229,7 +241,7 @@ class OneRunResult:
         claims = ", ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}" for c in self.claims[:3])
         more = f", +{len(self.claims) - 3} more" if len(self.claims) > 3 else ""
         text = (f"OneRunResult(m={self.m}, runs={self.runs}, verdict={self.verdict!r}, right={self.v}/{self.r}, "
-                f"epsilon_lower={self.epsilon_lower[0]:.4g} at delta={self.deltas[0]:g}, "
+                f"epsilon_lower={self.epsilon_lowers[0]:.4g} at delta={self.deltas[0]:g}, "
                 f"gdp_mu_lower={self.gdp_mu_lower:.4g}, claims=[{claims}{more}])")
         return text if len(text) < 400 else text[:396] + "…)"
 
@@ -239,7 +251,7 @@ class OneRunResult:
     def summary(self) -> str:
         """One line: counts, rule, bounds, μ (labelled), the verdicts (a holding claim: what the audit could
         have caught, or that no outcome could have refuted it) and the premise every bound rests on."""
-        eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lower,
+        eps = ", ".join(f"eps_lower={e:.4g} at delta={d:.3g}" for d, e in zip(self.deltas, self.epsilon_lowers,
                                                                             strict=True))
         claims = "; ".join(f"{getattr(c.claim, 'claim_id', '') or 'claim'}: {c.verdict}"
                            + ("" if d is None else f" ({self._caught(c, d)})")

@@ -74,7 +74,7 @@ def check_isolated(sc: dict[str, Any], secret: np.ndarray, scores: np.ndarray, f
     for key in ("tpr_lower", "fpr_upper"):
         if not _close(float(iso[key]), getattr(again, key)):
             fail(f"isolated.{key}", iso[key], f"its counts give {getattr(again, key):.6g}")
-    for i, (b, e) in enumerate(zip(iso["bounds"], again.epsilon_lower, strict=True)):
+    for i, (b, e) in enumerate(zip(iso["bounds"], again.epsilon_lowers, strict=True)):
         if not _close(float(b["epsilon_lower"]), e):
             fail(f"isolated.bounds[{i}].epsilon_lower", b["epsilon_lower"], f"its counts give {e:.6g}")
     mu, read = iso["gdp_mu_lower"], again.gdp_epsilon_read
