@@ -9,8 +9,6 @@ exists to be seen winning the selection, never to audit with."""
 from __future__ import annotations
 
 import dataclasses
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,8 +18,8 @@ from dpaudit import audit_samples
 from dpaudit.core import InputError
 from dpaudit.engine import bounds, jointratio, plan, stattests
 from dpaudit.engine.detectable import for_claim
+from dpaudit.results.schema import published
 
-SCHEMAS = Path(__file__).resolve().parents[1] / "audit" / "cli" / "schemas"
 ALPHA = 0.025  # (1 - confidence) / 2 at confidence 0.95, the callers' convention
 
 
@@ -150,9 +148,13 @@ def _enums(node: object) -> list[list[str]]:
     return []
 
 
-@pytest.mark.parametrize("schema", ["run.schema.json", "summary.schema.json"])
-def test_the_schemas_test_enum_is_the_registrys_built_in_names(schema):
-    """Until the schema reads the registry (the results room), a built-in test added without its
-    schema entry fails here."""
-    enums = _enums(json.loads((SCHEMAS / schema).read_text(encoding="utf-8")))
-    assert enums and all(sorted(e) == sorted(stattests.names()) for e in enums)
+@pytest.mark.parametrize("schema", ["run", "summary"])
+def test_the_schemas_test_enum_is_the_registrys_names(schema):
+    """The results schemas take a bound's ``test`` from the registry (dpaudit.results.schema): the
+    built-in names, and a test registered in this process too, so its results file validates."""
+    assert [sorted(e) for e in _enums(published(schema))] == [sorted(stattests.names())]
+    toy = dataclasses.replace(stattests.get("clopper-pearson"), name="toy-schema-test")
+    with stattests.registering(toy):
+        assert [sorted(e) for e in _enums(published(schema))] == [sorted(stattests.names())]
+        assert "toy-schema-test" in stattests.names()
+    assert "toy-schema-test" not in _enums(published(schema))[0]

@@ -2,7 +2,7 @@
 
 A record of ``results.json`` carries the event that decided its bound with the counts under
 D and D′, the δ and the confidence of the bound.  Its ε lower bound is a function of those alone
-and of its ``test`` (:data:`dpaudit.engine.bounds.TESTS`): the joint exact test of the ratio, or
+and of its ``test`` (:mod:`dpaudit.engine.stattests`): the joint exact test of the ratio, or
 the Clopper–Pearson pair ``ε_lower = max(0, log((p_lo − δ) / q_hi))``, with ``p_lo`` the one-sided
 lower bound of the favoured side's rate and ``q_hi`` the upper bound of the other's, each at level
 α/2 with α = 1 − confidence (Clopper & Pearson 1934), which a record without the key used; and its
@@ -31,7 +31,7 @@ import numpy as np
 
 from dpaudit.claims import from_dict as renyi_from_dict
 from dpaudit.core import InputError
-from dpaudit.engine.bounds import TESTS
+from dpaudit.engine import stattests
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.game import MAX_GAME, secret_sha256, unpack_secret
 from dpaudit.onerun.result import read_tiebreak
@@ -49,8 +49,8 @@ def recomputed_lower(event: dict[str, Any]) -> float:
     counts, fav = event["counts"], event["event"].get("favours")
     (k1, n1), (k2, n2) = (counts["D"], counts["D'"]) if fav == "D" else (counts["D'"], counts["D"])
     alpha = (1.0 - float(event["confidence"])) / 2.0
-    # the test saved with the bound (dpaudit.engine.bounds.TESTS); records before the joint test have none
-    test = TESTS[event.get("test", "clopper-pearson")]
+    # the test saved with the bound (dpaudit.engine.stattests); records before the joint test have none
+    test = stattests.get(event.get("test", "clopper-pearson")).bound
     return max(0.0, float(test(k1, n1, k2, n2, float(event["delta"]), alpha)))
 
 

@@ -8,8 +8,8 @@ and shared settings, never a copy kept equal by hand.  ``sweep.schema.json`` is 
 ``sweep.json``.  ``python -m dpaudit.results NAME`` prints any of them (``run``, ``summary``, ``sweep``).
 
 A field added to a record in ``run.schema.json`` is a field of both assembled schemas.  A closed set
-that a registry owns (e.g. the outcome words, :data:`dpaudit.engine.verdicts.OUTCOMES`) is filled in
-here, from its owner.
+that a registry owns (the outcome words, :data:`dpaudit.engine.verdicts.OUTCOMES`; the statistical
+tests' names, :mod:`dpaudit.engine.stattests`) is filled in here, from its owner.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
 
+from dpaudit.engine import stattests
 from dpaudit.engine.verdicts import OUTCOMES
 
 __all__ = ["NAMES", "published", "run_schema", "summary_schema", "sweep_schema"]
@@ -38,8 +39,12 @@ def _shipped(name: str) -> str:
 
 
 def run_schema() -> Schema:
-    """The schema of ``results.json`` and ``run --json`` (the one source, ``run.schema.json``)."""
-    return json.loads(_shipped("run.schema.json"))
+    """The schema of ``results.json`` and ``run --json`` (the one source, ``run.schema.json``), with
+    the closed sets registries own filled in: a bound's ``test`` is one of the statistical tests
+    registered in this process (:func:`dpaudit.engine.stattests.names`)."""
+    schema = json.loads(_shipped("run.schema.json"))
+    schema["$defs"]["bound"]["properties"]["test"]["enum"] = list(stattests.names())
+    return schema
 
 
 def sweep_schema() -> Schema:
