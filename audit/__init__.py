@@ -118,7 +118,16 @@ class _CommandOnly(importlib.abc.MetaPathFinder):
     Under the name ``audit`` this folder is only the command (``python -m audit``).  Where the
     whole folder is reachable under that name, ``import audit.core`` would otherwise execute
     audit/core/ a second time as a module of its own, whose ``InputError`` is not
-    ``dpaudit.core.InputError`` (an ``except`` for one misses the other)."""
+    ``dpaudit.core.InputError`` (an ``except`` for one misses the other).
+
+    Why a finder and not something plainer (issue 42): a submodule is looked up through its
+    package's ``__path__``, and ``python -m audit`` finds ``audit.__main__`` through that same
+    ``__path__`` (runpy), so emptying or narrowing ``__path__`` when imported as ``audit`` breaks the
+    command unless ``__main__.py`` moves to a folder of its own (which the wheel's two-file ``audit``
+    and ``python -m dpaudit`` would then both need).  A separate two-file folder mapped to ``audit``
+    in pyproject would fix the editable install but not the checkout's root, where ``sys.path[0]``
+    reaches this folder as ``audit`` whatever pyproject says.  Replacing ``sys.modules["audit"]``
+    by ``dpaudit`` still resolves ``audit.core`` through this folder, as a second module."""
 
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:

@@ -175,7 +175,7 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run.add_argument("--wide", action="store_true",
                      help="the wide table: every column (status, eps_exact, eps_sup) and the premise notes")
     run.add_argument("--json", action="store_true",
-                     help="print the results as JSON (schema dpaudit/results/run.schema.json) instead of the "
+                     help="print the results as JSON (schema: python -m dpaudit.results run) instead of the "
                           "table; messages go to stderr")
 
 

@@ -8,8 +8,9 @@ and shared settings, never a copy kept equal by hand.  ``sweep.schema.json`` is 
 ``sweep.json``.  ``python -m dpaudit.results NAME`` prints any of them (``run``, ``summary``, ``sweep``).
 
 A field added to a record in ``run.schema.json`` is a field of both assembled schemas.  A closed set
-that a registry owns (the outcome words, :data:`dpaudit.engine.verdicts.OUTCOMES`; the statistical
-tests' names, :mod:`dpaudit.engine.stattests`) is filled in here, from its owner.
+that a registry owns is filled in here, from its owner, never listed in the file: the statistical
+tests' names (a bound's ``test``, :mod:`dpaudit.engine.stattests`) and the outcome words of
+``summary`` (:data:`dpaudit.engine.verdicts.OUTCOMES`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from dpaudit.engine import stattests
 from dpaudit.engine.verdicts import OUTCOMES
 
-__all__ = ["NAMES", "published", "run_schema", "summary_schema", "sweep_schema"]
+__all__ = ["NAMES", "published", "run_schema", "summary_schema", "sweep_schema", "with_registries"]
 
 Schema = dict[str, Any]
 _INT64 = 9223372036854775807  # the largest count a record holds (int64)
@@ -38,13 +39,20 @@ def _shipped(name: str) -> str:
     return resources.files(__package__ or "dpaudit.results").joinpath(name).read_text(encoding="utf-8")
 
 
+def with_registries(source: Mapping[str, Any]) -> Schema:
+    """``source`` (a run schema) with the closed sets registries own filled in: a bound's ``test`` is
+    one of the statistical tests registered in this process (:func:`dpaudit.engine.stattests.names`)."""
+    run = copy.deepcopy(dict(source))
+    test = run["$defs"]["bound"]["properties"]["test"]
+    test.pop("$comment", None)  # the file's note that the names come from here
+    test["enum"] = list(stattests.names())
+    return run
+
+
 def run_schema() -> Schema:
-    """The schema of ``results.json`` and ``run --json`` (the one source, ``run.schema.json``), with
-    the closed sets registries own filled in: a bound's ``test`` is one of the statistical tests
-    registered in this process (:func:`dpaudit.engine.stattests.names`)."""
-    schema = json.loads(_shipped("run.schema.json"))
-    schema["$defs"]["bound"]["properties"]["test"]["enum"] = list(stattests.names())
-    return schema
+    """The schema of ``results.json`` and ``run --json``: the one source, ``run.schema.json``, with its
+    registries' names filled in (:func:`with_registries`)."""
+    return with_registries(json.loads(_shipped("run.schema.json")))
 
 
 def sweep_schema() -> Schema:
@@ -56,7 +64,7 @@ def summary_schema(source: Mapping[str, Any] | None = None) -> Schema:
     """The schema of ``summary --json``, assembled from ``source`` (default :func:`run_schema`): the
     run schema's ``$defs`` and settings, a checked file's verdict (``exit_status``, ``expectations_unchecked``,
     ``partial_note``) and each record with its ``outcome`` (the words of :data:`~dpaudit.engine.verdicts.OUTCOMES`)."""
-    run = copy.deepcopy(dict(source if source is not None else run_schema()))
+    run = with_registries(source) if source is not None else run_schema()
     shared = {key: run["properties"][key] for key in _SHARED}
     own = {
         "results": {"type": "string"},
