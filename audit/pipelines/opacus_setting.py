@@ -127,9 +127,10 @@ def _accountant_epsilon(accountant: Any, *, delta: float) -> float:
     of their class, their recorded history (σ, q, steps) and δ alone, computed once per such key
     (the PRV accountant's numerical domain costs ~0.7 CPU s; audits of many seeds of one setting
     record the same history).  Any other accountant (a user's subclass) is asked every time."""
-    if type(accountant).__module__.startswith("opacus.accountants.") and type(accountant).__name__ in _OWN:
+    kind = type(accountant)
+    if kind.__module__.startswith("opacus.accountants.") and kind.__name__ in _OWN:
         history = tuple((float(s), float(q), int(t)) for s, q, t in accountant.history)
-        return _own_epsilon(type(accountant), history, float(delta))
+        return _own_epsilon(kind.__module__, kind.__name__, history, float(delta))
     return float(accountant.get_epsilon(delta=delta))
 
 
@@ -137,8 +138,10 @@ _OWN = frozenset({"RDPAccountant", "PRVAccountant", "GaussianAccountant"})
 
 
 @functools.lru_cache(maxsize=256)
-def _own_epsilon(kind: type, history: tuple[tuple[float, float, int], ...], delta: float) -> float:
-    accountant = kind()
+def _own_epsilon(module: str, name: str, history: tuple[tuple[float, float, int], ...], delta: float) -> float:
+    import importlib
+
+    accountant = getattr(importlib.import_module(module), name)()
     accountant.history = list(history)
     return float(accountant.get_epsilon(delta=delta))
 
