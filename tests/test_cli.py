@@ -10,6 +10,7 @@ import pytest
 
 from dpaudit import reports
 from dpaudit.cli import main
+from tests.slow_shared import kl_family_at_1e5_fixture  # noqa: F401  (the fixture kl_family_at_1e5)
 
 ROOT = Path(__file__).resolve().parents[1]
 NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "epsilon_exact", "verdict", "exact_verdict", "event")
@@ -144,11 +145,11 @@ def test_same_seed_same_numbers_for_one_and_two_jobs(tmp_path, no_pdf, monkeypat
     assert len(asked) in (0, 2) and (not asked or asked[0] == asked[1]) and codes[0] in (0, 1)
 
 
-@pytest.mark.slow  # the KL family at 2e5 samples
-def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(tmp_path, no_pdf):
-    """Theorem 1 witness row 1 needs about 3e6 samples; at 2e5 x 5 the run must say so and exit 1."""
-    assert main(["run", "--samples", "200000", "--family", "kl", "--out", str(tmp_path), "--quiet"]) == 1
-    assert "MISSED expected violation" in (tmp_path / "summary.txt").read_text()
+@pytest.mark.slow  # the KL family at 1e5 samples, the run tests/test_voice.py reads too (tests/slow_shared.py)
+def test_a_budget_too_small_for_a_known_erratum_is_reported_missed(kl_family_at_1e5):
+    """Theorem 1 witness row 1 needs about 3e6 samples; at 1e5 x 5 the run must say so and exit 1."""
+    assert kl_family_at_1e5.returncode == 1
+    assert "MISSED expected violation" in (kl_family_at_1e5.out / "summary.txt").read_text()
 
 
 def test_a_different_seed_gives_different_numbers(tmp_path, no_pdf):

@@ -15,6 +15,7 @@ pytest.importorskip("torch", reason="the opacus extra is not installed (pip inst
 from dpaudit.catalog.designs.opacus_sgd import opacus_design, opacus_epsilon
 from dpaudit.onerun.design import refuted
 from tests.onerun_seeded import seeded
+from tests.slow_shared import one_torch_thread  # noqa: F401  (a fixture, used by name below)
 
 
 def test_opacus_epsilon_agrees_with_our_pld_claim():
@@ -23,6 +24,7 @@ def test_opacus_epsilon_agrees_with_our_pld_claim():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("one_torch_thread")
 @pytest.mark.filterwarnings("ignore:Full backward hook")
 def test_opacus_run_passes_and_its_broken_twin_is_refuted():
     design = opacus_design()

@@ -23,9 +23,11 @@ from dpaudit.mechanisms.dpsgd import DPSGD
 from dpaudit.onerun.design import refuted
 from dpaudit.pipelines import opacus_faults as faults
 from dpaudit.pipelines.opacus import attach
+from dpaudit.pipelines.opacus_setting import accountant_claims
 from tests.opacus_pipelines import reward_pipeline, spare_bias_pipeline, trainer
+from tests.slow_shared import one_torch_thread  # noqa: F401  (a fixture, used by name below)
 
-pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore")]
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore"), pytest.mark.usefixtures("one_torch_thread")]
 
 # ε ≈ 2 at δ = 1e-5 (the accountant's, T = 200 steps at q = 0.05): sigma from noise_for_epsilon(2, 0.05, 200)
 SIGMA_2 = 1.673
@@ -131,3 +133,28 @@ def test_norm_missing_the_bias_is_refuted_in_8_of_10_runs_at_the_planned_budget(
     assert run(0).isolated is not None
     hits = sum(refuted(run(seed, (faults.NormMisses(),))) for seed in range(10))
     assert hits >= 8
+
+
+def test_the_claim_is_the_accountants_own_epsilon_and_a_users_accountant_is_asked_every_time():
+    """The engine's ε is computed once per (Opacus accountant class, history, δ): each reading equals a
+    fresh accountant's own ``get_epsilon`` on that history; an accountant of the user's (a subclass
+    defined outside Opacus) is asked on every reading."""
+    from types import SimpleNamespace
+
+    from opacus.accountants import PRVAccountant, RDPAccountant
+
+    class Counting(RDPAccountant):
+        calls = 0
+
+        def get_epsilon(self, delta, **kwargs):
+            type(self).calls += 1
+            return super().get_epsilon(delta, **kwargs)
+
+    for kind in (PRVAccountant, RDPAccountant, Counting):
+        accountant = kind()
+        accountant.history = [(SIGMA_2, 0.05, 200)]
+        readings = [accountant_claims(SimpleNamespace(accountant=accountant), delta=1e-5)[0].epsilon for _ in range(2)]
+        fresh = kind.__mro__[1 if kind is Counting else 0]()
+        fresh.history = [(SIGMA_2, 0.05, 200)]
+        assert readings == [pytest.approx(fresh.get_epsilon(delta=1e-5), rel=1e-12)] * 2, kind.__name__
+    assert Counting.calls == 2
