@@ -10,6 +10,7 @@ still be had as files (``python -m dpaudit.results NAME``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from dpaudit.engine import bounds
+from dpaudit.engine import stattests
 from dpaudit.engine.verdicts import OUTCOMES
 from dpaudit.results import schema
 from dpaudit.results.schema import published, run_schema, summary_schema
@@ -132,15 +133,15 @@ def _test_name_errors(name: str, assembled: dict) -> list[str]:
     return _errors(name, {"$defs": assembled["$defs"], "$ref": "#/$defs/bound/properties/test"})
 
 
-def test_the_statistical_tests_names_come_from_their_registry(monkeypatch):
+def test_the_statistical_tests_names_come_from_their_registry():
     """A bound's ``test`` is one of the registered tests' names: the file lists none, both schemas
-    take them from :data:`dpaudit.engine.bounds.TESTS`, so a test registered there is a known name."""
+    take them from :mod:`dpaudit.engine.stattests`, so a test registered there is a known name."""
     shipped = json.loads(resources.files("dpaudit.results").joinpath("run.schema.json").read_text(encoding="utf-8"))
     assert "enum" not in shipped["$defs"]["bound"]["properties"]["test"]
-    assert run_schema()["$defs"]["bound"]["properties"]["test"]["enum"] == list(bounds.TESTS) == ["joint",
-                                                                                                "clopper-pearson"]
+    assert run_schema()["$defs"]["bound"]["properties"]["test"]["enum"] == list(stattests.names()) == [
+        "joint", "clopper-pearson"]
     assert _test_name_errors("toy", run_schema()) and not _test_name_errors("joint", summary_schema())
-    monkeypatch.setitem(bounds.TESTS, "toy", bounds.TESTS["clopper-pearson"])
-    for assembled in (run_schema(), summary_schema()):
-        assert _test_name_errors("toy", assembled) == []
-        assert _test_name_errors("nope", assembled)
+    with stattests.registering(dataclasses.replace(stattests.get("clopper-pearson"), name="toy")):
+        for assembled in (run_schema(), summary_schema()):
+            assert _test_name_errors("toy", assembled) == []
+            assert _test_name_errors("nope", assembled)

@@ -22,7 +22,7 @@ NOT_APPLICABLE = "not-applicable"
 FINDINGS = (REFUTED_EMPIRICAL, REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS, NOT_APPLICABLE)
 NO_CLAIM = "no claim checked"  # the finding of a record with no claim: eps_lower measured only
 # The JSON contract codes (``verdict`` of a record) and the finding word each can carry: humans read
-# the words, programs the codes; the schema (dpaudit/cli/schemas) documents the correspondence.
+# the words, programs the codes; the schema (dpaudit.results.schema) documents the correspondence.
 VERDICT_FINDINGS = {"violation": (REFUTED_EMPIRICAL,),
                     "pass": (REFUTED_WHITE_BOX, HOLDS, UNVERIFIED_HOLDS),
                     "not-applicable": (NOT_APPLICABLE, NO_CLAIM)}
