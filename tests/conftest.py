@@ -99,6 +99,14 @@ def default_suite_run(tmp_path_factory):
                     summary=(out / "summary.txt").read_text() if (out / "summary.txt").exists() else "")
 
 
+@pytest.fixture(scope="session")
+def listed_json():
+    """``list --json`` in this process (the ``cli`` fixture's way), run once per test process and
+    shared by the tests that read its output: it plans every built-in suite's scenarios, about 10 s
+    of CPU a call.  The tests only read the returned text."""
+    return in_process("list", "--json")
+
+
 @pytest.fixture
 def cli():
     """``cli("run", ...)``: the command line run in this process (the same ``dpaudit.cli.main``
