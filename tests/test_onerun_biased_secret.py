@@ -19,10 +19,12 @@ Statistical facts used (fixed seeds, α = 0.05):
 * Twin: scores that leak (N(2, 1) for included canaries) with the same biased secret and a balanced
   rule give ε_LB > 0 in > 90 % of 100 seeds.
 
-Steinke's ε_LB(m, r, v; δ, α) is a pure function of its arguments, and most of each bound's work is
-the same few of its values on every seed (``Split`` looks up the smallest capable k of its 500-canary
-bound part by bisection on every call): the bound module's ``epsilon_lower`` is memoised for this
-file's tests, which changes no figure (same function, same arguments) and keeps all 400 seeds.
+Steinke's ε_LB(m, r, v; δ, α) and the largest rejected GDP μ(m, r, v; α) are pure functions of their
+arguments, and most of each bound's work is the same few of their values on every seed (``Split``
+looks up the smallest capable k of its 500-canary bound part by bisection on every call; a grid's
+tests have fixed r and a count v within a few standard deviations of r/2): the bound module's two
+are memoised for this file's tests, which changes no figure (same functions, same arguments) and
+keeps all 400 seeds.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import dpaudit.onerun.bound as bound_module
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed, Grid, Split, audit_one_run, gdp, one_run_bound
 from dpaudit.onerun.claimrule import rule_from_claims
+from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.fixtures import GaussianCanaries, coordinate_score
 from dpaudit.onerun.rules import default_rule
 from dpaudit.onerun.steinke import epsilon_lower
@@ -51,12 +54,14 @@ RULES = {"fixed-balanced": Fixed(50, 50), "default-grid": default_rule(M), "spli
          "planned": PLANNED[0], "fixed-one-sided": Fixed(100, 0), "fixed-unbalanced": Fixed(70, 30),
          "grid-unbalanced": Grid(((20, 20), (50, 0)))}
 BALANCED = ("fixed-balanced", "default-grid", "split", "planned")
-MEMO = functools.cache(epsilon_lower)  # one table for the whole file: the bound parts' sizes repeat
+# one table each for the whole file: the bound parts' sizes and the tests' counts repeat
+MEMO_EPS, MEMO_MU = functools.cache(epsilon_lower), functools.cache(largest_rejected_mu)
 
 
 @pytest.fixture(autouse=True)
-def _memoised_steinke_bound(monkeypatch):
-    monkeypatch.setattr(bound_module, "epsilon_lower", MEMO)
+def _memoised_bounds(monkeypatch):
+    monkeypatch.setattr(bound_module, "epsilon_lower", MEMO_EPS)
+    monkeypatch.setattr(bound_module, "largest_rejected_mu", MEMO_MU)
 
 
 def _games(p_in: float, seeds: int, *, leak: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
