@@ -19,17 +19,14 @@ Statistical facts used (fixed seeds, α = 0.05):
 * Twin: scores that leak (N(2, 1) for included canaries) with the same biased secret and a balanced
   rule give ε_LB > 0 in > 90 % of 100 seeds.
 
-Steinke's ε_LB(m, r, v; δ, α) and the largest rejected GDP μ(m, r, v; α) are pure functions of their
-arguments, and most of each bound's work is the same few of their values on every seed (``Split``
-looks up the smallest capable k of its 500-canary bound part by bisection on every call; a grid's
-tests have fixed r and a count v within a few standard deviations of r/2): the bound module's two
-are memoised for this file's tests, which changes no figure (same functions, same arguments) and
-keeps all 400 seeds.
+Most of each bound's work is the same few values of Steinke's ε_LB and of the largest rejected GDP μ
+on every seed (``Split`` looks up the smallest capable k of its 500-canary bound part by bisection on
+every call): the file's tests use the ``memoised_one_run_bounds`` fixture (tests/conftest.py: pure
+functions memoised, no figure changes, all 400 seeds kept).
 """
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -39,10 +36,8 @@ import dpaudit.onerun.bound as bound_module
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed, Grid, Split, audit_one_run, gdp, one_run_bound
 from dpaudit.onerun.claimrule import rule_from_claims
-from dpaudit.onerun.fdp import largest_rejected_mu
 from dpaudit.onerun.fixtures import GaussianCanaries, coordinate_score
 from dpaudit.onerun.rules import default_rule
-from dpaudit.onerun.steinke import epsilon_lower
 
 M = 1000
 ALPHA = 0.05
@@ -54,14 +49,7 @@ RULES = {"fixed-balanced": Fixed(50, 50), "default-grid": default_rule(M), "spli
          "planned": PLANNED[0], "fixed-one-sided": Fixed(100, 0), "fixed-unbalanced": Fixed(70, 30),
          "grid-unbalanced": Grid(((20, 20), (50, 0)))}
 BALANCED = ("fixed-balanced", "default-grid", "split", "planned")
-# one table each for the whole file: the bound parts' sizes and the tests' counts repeat
-MEMO_EPS, MEMO_MU = functools.cache(epsilon_lower), functools.cache(largest_rejected_mu)
-
-
-@pytest.fixture(autouse=True)
-def _memoised_bounds(monkeypatch):
-    monkeypatch.setattr(bound_module, "epsilon_lower", MEMO_EPS)
-    monkeypatch.setattr(bound_module, "largest_rejected_mu", MEMO_MU)
+pytestmark = pytest.mark.usefixtures("memoised_one_run_bounds")
 
 
 def _games(p_in: float, seeds: int, *, leak: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
