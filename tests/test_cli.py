@@ -239,10 +239,10 @@ def test_python_m_audit_run_defaults_exit_0(default_suite_run):
     assert "every verdict as expected" in proc.stdout
 
 
-def test_list_shows_mechanisms_and_suite(cli):
+def test_list_shows_mechanisms_and_suite(cli, listed_json):
     proc = cli("list")
     assert proc.returncode == 0 and "\n  kl-bandit " in proc.stdout and "default (" in proc.stdout
-    listed = cli("list", "--json")  # the suites' scenarios, one by one
+    listed = listed_json  # `list --json`: the suites' scenarios, one by one
     assert listed.returncode == 0 and "kl-mab-a24-row3" in listed.stdout
 
 

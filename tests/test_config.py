@@ -9,17 +9,7 @@ import pytest
 from dpaudit import Guarantee, InputError
 from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
 from dpaudit.runs.config import Plan, RunSettings, load
-
-RR = """
-[[scenario]]
-name = "rr"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-"""
+from tests.configs import RR
 
 GOOD = """
 [run]

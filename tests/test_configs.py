@@ -7,6 +7,7 @@ import pytest
 
 from dpaudit.cli import main
 from tests.clirun import CliRun, in_process
+from tests.configs import RR
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "audit" / "configs").glob("*.toml"))
@@ -32,16 +33,7 @@ def write(tmp_path, text, name="audit.toml"):
     return path
 
 
-GOOD = """
-[[scenario]]
-name = "rr"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-"""
+GOOD = RR
 
 
 @pytest.mark.parametrize("text,message", [

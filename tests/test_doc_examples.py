@@ -75,18 +75,23 @@ def test_fragments_are_few_and_say_why():
 
 
 def test_an_example_of_tests_passes_under_pytest(tmp_path):
-    """A block that defines tests (the pytest how-to's) passes when pasted into a test file and run."""
+    """A block that defines tests (the pytest how-to's) passes when pasted into a test file and run.
+    The blocks are pasted into files of their own and run by one pytest session (one interpreter
+    and one plugin start for all), which must pass every test each block defines."""
     testing = [b for b in RUNNABLE if re.search(r"^def test_", b.code, flags=re.M)]
     assert {b.path.name for b in testing} >= {"README.md", "pytest.rst"}
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    for i, block in enumerate(testing):
-        if block.module is not None and importlib.util.find_spec(block.module) is None:
-            continue
-        (tmp_path / f"test_pasted_{i}.py").write_text(block.code)
-        proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--dp-profile", "ci",
-                               f"test_pasted_{i}.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=900)
-        assert proc.returncode == 0, f"{block.where} fails under pytest as pasted:\n{proc.stdout[-3000:]}"
+    pasted = {f"test_pasted_{i}.py": block for i, block in enumerate(testing)
+              if block.module is None or importlib.util.find_spec(block.module) is not None}
+    for name, block in pasted.items():
+        (tmp_path / name).write_text(block.code)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "--dp-profile", "ci",
+                           *pasted], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    for name, block in pasted.items():
+        for test in re.findall(r"^def (test_\w+)", block.code, flags=re.M):
+            said = f"{block.where} fails under pytest as pasted:\n{proc.stdout[-3000:]}"
+            assert f"PASSED {name}::{test}" in proc.stdout, said
+    assert proc.returncode == 0, proc.stdout[-3000:]
 
 
 def test_an_example_that_needs_an_extra_says_so_on_its_first_line():

@@ -36,6 +36,7 @@ from dpaudit.runs.config import load
 from dpaudit.runtime.checkpoint import _checksum
 from dpaudit.runtime.files import FolderLock, append_line, write_atomic
 from dpaudit.runtime.progress import Progress
+from tests.configs import RR
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
@@ -45,16 +46,6 @@ CORRECT = ["--mechanism", "tests.plugins.user_mechanisms:correct", *PAIR, "--eps
 LEAKY = ["--mechanism", "tests.plugins.user_mechanisms:leaky", *PAIR, "--epsilon", "1"]
 NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "verdict", "event")
 
-RR = """
-[[scenario]]
-name = "rr"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-"""
 
 
 def run_cli(*args, cwd=ROOT, env=None, timeout=300, preexec_fn=None):

@@ -15,8 +15,8 @@ from dpaudit.engine import plan as budget_plan
 from tests.clirun import in_process
 
 
-def test_list_json_lists_the_one_run_suite():
-    done = in_process("list", "--json")
+def test_list_json_lists_the_one_run_suite(listed_json):
+    done = listed_json  # in_process("list", "--json"), shared
     assert done.returncode == 0, done.stderr
     suites = json.loads(done.stdout)["suites"]
     names = {d.name for d in catalog.onerun_suite("onerun")}
@@ -26,12 +26,12 @@ def test_list_json_lists_the_one_run_suite():
     assert fixtures <= {s["name"] for s in suites["default"]}
 
 
-def test_list_json_validates_against_its_schema():
+def test_list_json_validates_against_its_schema(listed_json):
     jsonschema = pytest.importorskip("jsonschema")
     from importlib.resources import files
 
     schema = json.loads(files("dpaudit.cli").joinpath("schemas/list.schema.json").read_text())
-    jsonschema.validate(json.loads(in_process("list", "--json").stdout), schema)
+    jsonschema.validate(json.loads(listed_json.stdout), schema)
     jsonschema.validate(json.loads(in_process("list", "laplace", "--json").stdout), schema)
 
 

@@ -26,6 +26,7 @@ from dpaudit.results.schema import published
 from dpaudit.runs import rundir
 from dpaudit.runs.config import RunSettings, load
 from tests.clirun import in_process
+from tests.configs import RR, with_samples
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN = "tests.plugins.training_runs"
@@ -147,19 +148,7 @@ def test_the_table_shows_the_game_and_the_curve_in_words(honest):
     assert "1 one-run scenario (one training run each)" in done.stdout
 
 
-MIXED = """
-[run]
-samples = 2000
-
-[[scenario]]
-name = "rr-multi"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-"""
+MIXED = with_samples(2000, RR.replace('name = "rr"', 'name = "rr-multi"'))
 
 
 def test_a_config_holds_multi_run_and_one_run_scenarios_side_by_side(tmp_path):

@@ -39,6 +39,7 @@ def test_dependencies_have_lower_bounds_only_and_the_extras_are_split():
     assert [r.split(">=")[0] for r in extras["report"]] == ["matplotlib", "reportlab"]
     test = " ".join(extras["test"])
     assert "pytest" in test and "pypdf" in test and "dpaudit[report]" in test
+    assert "pytest-xdist" in test  # the README's test command runs on both cores (-n 2)
     assert "dask" not in test and "statsmodels" not in test
     dev = " ".join(extras["dev"])
     # CI installs dev: every extra the tests and the README's examples need (dp-accounting via onerun)
@@ -98,7 +99,18 @@ def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need(
     commands = [block.strip() for block in setup.split("```bash")[1:]]
     commands = [c[:c.index("```")].strip() for c in commands]
     assert commands == ["python3 -m pip install '.[report]' && python3 -m dpaudit run --out audit-run",
-                        "python3 -m pip install -e '.[test]' && python3 -m pytest -q -m \"not slow\""]
+                        "python3 -m pip install -e '.[test]' && python3 -m pytest -q -m \"not slow\" -n 2"]
+
+
+def test_ci_runs_both_tiers_on_both_cores_and_names_each_lines_30_slowest_tests():
+    """Issue 45: CI's log names the slowest 30 tests of every pytest line; the fast tier (as the README
+    runs it) and the slow tier use both cores; the oldest-versions tier runs the non-CLI kinds."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    lines = [line for line in ci.splitlines() if "-m pytest" in line and not line.lstrip().startswith("#")]
+    assert len(lines) == 4 and all("--durations=30" in line for line in lines), lines
+    assert 'python3 -m pytest -q -m "not slow" -n 2 --durations=30' in ci
+    assert "python3 -m pytest -q -m slow -n 2 --durations=30" in ci
+    assert '-m pytest -q -m "not slow and not cli" -p no:cacheprovider --durations=30' in ci
 
 
 WITHOUT_MATPLOTLIB = ("import sys; sys.modules['matplotlib'] = None\n"

@@ -21,6 +21,7 @@ import pytest
 from dpaudit.cli import common
 from dpaudit.results.schema import NAMES, published, run_schema
 from tests.clirun import in_process
+from tests.configs import with_samples
 from tests.plugins.training_runs import RR_GAME_CONFIG
 from tests.test_exit_truth import _interrupted_subprocess
 
@@ -28,18 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMAS = ROOT / "audit" / "cli" / "schemas"  # the command line's own (list, plan)
 FIXTURES = sorted((ROOT / "tests" / "data" / "report").glob("*-results.json.gz"))
 
-TINY = """
-[run]
-samples = 20000
-[[scenario]]
-name = "rr"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-"""
+TINY = with_samples(20000)
 
 def _validator(name: str = "run") -> jsonschema.Draft202012Validator:
     schema = published(name)

@@ -19,6 +19,7 @@ from dpaudit.engine.verdicts import REFUTED_EMPIRICAL, REFUTED_WHITE_BOX
 from dpaudit.mechanisms.classic import RandomizedResponse
 from dpaudit.neighbors import Dataset
 from tests.clirun import CliRun, in_process
+from tests.configs import RR
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIR = ["--pair", "tests.plugins.user_mechanisms:pair"]
@@ -61,20 +62,9 @@ def test_an_explicit_claim_for_another_relation_is_an_input_error():
 
 
 def test_a_config_claim_for_another_relation_exits_2(tmp_path):
-    (tmp_path / "c.toml").write_text('''
-[[scenario]]
-name = "rr"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-relation = "add-remove"
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-[[scenario.claim]]
-epsilon = 1.0
-relation = "swap"
-''', encoding="utf-8")
+    config = RR.replace("params = { epsilon = 1.0 }", 'params = { epsilon = 1.0 }\nrelation = "add-remove"')
+    config += '[[scenario.claim]]\nepsilon = 1.0\nrelation = "swap"\n'
+    (tmp_path / "c.toml").write_text(config, encoding="utf-8")
     run = run_cli("run", str(tmp_path / "c.toml"), "--quiet")
     assert run.returncode == 2
     assert "scenario[0].claim[0].relation = 'swap' is invalid" in run.stderr and "add-remove" in run.stderr
