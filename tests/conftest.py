@@ -5,7 +5,6 @@ them), so nothing here puts the checkout on ``sys.path`` for the package (pytest
 checkout's root there for the ``tests`` package itself)."""
 
 import fcntl
-import functools
 import json
 import os
 import subprocess
@@ -106,26 +105,6 @@ def listed_json():
     shared by the tests that read its output: it plans every built-in suite's scenarios, about 10 s
     of CPU a call.  The tests only read the returned text."""
     return in_process("list", "--json")
-
-
-_MEMO: dict[str, object] = {}  # name -> its memoised function, one table per test process
-
-
-@pytest.fixture
-def memoised_one_run_bounds(monkeypatch):
-    """Steinke's ε_LB(m, r, v; δ, α) and the largest rejected GDP μ(m, r, v; α) are pure functions of
-    their arguments, and a test that bounds hundreds of seeded games meets the same arguments again and
-    again (a rule's tests have fixed r, a count v within a few standard deviations of its mean, a
-    ``Split``'s bound part one size).  This fixture memoises the two where ``dpaudit.onerun.bound``
-    calls them, one table per test process: the same functions on the same arguments, so no figure
-    and no seed count changes."""
-    from dpaudit.onerun import bound, fdp, steinke
-
-    if not _MEMO:
-        _MEMO["epsilon_lower"] = functools.cache(steinke.epsilon_lower)
-        _MEMO["largest_rejected_mu"] = functools.cache(fdp.largest_rejected_mu)
-    for name, memoised in _MEMO.items():
-        monkeypatch.setattr(bound, name, memoised)
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ Statistical facts used (fixed seeds, α = 0.05):
 
 Most of each bound's work is the same few values of Steinke's ε_LB and of the largest rejected GDP μ
 on every seed (``Split`` looks up the smallest capable k of its 500-canary bound part by bisection on
-every call): the file's tests use the ``memoised_one_run_bounds`` fixture (tests/conftest.py: pure
-functions memoised, no figure changes, all 400 seeds kept).
+every call): both are memoised where they are defined (dpaudit.onerun.steinke, dpaudit.onerun.fdp:
+pure functions, so no figure changes; all 400 seeds kept).
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ RULES = {"fixed-balanced": Fixed(50, 50), "default-grid": default_rule(M), "spli
          "planned": PLANNED[0], "fixed-one-sided": Fixed(100, 0), "fixed-unbalanced": Fixed(70, 30),
          "grid-unbalanced": Grid(((20, 20), (50, 0)))}
 BALANCED = ("fixed-balanced", "default-grid", "split", "planned")
-pytestmark = pytest.mark.usefixtures("memoised_one_run_bounds")
 
 
 def _games(p_in: float, seeds: int, *, leak: float = 0.0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -123,7 +123,7 @@ def test_split_whose_bound_part_cannot_reject_is_refused():
 # --- power and validity --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("eps", "floor_steinke", "floor_read"), [(8.0, 2.9, 4.7), (4.0, 1.5, 2.2)])
-def test_planned_rule_medians_over_100_seeds(eps, floor_steinke, floor_read, memoised_one_run_bounds):
+def test_planned_rule_medians_over_100_seeds(eps, floor_steinke, floor_read):
     """Medians over 100 seeds; the default grid gave 2.581 / 3.744 at ε = 8 and 1.361 / 1.856 at
     ε = 4, below every floor."""
     steinke, read = _medians(eps, 100)
@@ -132,8 +132,7 @@ def test_planned_rule_medians_over_100_seeds(eps, floor_steinke, floor_read, mem
 
 
 @pytest.mark.parametrize("factor", [1.0, 2.0])
-def test_claims_at_the_truth_are_rejected_at_most_alpha_and_a_leakier_mechanism_is_caught(factor,
-                                                                                            memoised_one_run_bounds):
+def test_claims_at_the_truth_are_rejected_at_most_alpha_and_a_leakier_mechanism_is_caught(factor):
     """200 seeds, claims (4, 1e-5) and its GDP μ: at the claim (factor 1) each claim is rejected in
     ≤ α + 3 s.e. of the seeds (a bound of the rule's level 0.05); at twice the μ (factor 2, the
     twin) the planned rule refutes the GDP claim in most seeds (the (4, 1e-5) claim stays out of

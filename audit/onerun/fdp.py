@@ -21,6 +21,7 @@ of the run is :func:`dpaudit.onerun.steinke.epsilon_lower`, or :func:`epsilon_lo
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import numpy as np
@@ -75,6 +76,7 @@ def _first_non_rejected(batch: Callable[[np.ndarray], np.ndarray], upper: float,
     return lo
 
 
+@functools.lru_cache(maxsize=1 << 16)  # pure in its numbers: computed once per process (as steinke.epsilon_lower)
 def largest_rejected_mu(*, m: int, c_prime: int, c: int, tau: float, mu_max: float = 50.0) -> float:
     """The largest μ such that every μ-GDP claim with μ′ ≤ μ is rejected (0 when none is).
 

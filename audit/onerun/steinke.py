@@ -21,6 +21,7 @@ correct guesses give ε_LB = 0, never a positive floor.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -91,6 +92,9 @@ def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -
     return np.minimum(tail + 2.0 * m * delta * gain, 1.0)
 
 
+# A pure function of its five numbers, met again and again by a caller that bounds many games (a
+# rule's tests have fixed r, counts v near their mean): each answer is computed once per process.
+@functools.lru_cache(maxsize=1 << 16)
 def epsilon_lower(m: int, r: int, v: int, *, delta: float, alpha: float) -> float:
     """ε_LB = inf{ε ≥ 0 : p(ε, δ) ≥ α} (see the module docstring); 0 when nothing is rejected.
 
