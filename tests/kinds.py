@@ -102,6 +102,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_secret.py": "statistical",
     "test_onerun_sizes.py": "unit",
     "test_onerun_suite.py": "statistical",
+    "test_fixed_costs.py": "cli",
     "test_onerun_table.py": "report",
     "test_onerun_tiebreak.py": "statistical",
     "test_onerun_user_inputs.py": "statistical",
@@ -194,6 +195,7 @@ MIXED: Final[dict[str, tuple[str, ...]]] = {
     "test_onerun_secret.py": ("cli",),  # guessing at chance over seeds; the command line's path
     "test_onerun_sizes.py": ("cli",),  # the API's limits; a config past them exits 2
     "test_onerun_wiring.py": ("statistical", "report"),  # runs of one-run scenarios; the table
+    "test_fixed_costs.py": ("unit",),  # the cached exact profile; `plan` of a typo building no design
     "test_plan_inputs.py": ("unit",),  # `plan`/`run` refusing bad input; the planner's API
     "test_plumbing.py": ("unit", "report"),  # the hostile user cases through the CLI and the API
     "test_printable_names.py": ("cli",),  # summary.txt and the PDF; the terminal footer

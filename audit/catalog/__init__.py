@@ -23,6 +23,7 @@ from typing import Any
 
 from dpaudit.catalog import alignment, classic, kl, libraries, policy_optimization, training
 from dpaudit.catalog import onerun as _onerun
+from dpaudit.catalog.designs.suite import design_names
 from dpaudit.catalog.family import BenchCase, Family, MechanismEntry, Scenario, TightnessCase
 from dpaudit.core import Claim, Document, InputError
 from dpaudit.neighbors import Dataset, Pair
@@ -45,6 +46,7 @@ __all__ = [
     "generators",
     "mechanism_claims",
     "mechanisms",
+    "onerun_names",
     "onerun_suite",
     "suggest",
     "suite",
@@ -188,6 +190,16 @@ def onerun_suite(name: str, only: Sequence[str] = ()) -> list[CanaryDesign]:
         return out + ([] if only else _onerun.unclaimed())
     if name == "default":
         return [d for f in chosen for d in _built_designs(f.onerun_fixtures)]
+    return []
+
+
+def onerun_names(name: str) -> list[str]:
+    """The names of :func:`onerun_suite`'s designs of suite ``name`` (unfiltered), without building
+    one: a design's name is registered beside its builder (:data:`dpaudit.catalog.designs.suite.ENTRIES`)."""
+    if name == "onerun":
+        return design_names()
+    if name == "default":
+        return [n for f in families() for n in f.onerun_fixture_names]
     return []
 
 

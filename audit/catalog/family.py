@@ -216,6 +216,8 @@ class Family:
     claims: Sequence[Claim] = ()
     onerun: Callable[[], list[CanaryDesign]] = list
     onerun_fixtures: Callable[[], list[CanaryDesign]] = list
+    # the names of ``onerun_fixtures``' designs, known without building them (``plan``'s lookup of a name)
+    onerun_fixture_names: tuple[str, ...] = ()
     # ``--suite libraries``: a third-party DP library's own mechanisms against its own claims
     # (dpaudit.catalog.libraries); building them needs the library (the ``libraries`` extra).
     libraries: Callable[[], list[Scenario]] = list

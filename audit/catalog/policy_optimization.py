@@ -138,13 +138,16 @@ def extended() -> list[Scenario]:
                      claims=tight_claims(mech, pair.d))]
 
 
+FIXTURE_NAME = "po-dp-pg-advantage-one-run"
+
+
 def onerun_fixtures() -> list[CanaryDesign]:
     """The default suite's one-run fixture: DP-PG at po-dp-pg-advantage's printed claim (ε = 4,
     δ = 1e-5, advantage convention, user-level), audited from ONE training run of 400 canary users
     (d = 48, T = 10 rounds of 50 users, white-box scores, k₊ = k₋ = 100 fixed in advance), so the
     report puts the multi-run and the one-run answers on po/dp-pg side by side."""
     design = dppg_design(m=400, d=48, rounds=10, per_round=50, epsilon=4.0, delta=1e-5)
-    return [dataclasses.replace(design, name="po-dp-pg-advantage-one-run",
+    return [dataclasses.replace(design, name=FIXTURE_NAME,
                                 description=f"one run of DP-PG at po-dp-pg-advantage's claim (4, 1e-5): "
                                             f"{design.description}")]
 
@@ -257,6 +260,7 @@ FAMILY = Family(
     benchmarks={"dp_pg_rounds": dp_pg_rounds},
     onerun=lambda: designs_of(FAMILY_NAME),
     onerun_fixtures=onerun_fixtures,
+    onerun_fixture_names=(FIXTURE_NAME,),
     documents=DOCUMENTS,
     claims=CLAIMS,
 )

@@ -73,15 +73,17 @@ def plan_command(args: argparse.Namespace) -> int:
                              else _one_answer(budget_plan.render(found), found.sequential))
             return EXIT_OK
         known += names
-    if _designs.cache_info().currsize == 0:  # building every one-run design takes seconds of CPU: say so first
-        _say(f"plan {args.scenario}: not a multi-run scenario; building the one-run designs to look for it")
-    design = onerun_design(args.scenario)
-    if design is not None:
-        if args.canaries_per_run is not None:
-            raise UsageError("--canaries-per-run goes with --onerun: a design is planned in runs of its own m")
-        with Heartbeat(f"plan {args.scenario}"):  # a pilot game may train for minutes
-            return _plan_design(design, args)
-    known += onerun_names()
+    designs = onerun_names()
+    if args.scenario in designs:  # names are known unbuilt: a typo never builds a design
+        if _designs.cache_info().currsize == 0:  # building every one-run design takes seconds of CPU: say so first
+            _say(f"plan {args.scenario}: not a multi-run scenario; building the one-run designs to look for it")
+        design = onerun_design(args.scenario)
+        if design is not None:
+            if args.canaries_per_run is not None:
+                raise UsageError("--canaries-per-run goes with --onerun: a design is planned in runs of its own m")
+            with Heartbeat(f"plan {args.scenario}"):  # a pilot game may train for minutes
+                return _plan_design(design, args)
+    known += designs
     raise UsageError(f"plan: scenario {args.scenario!r} is not in a built-in suite"
                      f"{catalog.suggest(args.scenario, known)}; see `{program_name()} list`")
 
@@ -139,7 +141,8 @@ def onerun_design(name: str) -> Any:
 
 
 def onerun_names() -> list[str]:
-    return [d.name for d in _designs()]
+    """The names of :func:`_designs`' designs, without building one."""
+    return catalog.onerun_names("onerun") + catalog.onerun_names("default")
 
 
 def _real(value: float | None, flag: str, *, low: float = 0.0, high: float = math.inf, closed: bool = False,

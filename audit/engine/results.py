@@ -283,11 +283,20 @@ class AuditResult:
         return all(c.as_expected for c in self.claims)
 
     def exact_profile(self) -> list[dict[str, Any]] | None:
-        """The exact ε(δ) of the pair at :data:`PROFILE_DELTAS`, when its output distributions are known."""
+        """The exact ε(δ) of the pair at :data:`PROFILE_DELTAS`, when its output distributions are known
+        (a fresh list each call: the caller may change it)."""
+        profile = self._profile
+        return None if profile is None else [{"delta": d, "epsilon": e} for d, e in profile]
+
+    @cached_property
+    def _profile(self) -> tuple[tuple[float, Any], ...] | None:
+        """(δ, ε(δ)) at :data:`PROFILE_DELTAS`, computed once per result: a run writes its growing
+        results file after every scenario, and each write asks every earlier result for its
+        profile (one ``epsilon_for_delta`` per δ; the result is frozen, so the answer cannot change)."""
         if self.distributions is None:
             return None
         p, q = (np.asarray(v, dtype=float) for v in self.distributions)
-        return [{"delta": float(d), "epsilon": jsonable(epsilon_for_delta(p, q, float(d)))} for d in PROFILE_DELTAS]
+        return tuple((float(d), jsonable(epsilon_for_delta(p, q, float(d)))) for d in PROFILE_DELTAS)
 
     # --- in words ------------------------------------------------------------------------
 
