@@ -16,6 +16,7 @@ noise multiplier, sample rate and step count the accountant recorded (Opacus's `
 from __future__ import annotations
 
 import functools
+import importlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,8 +140,6 @@ _OWN = frozenset({"RDPAccountant", "PRVAccountant", "GaussianAccountant"})
 
 @functools.lru_cache(maxsize=256)
 def _own_epsilon(module: str, name: str, history: tuple[tuple[float, float, int], ...], delta: float) -> float:
-    import importlib
-
     accountant = getattr(importlib.import_module(module), name)()
     accountant.history = list(history)
     return float(accountant.get_epsilon(delta=delta))
