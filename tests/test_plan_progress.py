@@ -52,8 +52,10 @@ def design(monkeypatch):
     from dpaudit.cli import plan as cli_plan
 
     made = tiny_design()
-    # a stand-in cached as the real one is (the verb asks its cache whether the designs are built)
+    # a stand-in cached as the real one is (the verb asks its cache whether the designs are built), and
+    # its name among the registered ones (the verb looks a name up before it builds any design)
     monkeypatch.setattr(cli_plan, "_designs", functools.lru_cache(maxsize=1)(lambda: (made,)))
+    monkeypatch.setattr(cli_plan, "onerun_names", lambda: [made.name])
     return made
 
 
