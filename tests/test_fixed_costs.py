@@ -5,28 +5,13 @@ names are the built designs' names."""
 
 import math
 
-import numpy as np
 import pytest
 
-from dpaudit import Guarantee, audit_mechanism, catalog
+from dpaudit import audit_mechanism, catalog
 from dpaudit.catalog.designs import suite
 from dpaudit.engine import results as engine_results
 from tests.clirun import in_process
-
-
-class Coin:
-    """A finite mechanism: P[M(0)] = (0.8, 0.2), P[M(1)] = (0.4, 0.6), so ε(0) = log 3."""
-
-    name = "coin"
-
-    def output_distribution(self, data):
-        return np.array([0.8, 0.2]) if data == 0 else np.array([0.4, 0.6])
-
-    def sample(self, data, size, rng):
-        return (rng.random(size) >= self.output_distribution(data)[0]).astype(np.int64)
-
-    def guarantees(self, data, relation):
-        return [Guarantee(epsilon=math.log(3), delta=0.0, relation=relation, source="coin", claim_id="coin/exact")]
+from tests.test_api import Coin  # P[M(0)] = (0.8, 0.2), P[M(1)] = (0.4, 0.6): eps(0) = log 3
 
 
 def test_the_exact_profile_is_computed_once_per_result(monkeypatch):

@@ -25,19 +25,9 @@ from dpaudit.engine.verdicts import OUTCOMES
 from dpaudit.results import schema
 from dpaudit.results.schema import published, run_schema, summary_schema
 from tests.clirun import in_process
+from tests.configs import with_samples
 
-TINY = """
-[run]
-samples = 20000
-[[scenario]]
-name = "rr"
-mechanism = "randomized-response"
-params = { epsilon = 1.0 }
-[scenario.data]
-columns = { bit = [0] }
-[scenario.neighbour]
-add = { bit = 1 }
-"""
+TINY = with_samples(20_000)  # the shared one-scenario config (tests/configs.py) at 20,000 per side
 
 
 @pytest.fixture(scope="module")
