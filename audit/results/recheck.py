@@ -70,12 +70,7 @@ def check_record(rec: dict[str, Any], where: str, source: Any) -> None:
     if rec.get("kind") == "one-run":
         check_onerun_record(rec, where, source)
         return
-    try:
-        _check(rec, where, source)
-    except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"{source}: {where} is malformed ({type(exc).__name__}: {exc})") from None
+    _guarded(where, source, lambda: _check(rec, where, source))
 
 
 def _check(rec: dict[str, Any], where: str, source: Any) -> None:
