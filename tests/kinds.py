@@ -23,6 +23,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_alignment.py": "unit",
     "test_any_mechanism.py": "statistical",
     "test_api.py": "unit",
+    "test_amortised.py": "unit",
     "test_api_reference.py": "unit",
     "test_architecture.py": "unit",
     "test_batched_scoring.py": "unit",

@@ -58,6 +58,7 @@ from dpaudit.runs.onerun import onerun_scenario, saved_games
 from dpaudit.runs.plugins import resume_refusal
 from dpaudit.runs.rundir import CHECKPOINT_FILE, RunFolder
 from dpaudit.runtime import heartbeat, interrupts
+from dpaudit.runtime.amortised import Amortised
 from dpaudit.runtime.checkpoint import Checkpoint
 from dpaudit.runtime.execution import Execution, check_scheduler_address, connect_dask
 from dpaudit.runtime.files import write_atomic
@@ -346,6 +347,15 @@ class _Audit:
     mode: str
     started: float
     clock: float
+    # partial results.json rewrites, each encoding every result so far: amortised, not one per scenario
+    partial: Amortised = dataclasses.field(default_factory=Amortised)
+
+    def write_partial(self, results: list[AuditResult | OneRunScenario]) -> None:
+        """A partial results.json of ``results`` (a crash or kill leaves a readable file), when one is due."""
+        if self.out is not None:
+            out = self.out
+            self.partial.maybe(lambda: write_atomic(
+                out / "results.json", dumps(_payload(self, results, False, time.perf_counter() - self.clock))))
 
 
 def _audit(args: argparse.Namespace, argv: Sequence[str], folder: RunFolder | None, saved: dict[str, Any] | None,
@@ -483,8 +493,9 @@ def _payload(run: _Audit, results: list, complete: bool, wall: float) -> dict[st
 
 def _audit_scenarios(run: _Audit, budgets: list[int], results: list[AuditResult | OneRunScenario]) -> None:
     """Each multi-run scenario audited (or its pair searched) in turn, appended to ``results``; a
-    partial results.json after each but the run's last; a user's Ctrl-C ends the loop."""
-    plan, st, out = run.plan, run.plan.settings, run.out
+    partial results.json when one is due (:class:`~dpaudit.runtime.amortised.Amortised`); a user's Ctrl-C ends
+    the loop."""
+    plan, st = run.plan, run.plan.settings
     for index, (sc, claims, budget) in enumerate(zip(plan.scenarios, plan.claims, budgets, strict=True)):
         # progress is labelled by scenario, with an overall line of scenarios done
         here = dataclasses.replace(run.execution, label=printable(sc.name), position=(index, len(plan.scenarios)))
@@ -513,14 +524,14 @@ def _audit_scenarios(run: _Audit, budgets: list[int], results: list[AuditResult 
         results.append(result)
         if interrupts.USER_INTERRUPT.is_set():  # Ctrl-C: the scenario's partial result ends the run
             break
-        if out and index + 1 < len(plan.scenarios) + len(plan.onerun):  # an interrupted run leaves a report
-            write_atomic(out / "results.json", dumps(_payload(run, results, False, time.perf_counter() - run.clock)))
+        if index + 1 < len(plan.scenarios) + len(plan.onerun):  # a killed run leaves a report
+            run.write_partial(results)
 
 
 def _play_onerun(run: _Audit, results: list[AuditResult | OneRunScenario]) -> None:
     """Each one-run design played in turn (a game an earlier attempt finished is taken as played),
-    appended to ``results``; a partial results.json after each but the last."""
-    plan, st, out = run.plan, run.plan.settings, run.out
+    appended to ``results``; a partial results.json when one is due."""
+    plan, st = run.plan, run.plan.settings
     for index, design in enumerate(plan.onerun):
         if interrupts.USER_INTERRUPT.is_set():
             break
@@ -528,8 +539,8 @@ def _play_onerun(run: _Audit, results: list[AuditResult | OneRunScenario]) -> No
             print(f"one-run scenario {index + 1}/{len(plan.onerun)}: {printable(design.name)}", file=sys.stderr)
         results.append(onerun_scenario(design, seed=st.seed, confidence=st.confidence, registry=run.registry,
                                        saved=run.games.get(design.name), progress=run.mode != "off"))
-        if out and index + 1 < len(plan.onerun):
-            write_atomic(out / "results.json", dumps(_payload(run, results, False, time.perf_counter() - run.clock)))
+        if index + 1 < len(plan.onerun):
+            run.write_partial(results)
 
 
 def _show_and_save(args: argparse.Namespace, run: _Audit, results: list[AuditResult | OneRunScenario],
