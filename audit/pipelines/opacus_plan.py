@@ -165,7 +165,8 @@ def plan_faults(*, sigma: float, q: float, steps: int, n: int, claims: Sequence[
 
 
 def claim_power(fault: Fault | None, *, sigma: float, q: float, steps: int, n: int, m: int,
-                claims: Sequence[Guarantee | CurveClaim], games: int, seed: int, delta: float = 1e-5) -> tuple[int, ...]:
+                claims: Sequence[Guarantee | CurveClaim], games: int, seed: int,
+                delta: float = 1e-5) -> tuple[int, ...]:
     """How many of ``games`` simulated games at ``m`` canaries reject each of ``claims`` (in order)
     under ``fault`` (None: the correct pipeline), from :func:`simulate_scores`' pools and the audit's
     rule: the suite's budgets are set from these counts (:mod:`dpaudit.pipelines.opacus_suite`)."""

@@ -40,8 +40,8 @@ from dpaudit.onerun.result import OneRunResult
 from dpaudit.pipelines.opacus import OpacusAudit
 from dpaudit.pipelines.opacus_plan import rule_for
 from dpaudit.pipelines.opacus_setting import accountant_steps
-from dpaudit.reports.text import settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
+from dpaudit.reports.text import settings_words, summary_table
 from dpaudit.results.document import dumps, envelope
 from dpaudit.runs.config import RunSettings
 from dpaudit.runtime.files import write_atomic
@@ -75,18 +75,18 @@ class PipelineSpec:
 
     def describe(self) -> str:
         fault = f"; fault ({self.fault})" if self.fault else "; the library's own pipeline (no fault)"
-        return (f"{self.library} {self.version} make_private pipeline audited in one run: sigma={self.noise_multiplier:g}, "
-                f"q={self.sample_rate:g}, T={self.steps}, C={self.clip:g}, {self.accountant} accountant; "
-                f"{self.canaries} {self.kind} canaries{fault}")
+        return (f"{self.library} {self.version} make_private pipeline audited in one run: "
+                f"sigma={self.noise_multiplier:g}, q={self.sample_rate:g}, T={self.steps}, C={self.clip:g}, "
+                f"{self.accountant} accountant; {self.canaries} {self.kind} canaries{fault}")
 
 
 def spec_of(audit: OpacusAudit, steps: int) -> PipelineSpec:
     """The spec of ``audit``'s pipeline after a run of ``steps`` steps."""
     s = audit.setting
     fault = "; ".join(f"{f.letter}: {f!r}" for f in audit.faults) or None
-    return PipelineSpec(library="opacus", version=importlib.metadata.version("opacus"), noise_multiplier=s.noise_multiplier,
-                        sample_rate=s.sample_rate, steps=steps, clip=s.clip, accountant=s.accountant, kind=audit.kind,
-                        canaries=audit.m, fault=fault)
+    return PipelineSpec(library="opacus", version=importlib.metadata.version("opacus"),
+                        noise_multiplier=s.noise_multiplier, sample_rate=s.sample_rate, steps=steps, clip=s.clip,
+                        accountant=s.accountant, kind=audit.kind, canaries=audit.m, fault=fault)
 
 
 def scored_in_run(output: Any, canaries: Sequence[Any]) -> Any:
@@ -206,6 +206,6 @@ def save_results(audit: OpacusAudit, result: OneRunResult, out: str | Path, *, n
     write_atomic(folder / "summary.txt", text)
     try:
         reports.write_pdf(payload, folder / "report.pdf", families=families())
-    except reports.ReportExtraMissing:
-        pass  # the results and the table are written; the PDF needs the report extra
+    except reports.ReportExtraMissing as exc:  # the results and the table are written all the same
+        text += f"note: {folder / 'report.pdf'} skipped: {exc}\n"
     return text

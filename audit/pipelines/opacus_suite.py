@@ -12,18 +12,19 @@ normalisation and noise, the claims those of the engine's accountant:
   ``opacus-fault-c-rate-3q`` (c), m = 1000; ``opacus-fault-e-norm-misses-bias`` (e) on the spare-bias
   model with the canaries on ``head.bias``, m = 250: the accountant's curve ``opacus/pld-curve``
   expected refuted; the accountant's (ε, δ) claim is shown with no expectation (its refutation at
-  these budgets goes either way: 0.64 for (b), 0.94 for (c), 0.98 for (a) and (e)).
+  these budgets goes either way: 0.63 for (b), 0.93 for (c), 0.98 for (a) and (e)).
 
 Budgets.  ``plan`` states the smallest m of its ladder with power ≥ 0.9 ((a) 250, (b) 500, (c) 500,
 (e) 250; tests/test_pipeline_opacus_audit.py).  The suite must meet every expectation together with
-probability ≥ 0.99, so each budget is the one whose simulated power — the plan's own pools
-(:func:`~dpaudit.pipelines.opacus_plan.simulate_scores`) and its rule and claims, 4000 games per
-scenario on a stream no audit uses (:func:`~dpaudit.pipelines.opacus_plan.claim_power`) — leaves a
-failure probability well under 0.01 / 5: measured, the curve refuted in (a) 3999, (b) 3996, (c) 4000,
-(e) 4000 of 4000 games, and the correct pipeline's claims rejected in 0 of 4000 (at m = 250 its curve
-was, in 16 of 4000, hence m = 1000).  Summed, the failure probabilities are ≈ 0.0013 (at most 0.005
-with each count's 95 % Clopper–Pearson upper bound).  CPU: about 3 CPU s per scenario on one torch
-thread (:class:`BuiltinPipeline` sets it for its run).
+probability ≥ 0.99, so each budget is one whose simulated power leaves a failure probability well
+under 0.01 / 5: the plan's own pools (:func:`~dpaudit.pipelines.opacus_plan.simulate_scores`), rule
+and claims, 4000 games per scenario (:func:`~dpaudit.pipelines.opacus_plan.claim_power`, seed
+20261203, a stream no audit uses).  Measured, the curve refuted in (a) 4000, (b) 3996, (c) 4000 (at
+T = 198; at the 60 steps of a 10-epoch loop at 3q, only 3914) and (e) 4000 of 4000 games, and the
+correct pipeline's curve rejected in 2 of 4000 (its (ε, δ) claim in 0).  Summed, the failure
+probabilities are 0.0015 (0.0066 with each count's 95 % Clopper–Pearson upper bound).  CPU: about
+3 CPU s per scenario on one torch thread (:class:`BuiltinPipeline` sets it for its run), 15 CPU s for
+``run --suite opacus --out DIR`` with its PDF.
 """
 
 from __future__ import annotations
@@ -86,20 +87,24 @@ class SuiteEntry:
     m: int
     pipeline: Callable[..., tuple[Any, Any, Any, Any]] = reward_pipeline
     parameter: str | None = None
+    epochs: int = EPOCHS
 
     @property
     def steps(self) -> int:
-        """T of the loop: :data:`EPOCHS` passes of the loader, whose length is ⌊1/q'⌋ at the rate q' it
-        samples (Opacus's ``DPDataLoader``): 200 at q, 60 under (c) at 3q (the accountant counts them at q)."""
+        """T of the loop: ``epochs`` passes of the loader, whose length is ⌊1/q'⌋ at the rate q' it
+        samples (Opacus's ``DPDataLoader``): 10 · 20 = 200 at q; under (c) at 3q, 33 · 6 = 198 (the
+        accountant counts them at q)."""
         rate = float(CHEAP["sample_rate"]) * (1.0 if self.fault is None else self.fault.rate_factor)
-        return EPOCHS * int(1.0 / min(1.0, rate))
+        return self.epochs * int(1.0 / min(1.0, rate))
 
 
 SUITE = (
     SuiteEntry("opacus-pipeline", None, 1000),
     SuiteEntry("opacus-fault-a-clip-4C", ClipAboveNoise(4.0), 250),
     SuiteEntry("opacus-fault-b-noise-on-a-tenth", PartialNoise(0.1, 0.0), 1000),
-    SuiteEntry("opacus-fault-c-rate-3q", Oversampled(3.0), 1000),
+    # the loop of 10 epochs would make 60 steps at 3q: 33 epochs make it the others' 198 (at T = 60 the curve is
+    # refuted in 3914 of 4000 games only, a failure probability of 0.02)
+    SuiteEntry("opacus-fault-c-rate-3q", Oversampled(3.0), 1000, epochs=33),
     SuiteEntry("opacus-fault-e-norm-misses-bias", NormMisses(), 250, spare_bias_pipeline, "head.bias"),
 )
 
@@ -130,13 +135,13 @@ def _design(entry: SuiteEntry) -> BuiltinPipeline:
     s = _setting()
     fault = None if entry.fault is None else f"{entry.fault.letter}: {entry.fault!r}"
     spec = PipelineSpec(library="opacus", version=opacus.__version__, noise_multiplier=s.noise_multiplier,
-                        sample_rate=s.sample_rate, steps=entry.steps, clip=s.clip, accountant=s.accountant, kind="gradient",
-                        canaries=entry.m, fault=fault)
+                        sample_rate=s.sample_rate, steps=entry.steps, clip=s.clip, accountant=s.accountant,
+                        kind="gradient", canaries=entry.m, fault=fault)
     expected = {EPSILON: "pass", CURVE: "pass"} if entry.fault is None else {CURVE: "violation"}
     return BuiltinPipeline(name=entry.name, mechanism=spec, canaries=list(range(entry.m)), scorer=scored_in_run,
                            claims=planned_claims(s, steps=entry.steps, delta=DELTA), rule=rule_for(entry.m),
                            deltas=(DELTA,), expected=expected, description=spec.describe(),
-                           attached=functools.partial(_attached, entry), train=trainer(EPOCHS))
+                           attached=functools.partial(_attached, entry), train=trainer(entry.epochs))
 
 
 def suite_designs() -> list[PipelineDesign]:
