@@ -102,7 +102,7 @@ def test_a_forged_right_guess_count_is_refused(saved, tmp_path):
 
 def test_an_expectation_naming_no_claim_is_refused(saved):
     audit, result, _, _ = saved
-    with pytest.raises(InputError, match="expected.opacus/rdp-accountant"):
+    with pytest.raises(InputError, match=r"expected\.opacus/rdp-accountant"):
         design_of(audit, result, name="x", expected={"opacus/rdp-accountant": "pass"})
     with pytest.raises(InputError, match="name"):
         design_of(audit, result, name="", expected=None)

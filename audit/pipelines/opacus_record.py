@@ -81,7 +81,7 @@ class PipelineSpec:
 
 
 def spec_of(audit: OpacusAudit, steps: int) -> PipelineSpec:
-    """The spec of ``audit``'s pipeline after a run of ``steps`` steps."""
+    """The description (mechanism) of the audited pipeline, after a run of ``steps`` steps."""
     s = audit.setting
     fault = "; ".join(f"{f.letter}: {f!r}" for f in audit.faults) or None
     return PipelineSpec(library="opacus", version=importlib.metadata.version("opacus"),
