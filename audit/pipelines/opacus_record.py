@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import json
+import math
 import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -188,16 +189,22 @@ def table_of(payload: dict[str, Any]) -> str:
 
 
 def save_results(audit: OpacusAudit, result: OneRunResult, out: str | Path, *, name: str = "opacus-pipeline",
-                 expected: Mapping[str, str] | None = None, seconds: float = 0.0) -> str:
+                 expected: Mapping[str, str] | None = None, seconds: float = 0.0, overwrite: bool = False) -> str:
     """Write ``result`` of ``audit`` into the folder ``out`` as a one-scenario run: ``results.json``
     (one-run records, re-checked by ``summary`` and ``report``), ``summary.txt`` (the run table) and
     ``report.pdf`` (its one-run page; skipped without the ``report`` extra); return the table.
-    ``seconds``: the run's time, as recorded (the caller measured it)."""
+    ``seconds``: the run's time, as recorded (the caller measured it).  A folder that already holds a
+    ``results.json`` is refused unless ``overwrite`` (as ``run --out`` refuses another run's folder)."""
+    folder = Path(out)
+    require(not folder.exists() or folder.is_dir(), "out", str(out), "must be a folder (or a path to create one)")
+    require(overwrite or not (folder / "results.json").exists(), "out", str(out),
+            "already holds a results.json: give another folder, or overwrite=True to replace it")
+    require(isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds >= 0, "seconds", seconds,
+            "must be a finite number of seconds >= 0")
     design = design_of(audit, result, name=name, expected=expected)
     scenario = OneRunScenario(design, result, float(seconds), design.mechanism.name, catalog.claims())
     payload = payload_of([scenario], seed=result.seed or 0, confidence=result.confidence, seconds=float(seconds),
                          started=time.time())
-    folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     document = dumps(payload)
     payload = json.loads(document)  # what the file holds (as `run` hands its PDF writer)
