@@ -18,13 +18,13 @@ Budgets.  ``plan`` states the smallest m of its ladder with power ≥ 0.9 ((a) 2
 (e) 250; tests/test_pipeline_opacus_audit.py).  The suite must meet every expectation together with
 probability ≥ 0.99, so each budget is one whose simulated power leaves a failure probability well
 under 0.01 / 5: the plan's own pools (:func:`~dpaudit.pipelines.opacus_plan.simulate_scores`), rule
-and claims, 4000 games per scenario (:func:`~dpaudit.pipelines.opacus_plan.claim_power`, seed
-20261203, a stream no audit uses).  Measured, the curve refuted in (a) 4000, (b) 3996, (c) 4000 (at
-T = 198; at the 60 steps of a 10-epoch loop at 3q, only 3914) and (e) 4000 of 4000 games, and the
-correct pipeline's curve rejected in 2 of 4000 (its (ε, δ) claim in 0).  Summed, the failure
-probabilities are 0.0015 (0.0066 with each count's 95 % Clopper–Pearson upper bound).  CPU: about
-3 CPU s per scenario on one torch thread (:class:`BuiltinPipeline` sets it for its run), 15 CPU s for
-``run --suite opacus --out DIR`` with its PDF.
+and claims, 4000 games per scenario (:func:`expectation_failures`, seed :data:`BUDGET_SEED`, a stream
+no audit uses).  Measured, the curve refuted in (a) 4000, (b) 3996, (c) 4000 (at T = 198; at the
+60 steps of a 10-epoch loop at 3q, only 3914) and (e) 4000 of 4000 games, and the correct pipeline's
+curve rejected in 2 of 4000 (its (ε, δ) claim in 0).  Summed, the failure probabilities are 0.0015
+(0.0066 with each count's 95 % Clopper–Pearson upper bound).  CPU: 1-5 CPU s per scenario on one
+torch thread (:class:`BuiltinPipeline` sets it for its run), 18 CPU s for ``run --suite opacus --out
+DIR`` with its PDF.
 """
 
 from __future__ import annotations
@@ -42,14 +42,16 @@ from dpaudit.onerun.result import OneRunResult
 from dpaudit.pipelines.opacus import OpacusAudit, attach
 from dpaudit.pipelines.opacus_examples import CHEAP, EPOCHS, reward_pipeline, spare_bias_pipeline, trainer
 from dpaudit.pipelines.opacus_faults import ClipAboveNoise, Fault, NormMisses, Oversampled, PartialNoise
-from dpaudit.pipelines.opacus_plan import rule_for
+from dpaudit.pipelines.opacus_plan import claim_power, rule_for
 from dpaudit.pipelines.opacus_record import PipelineDesign, PipelineSpec, scored_in_run
 from dpaudit.pipelines.opacus_setting import EngineSetting, planned_claims
 
-__all__ = ["DELTA", "SUITE", "BuiltinPipeline", "SuiteEntry", "available", "suite_designs"]
+__all__ = ["BUDGET_SEED", "DELTA", "SUITE", "BuiltinPipeline", "SuiteEntry", "available", "claimed_setting",
+           "expectation_failures", "suite_designs"]
 
 DELTA = 1e-5
 CURVE, EPSILON = "opacus/pld-curve", "opacus/prv-accountant"
+BUDGET_SEED = 20_261_203  # the budgets' simulation stream (claim_power); no audit uses it
 # Opacus's notes on every run of these examples (secure RNG off, a full backward hook on inputs that need
 # no gradient): true of every run, nothing the suite's reader can act on
 QUIET = ("Secure RNG turned off", "Full backward hook")
@@ -121,7 +123,7 @@ def _attached(entry: SuiteEntry) -> OpacusAudit:
                   parameter=entry.parameter, faults=() if entry.fault is None else (entry.fault,))
 
 
-def _setting() -> EngineSetting:
+def claimed_setting() -> EngineSetting:
     """The claimed setting of :data:`CHEAP` as ``make_private`` sets it (read again from the engine on
     every run: :meth:`PipelineDesign.audit` refuses claims it did not plan)."""
     n, q = int(CHEAP["n"]), float(CHEAP["sample_rate"])
@@ -132,7 +134,7 @@ def _setting() -> EngineSetting:
 def _design(entry: SuiteEntry) -> BuiltinPipeline:
     import opacus  # optional dependency (the opacus extra)
 
-    s = _setting()
+    s = claimed_setting()
     fault = None if entry.fault is None else f"{entry.fault.letter}: {entry.fault!r}"
     spec = PipelineSpec(library="opacus", version=opacus.__version__, noise_multiplier=s.noise_multiplier,
                         sample_rate=s.sample_rate, steps=entry.steps, clip=s.clip, accountant=s.accountant,
@@ -151,3 +153,17 @@ def suite_designs() -> list[PipelineDesign]:
         raise InputError("suite = 'opacus' is invalid here: it trains with Opacus, which needs the opacus extra "
                          "(pip install torch==2.13.0 first, its CPU build, then pip install 'dpaudit[opacus]')")
     return [_design(e) for e in SUITE]
+
+
+def expectation_failures(entry: SuiteEntry, *, games: int, seed: int = BUDGET_SEED) -> int:
+    """In how many of ``games`` simulated games at the entry's m an expectation fails (a fault's curve
+    not rejected; for the correct pipeline at most this many: the games that reject its (ε, δ) claim
+    plus those that reject its curve), from :func:`~dpaudit.pipelines.opacus_plan.claim_power` (the
+    plan's pools, rule and claims)."""
+    s = claimed_setting()
+    hits = claim_power(entry.fault, sigma=s.noise_multiplier, q=s.sample_rate, steps=entry.steps, n=s.dataset_size,
+                       m=entry.m, claims=planned_claims(s, steps=entry.steps, delta=DELTA), games=games, seed=seed,
+                       delta=DELTA)
+    if entry.fault is None:  # either claim rejected fails it; bounded by the sum of the two counts
+        return min(games, hits[0] + hits[1])
+    return games - hits[1]  # the curve is planned second (planned_claims)
