@@ -24,15 +24,13 @@ from dpaudit.onerun.design import refuted
 from dpaudit.pipelines import opacus_faults as faults
 from dpaudit.pipelines.opacus import attach
 from dpaudit.pipelines.opacus_setting import accountant_claims
-from tests.opacus_pipelines import reward_pipeline, spare_bias_pipeline, trainer
+from tests.opacus_pipelines import CHEAP, EPOCHS, SIGMA_2, reward_pipeline, spare_bias_pipeline, trainer
 from tests.slow_shared import one_torch_thread  # noqa: F401  (a fixture, used by name below)
 
 pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore"), pytest.mark.usefixtures("one_torch_thread")]
 
-# ε ≈ 2 at δ = 1e-5 (the accountant's, T = 200 steps at q = 0.05): sigma from noise_for_epsilon(2, 0.05, 200)
-SIGMA_2 = 1.673
-CHEAP = {"n": 1000, "features": 16, "spare": 1000, "noise_multiplier": SIGMA_2, "sample_rate": 0.05}
-EPOCHS = 10  # 10 epochs of 1/q = 20 steps: T = 200
+# CHEAP: ε ≈ 2 at δ = 1e-5 (the accountant's, T = EPOCHS · 1/q = 200 steps at q = 0.05, sigma SIGMA_2 from
+# noise_for_epsilon(2, 0.05, 200)): the setting `run --suite opacus` audits (dpaudit.pipelines.opacus_examples)
 
 
 def _audit(seed: int, *, fault: tuple = (), m: int = 1000, setting: dict | None = None, epochs: int = EPOCHS):

@@ -19,6 +19,9 @@ from dpaudit.runtime.paths import path_problem
 # dpaudit.core.RELATIONS).
 SUITES = ("default", "full", "errata", "onerun", "libraries")
 RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
+# Suites of the app layer (dpaudit.pipelines), not of the catalog: `opacus` trains real Opacus pipelines
+# (the opacus extra), dpaudit.pipelines.opacus_suite.
+PIPELINE_SUITES = ("opacus",)
 # The subcommands in the one order the usage line, the help's list and the "no command" message give.
 COMMANDS = ("run", "list", "report", "plan", "bench", "summary", "sweep")
 
@@ -122,7 +125,8 @@ def _add_run(sub: argparse._SubParsersAction[_Parser]) -> None:
     run = sub.add_parser("run", help="audit the built-in suite, a config file, or one mechanism",
                          epilog=EXIT_CODES + ".")
     run.add_argument("config", nargs="?", type=_path, help="a TOML config describing the scenarios (see configs/)")
-    run.add_argument("--suite", default=None, choices=SUITES, help="built-in suite (default: default)")
+    run.add_argument("--suite", default=None, choices=SUITES + PIPELINE_SUITES,
+                     help="built-in suite (default: default); opacus: a real Opacus pipeline and its faults")
     run.add_argument("--family", action="append", default=[], metavar="NAME",
                      help="only this family's scenarios of the suite (repeatable; see `list`)")
     run.add_argument("--samples", type=_int_at_least(100), default=None,

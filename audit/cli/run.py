@@ -37,7 +37,7 @@ from dpaudit.cli.expectations import (
     unchecked_expectations,
     with_registry_expectations,
 )
-from dpaudit.cli.parser import UsageError, build_parser, program_name
+from dpaudit.cli.parser import PIPELINE_SUITES, UsageError, build_parser, program_name
 from dpaudit.cli.streams import StdoutToStderr
 from dpaudit.cli.supervise import hand_over
 from dpaudit.core import Guarantee, InputError, did_you_mean
@@ -46,6 +46,7 @@ from dpaudit.engine.api import RunContext, audit_mechanism, mechanism_params
 from dpaudit.engine.floatsearch import float_space_from_spec
 from dpaudit.engine.results import AuditResult
 from dpaudit.neighbors import Pair
+from dpaudit.pipelines import opacus_suite
 from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.results.document import dumps, envelope
@@ -189,6 +190,10 @@ def _plan(args: argparse.Namespace) -> Plan:
                 or args.search is not None or args.rho is not None or args.rdp):
             raise UsageError("--pair, --data, --param, --epsilon, --delta, --rho, --rdp and --search need --mechanism")
         name = args.suite or "default"
+        if name in PIPELINE_SUITES:
+            if args.family:
+                raise UsageError(f"--suite {name} has no families: drop --family")
+            return _overridden(args, Plan(RunSettings(), [], [], onerun=list(opacus_suite.suite_designs())))
         scenarios = catalog.suite(name, args.family)
         plan = Plan(RunSettings(sequential=name in catalog.SEQUENTIAL_SUITES,
                                 confidence=catalog.SUITE_CONFIDENCE.get(name, RunSettings.confidence)), scenarios,
@@ -196,6 +201,11 @@ def _plan(args: argparse.Namespace) -> Plan:
         if name == "onerun":  # a design whose extra is missing is left out: say so, never silently
             for note in left_out():
                 print(f"note: left out of --suite onerun on this install: {note}", file=sys.stderr)
+    return _overridden(args, plan)
+
+
+def _overridden(args: argparse.Namespace, plan: Plan) -> Plan:
+    """``plan`` with the flags given on the command line overriding its settings."""
     overrides = {k: v for k, v in {"samples": args.samples, "seed": args.seed, "confidence": args.confidence,
                                    "jobs": args.jobs, "backend": args.backend, "scheduler": args.scheduler,
                                    "events": args.events, "sequential": args.sequential}.items() if v is not None}

@@ -42,7 +42,7 @@ from dpaudit.pipelines.opacus_faults import (
     ShuffledBatches,
 )
 
-__all__ = ["GAMES", "LADDER", "PLAN_SEED", "FaultPlan", "plan_faults", "rule_for", "simulate_scores"]
+__all__ = ["GAMES", "LADDER", "PLAN_SEED", "FaultPlan", "claim_power", "plan_faults", "rule_for", "simulate_scores"]
 
 PLAN_SEED = 20_261_202
 GAMES = 40
@@ -162,3 +162,21 @@ def plan_faults(*, sigma: float, q: float, steps: int, n: int, claims: Sequence[
                 break
         plans.append(FaultPlan(fault=f"{fault.letter}: {fault!r}", canaries=found, power=power))
     return tuple(plans)
+
+
+def claim_power(fault: Fault | None, *, sigma: float, q: float, steps: int, n: int, m: int,
+                claims: Sequence[Guarantee | CurveClaim], games: int, seed: int,
+                delta: float = 1e-5) -> tuple[int, ...]:
+    """How many of ``games`` simulated games at ``m`` canaries reject each of ``claims`` (in order)
+    under ``fault`` (None: the correct pipeline), from :func:`simulate_scores`' pools and the audit's
+    rule: the suite's budgets are set from these counts (:mod:`dpaudit.pipelines.opacus_suite`)."""
+    require(isinstance(games, int) and games >= 1, "games", games, "must be an integer >= 1")
+    pools = simulate_scores(fault, sigma=sigma, q=q, steps=steps, n=n)
+    rng = np.random.default_rng([seed, m])
+    hits = np.zeros(len(claims), dtype=int)
+    for _ in range(games):
+        secret = rng.integers(0, 2, m)
+        scores = np.where(secret == 1, rng.choice(pools[0], m), rng.choice(pools[1], m))
+        result = one_run_bound(scores, secret, rule=rule_for(m), deltas=(delta,), claims=tuple(claims))
+        hits += np.array([bool(c.rejected) for c in result.claims])
+    return tuple(int(h) for h in hits)
