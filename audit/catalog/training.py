@@ -34,6 +34,16 @@ _PREMISES = ("Poisson subsampling: each record enters each step's batch independ
 _WHY = ("T-fold composition of the Poisson-subsampled Gaussian mechanism; the PLD accountant is exact up to its "
         "discretisation, which it rounds pessimistically (every δ an upper bound).")
 
+# Opacus's accountants as dpaudit.pipelines.opacus reads them (engine.accountant.mechanism()).
+_OPACUS_ACCOUNTANTS = (
+    ("prv", "PRV", "proven", "Gopi, Lee & Wutschitz (2021): the PRV accountant's ε is an upper bound up to its "
+                             "stated discretisation error (Opacus's eps_error)."),
+    ("rdp", "RDP", "proven", "Mironov (2017) and the subsampled-Gaussian RDP bound, converted to (ε, δ): an upper "
+                             "bound, looser than the PLD accountant's."),
+    ("gdp", "GDP", "unverified", "Bu, Dong, Long & Su (2020): the central-limit approximation of the composed "
+                                 "subsampled Gaussian; an approximation, not an upper bound, at finite T."),
+)
+
 CLAIMS = (
     Claim(id="dpsgd/accountant", document="DP-SGD", where="Algorithm 1, PLD accountant",
           statement="(ε, δ)-DP with ε = the PLD accountant's ε(δ) of T Poisson-subsampled Gaussians of noise "
@@ -48,6 +58,13 @@ CLAIMS = (
           where="Algorithm 1 as Opacus's DPOptimizer runs it, our PLD accountant",
           statement="(ε, δ)-DP with ε = the PLD accountant's ε(δ) at Opacus's (σ, q, T) (add-or-remove one record)",
           relations=("add-remove",), status="proven", reason=_WHY, premises=_PREMISES),
+    *(Claim(id=f"opacus/{name}-accountant", document="DP-SGD",
+            where=f"Algorithm 1 as Opacus's DPOptimizer runs it, Opacus's own {title} accountant",
+            statement=f"(ε, δ)-DP with ε = Opacus's {title} accountant's get_epsilon(δ) after the run, at the "
+                      "(σ, q, T) its history recorded (add-or-remove one record); the claim a user of "
+                      "dpaudit.pipelines.opacus audits",
+            relations=("add-remove",), status=status, reason=reason, premises=_PREMISES)
+      for name, title, status, reason in _OPACUS_ACCOUNTANTS),
     Claim(id="opacus/pld-curve", document="DP-SGD",
           where="Algorithm 1 as Opacus's DPOptimizer runs it, our PLD accountant (whole privacy profile)",
           statement="f-DP for the lower envelope of the PLD accountant's privacy profile at Opacus's (σ, q, T)",
