@@ -39,12 +39,13 @@ from dpaudit.core import InputError
 from dpaudit.engine import stattests
 from dpaudit.engine.verdicts import NO_CLAIM, OK_OUTCOMES, finding, outcome, run_as_expected
 from dpaudit.results.document import SCHEMA_VERSION
+from dpaudit.results.fastcheck import Check, Unsupported, compile_schema
 from dpaudit.results.recheck import check_onerun_links, check_onerun_scenario, check_record
 from dpaudit.results.schema import published
 from dpaudit.runtime.files import read_regular
 
 __all__ = ["MAX_ITEMS", "MAX_NAME_CHARS", "MAX_RECORDS", "MAX_SCENARIOS", "MAX_TEXT_CHARS", "check_plan_sizes",
-           "load_results", "load_sweep"]
+           "load_results", "load_sweep", "quick_check"]
 
 # What a run writes stays far below these (its longest prose, a witness or a premise, is a few hundred
 # characters; its longest multi-run list, an exact privacy profile or a distribution, a few hundred
@@ -153,6 +154,8 @@ def _schema_errors(payload: dict[str, Any], path: Path) -> None:
 def _validate(document: Any, schema: str, path: Path) -> None:
     """Refuse ``document`` at its first error against ``schema`` (a name of :data:`dpaudit.results.schema.NAMES`),
     naming the key path: ``records[0].seconds: -1 is less than the minimum of 0``."""
+    if quick_check(schema)(document):  # valid: jsonschema would find nothing (dpaudit.results.fastcheck)
+        return
     errors = list(itertools.islice(_validator(schema).iter_errors(document), 1000))
     # older jsonschema (4.0) also calls a key whose value failed "unevaluated": name the failure instead
     error = best_match([e for e in errors if e.validator != "unevaluatedProperties"] or errors)
@@ -178,6 +181,23 @@ def _validator(schema: str) -> Draft202012Validator:
 @functools.cache
 def _built_validator(schema: str, tests: tuple[str, ...]) -> Draft202012Validator:
     return Draft202012Validator(published(schema))
+
+
+def quick_check(schema: str) -> Check:
+    """The fast check of ``schema`` (a name of :data:`dpaudit.results.schema.NAMES`) as the registries
+    stand now: True only of a document ``jsonschema`` accepts (:mod:`dpaudit.results.fastcheck`)."""
+    return _quick(schema, stattests.names())
+
+
+@functools.cache
+def _quick(schema: str, tests: tuple[str, ...]) -> Check:
+    """The fast check of ``schema`` as the registries stood (``tests``: the statistical tests' names, the
+    enum of a bound's ``test``), compiled once; one that says no to everything if the schema cannot be
+    compiled (then ``jsonschema`` checks every document)."""
+    try:
+        return compile_schema(published(schema))
+    except Unsupported:
+        return lambda _document: False
 
 
 def _key_path(parts: Iterable[str | int]) -> str:
