@@ -97,7 +97,7 @@ class _Compiler:
         return _all(checks)  # "then" and "else" are compiled with their "if" (alone, JSON Schema ignores them)
 
     def keyword(self, schema: Mapping[str, Any], key: str) -> Check:
-        value = schema.get(key)
+        value: Any = schema[key]
         if key == "type":
             names = [value] if isinstance(value, str) else list(value)
             if any(n not in _TYPES for n in names):
