@@ -149,6 +149,7 @@ def test_a_malformed_record_deep_in_a_large_file_is_still_refused(tmp_path):
 
 @pytest.mark.parametrize(("key", "value", "said"), [
     ("samples", True, r"records\[90\]\.samples: True is not of type 'integer'"),
+    ("samples", 2 ** 70, r"records\[90\]\.samples: 1180591620717411303424 is greater than the maximum"),
     ("extra", "x", r"records\[90\]: .*'extra' (was|were) unexpected"),
     ("verdict", "violation", r"records\[90\]\.finding: .* is not one of \['refuted \(empirical\)'\]")])
 def test_a_refused_record_gets_jsonschemas_key_path(tmp_path, key, value, said):
