@@ -170,8 +170,9 @@ def _figures(scenarios: list[dict[str, Any]], by_scenario: dict[str, list[dict[s
     for i, chunk in enumerate(_chunks(meaningful, PANELS)):
         drawn = figure(*plots.tradeoff(chunk))
         out.append(drawn if i else keep(
-            para("The f-DP view where a claim on a continuous output is refuted: each trade-off test (and its "
-                 "complement) as the privacy loss log(TPR / FPR) its confidence box certifies; a test above a "
+            para("The f-DP view where a claim on a continuous output is refuted: the trade-off tests (and their "
+                 "complements) that refute a claim no other test refutes, as the privacy loss log(TPR / FPR) "
+                 "each one's confidence box certifies; a test above a "
                  "claim's curve log(e^eps + delta / FPR) refutes it. G_mu is the fitted Gaussian curve (an "
                  "assumption; eps_lower assumes nothing).", "small"), drawn))
     return out

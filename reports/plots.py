@@ -134,17 +134,35 @@ Scale = tuple[bool, float, float]
 
 def chain_scale(rows: Sequence[tuple[str, dict[str, Any]]]) -> Scale:
     """(log axis, left end, right end) of the chain's epsilon axis over ``rows``: shared by every
-    figure a long chain is split into, so their rows compare by eye."""
+    figure a long chain is split into, so their rows compare by eye.  A linear axis starts at 0 unless
+    every value is positive and they cluster (their spread under a third of the largest, as the classic
+    mechanisms' bounds near their claim of 1): then it spans the values only, so a lower bound 0.7 %
+    below its claim is a marker's width apart from it, not drawn on top of it (the ticks say where the
+    axis starts)."""
     values = [v for _, c in rows for v in (_finite(c["epsilon_lower"]), _finite(c["epsilon_exact"]),
-                                           _finite(c["epsilon_claim"])) if v]
+                                           _finite(c["epsilon_claim"])) if v is not None]
     positive = [v for v in values if v > 0] or [1.0]
     log = max(positive) / min(positive) > 50
-    return log, (min(positive) / 3 if log else 0.0), max(positive) * (3 if log else 1.15)
+    if log:
+        return True, min(positive) / 3, max(positive) * 3
+    low, high = min(positive), max(positive)
+    if len(positive) < len(values) or high - low >= high / 3:
+        return False, 0.0, high * 1.15
+    pad = max(0.15 * (high - low), 0.02 * high)
+    return False, max(0.0, low - pad), high + 2 * pad
 
 
 def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None) -> Figure:
+    """The chain figure (:func:`chain_figure`) as a PNG."""
+    with plt.rc_context(STYLE):
+        fig = chain_figure(rows, scale)
+        return png(fig, fig.get_figwidth(), fig.get_figheight())
+
+
+def chain_figure(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None) -> plt.Figure:
     """One row per claim check: eps_lower (the true epsilon lies right of it) <= eps_exact <= eps_claim.
-    On a log axis a value of 0 sits at the "0" tick beyond the axis' break (:func:`_zero_at`)."""
+    On a log axis a value of 0 sits at the "0" tick beyond the axis' break (:func:`_zero_at`).  The
+    exact value is a ring, so a lower bound that meets it (a tight audit) shows inside it."""
     log, floor, top = scale or chain_scale(rows)
     height = 0.75 + 0.17 * len(rows)
     with plt.rc_context(STYLE):
@@ -166,7 +184,7 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
         exact = [(at(c["epsilon_exact"]), y) for y, (_, c) in enumerate(rows)
                  if _finite(c["epsilon_exact"]) is not None]
         if exact:
-            ax.plot(*zip(*exact, strict=True), marker="o", color=BLUE, ms=5, ls="none")
+            ax.plot(*zip(*exact, strict=True), marker="o", color=BLUE, mfc="none", mew=1.4, ms=6.5, ls="none")
         claims = [(at(c["epsilon_claim"]), y) for y, (_, c) in enumerate(rows)
                   if _finite(c["epsilon_claim"]) is not None]
         if claims:
@@ -174,8 +192,9 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
                       colors="black", lw=1.8)
         for y, (_, c) in enumerate(rows):
             if c["epsilon_exact"] == "inf":
-                ax.annotate("exact = inf", (top, y), xytext=(-3, 2), textcoords="offset points", ha="right",
-                            va="bottom", color=BLUE)
+                ax.annotate("exact = inf", (top, y), xytext=(-3, 0), textcoords="offset points", ha="right",
+                            va="center", color=BLUE,  # in its own row, over its bar's end
+                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.9})
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([label for label, _ in rows])
         for label, (_, c) in zip(ax.get_yticklabels(), rows, strict=True):
@@ -183,7 +202,7 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
         ax.set_ylim(len(rows) - 0.5, -0.5)
         _room_for_labels(fig, ax)
         if not log:
-            ax.set_xlim(0, top)
+            ax.set_xlim(floor, top)
             _axis(ax.xaxis, log)
         elif zero == floor:
             ax.set_xscale("log")
@@ -191,12 +210,13 @@ def chain(rows: Sequence[tuple[str, dict[str, Any]]], scale: Scale | None = None
             _axis(ax.xaxis, log, math.log10(top / floor))
         ax.set_xlabel("epsilon")
         handles = [ax.plot([], [], marker=">", color=GREEN, ls="none", label="eps_lower (true eps is right of it)")[0],
-                   ax.plot([], [], marker="o", color=BLUE, ls="none", label="eps_exact (white box)")[0],
+                   ax.plot([], [], marker="o", color=BLUE, mfc="none", mew=1.4, ls="none",
+                           label="eps_exact (white box)")[0],
                    ax.plot([], [], marker="|", color="black", ls="none", ms=9, mew=1.8, label="eps_claim")[0],
                    ax.plot([], [], marker=">", color=RED, ls="none", label="refuted claim")[0]]
         fig.legend(handles=handles, loc="lower left", bbox_to_anchor=(0.01, 1 - 0.26 / height), ncol=4,
                    frameon=False, borderaxespad=0.2)
-        return png(fig, WIDTH, height)
+        return fig
 
 
 def _has_zero(rows: Sequence[tuple[str, dict[str, Any]]]) -> bool:
@@ -248,7 +268,7 @@ def tradeoff_meaningful(scenario: dict[str, Any], claims: Sequence[dict[str, Any
             and any(str(c.get("finding", "")).startswith("refuted") for c in claims))
 
 
-def _tests(points: Sequence[dict[str, float]]) -> tuple[np.ndarray, np.ndarray]:
+def tradeoff_tests(points: Sequence[dict[str, float]]) -> tuple[np.ndarray, np.ndarray]:
     """(FPR upper, TPR lower) of each trade-off test and of its complement (the test that says D'
     where it said D): the corner of its confidence box that a claim must allow."""
     fpr = np.array([p["fpr_upper"] for p in points] + [p["fnr_upper"] for p in points])
@@ -257,12 +277,52 @@ def _tests(points: Sequence[dict[str, float]]) -> tuple[np.ndarray, np.ndarray]:
     return fpr[keep], tpr[keep]
 
 
-def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Figure:
+def refuting(fpr: np.ndarray, tpr: np.ndarray) -> np.ndarray:
+    """The tests (indices into ``fpr``, ``tpr``: confidence-box corners) that refute an (eps, delta) claim
+    no other test refutes.  A test refutes (eps, delta), eps >= 0 and delta >= 0, when
+    TPR - e^eps FPR > delta: for each slope s = e^eps >= 1 the test with the largest TPR - s FPR refutes
+    every claim any test does, so a test is needed only where it is that largest, strictly and above 0,
+    for some s in [1, inf).  TPR - s FPR is linear in s: the maxima change only where two tests' lines
+    cross (s = their TPR gap over their FPR gap) or a line crosses 0 (s = TPR / FPR), so those points
+    and s = 1 are the only s to look at (the rest of [1, inf) lies between them)."""
+    _, first = np.unique(np.column_stack([fpr, tpr]), axis=0, return_index=True)
+    if first.size < 2:  # (a test drawn twice is one test)
+        return np.sort(first)
+    fpr, tpr = fpr[first], tpr[first]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        crossings = (tpr[:, None] - tpr[None, :]) / (fpr[:, None] - fpr[None, :])
+    s = np.concatenate([[1.0], crossings[np.isfinite(crossings)], tpr / fpr])
+    s = np.unique(s[s >= 1.0])
+    s = np.concatenate([s, (s[:-1] + s[1:]) / 2])  # a unique maximum between two crossings shows there
+    value = tpr[:, None] - s[None, :] * fpr[:, None]  # (tests, slopes)
+    top = np.argsort(value, axis=0)[-2:]  # the best and the runner-up at each slope
+    best, second = value[top[-1], np.arange(s.size)], value[top[-2], np.arange(s.size)]
+    alone = best > np.maximum(second, 0.0)
+    return np.sort(first[np.unique(top[-1][alone])])
+
+
+def _spaced(points: np.ndarray, width: float) -> np.ndarray:
+    """Indices of ``points`` (display positions in printed points) drawn as markers ``width`` wide: left
+    to right, a point within ``width`` of one already drawn is shown by it (its position lies under
+    that marker), so no two markers overlap."""
+    drawn: list[int] = []
+    for i in np.argsort(points[:, 0], kind="stable"):
+        if all(np.hypot(*(points[i] - points[j])) >= width for j in drawn):
+            drawn.append(int(i))
+    return np.array(sorted(drawn), dtype=int)
+
+
+TEST_MARKER = 2.5  # points: the trade-off tests' marker width
+
+
+def tradeoff_figure(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> plt.Figure:
     """The f-DP view of the trade-off tests, as the privacy loss each certifies: a test with
     false-positive rate at most FPR and power at least TPR (its confidence box's corner) violates
     an (eps, delta) claim exactly when TPR > e^eps FPR + delta, i.e. when log(TPR / FPR) lies above
     the claim's curve log(e^eps + delta / FPR); the fitted Gaussian curve G_mu gives
-    log(Phi(Phi^-1(FPR) + mu) / FPR).  Plotted against FPR on a log axis, where refutations live."""
+    log(Phi(Phi^-1(FPR) + mu) / FPR).  Plotted against FPR on a log axis, where refutations live.
+    Only the tests that refute a claim no other test refutes are drawn (:func:`refuting`: the rest
+    add no refutation), each marker apart from the others (:func:`_spaced`)."""
     per_row = 2  # two panels a row: each legend, at the report's smallest text, fits its panel
     rows = math.ceil(len(items) / per_row)
     height = 2.6 * rows
@@ -273,27 +333,45 @@ def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Fi
         for ax in axes.flat[len(items):]:
             ax.set_axis_off()
         for ax, (sc, claims) in zip(axes.flat, items, strict=False):
-            fpr, tpr = _tests(sc["estimate"]["tradeoff"])
-            low = max(float(fpr.min()) / 2 if fpr.size else 1e-6, 1e-9)
-            grid = np.logspace(math.log10(low), 0, 200)
-            shown = [c for c in claims if _finite(c["epsilon_claim"]) is not None and c["finding"] != "not-applicable"]
-            for i, c in enumerate(shown[:3]):
-                curve = np.log(math.exp(min(float(c["epsilon_claim"]), 700)) + c["delta"] / grid)
-                ax.plot(grid, curve, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
-                        ls=LINESTYLES[i], label=f"{c['claim_id']} (eps {fmt(c['epsilon_claim'])})".replace("$", r"\$"))
-            mu = sc["estimate"]["gdp"]["mu"]
-            ax.plot(grid, np.log(norm.cdf(norm.ppf(grid) + mu) / grid), color=BLUE, lw=1, ls=(0, (1, 1)),
-                    label=f"G_mu, mu = {fmt(mu)} (fit)")
-            ax.plot(fpr, np.log(tpr / fpr), "o", color=GREEN, ms=2.5, ls="none", label="tests (box corners)")
-            ax.set_xscale("log")
-            _axis(ax.xaxis, True, math.log10(1 / low), ticks=4)
-            ax.set_xlim(low, 1)
-            ax.set_ylim(0, ax.get_ylim()[1] * 1.6)  # headroom: the legend sits above the curves
-            ax.set_title(sc["scenario"])
-            ax.set_xlabel("false-positive rate (upper)")
-            ax.set_ylabel("log(TPR / FPR)")
-            ax.legend(loc="upper right", frameon=False)
-        return png(fig, WIDTH, height)
+            _tradeoff_panel(fig, ax, sc, claims)
+        return fig
+
+
+def _tradeoff_panel(fig: plt.Figure, ax: Any, sc: dict[str, Any], claims: list[dict[str, Any]]) -> None:
+    fpr, tpr = tradeoff_tests(sc["estimate"]["tradeoff"])
+    low = max(float(fpr.min()) / 2 if fpr.size else 1e-6, 1e-9)
+    grid = np.logspace(math.log10(low), 0, 200)
+    shown = [c for c in claims if _finite(c["epsilon_claim"]) is not None and c["finding"] != "not-applicable"]
+    for i, c in enumerate(shown[:3]):
+        curve = np.log(math.exp(min(float(c["epsilon_claim"]), 700)) + c["delta"] / grid)
+        ax.plot(grid, curve, color=RED if c["finding"].startswith("refuted") else "black", lw=1,
+                ls=LINESTYLES[i], label=f"{c['claim_id']} (eps {fmt(c['epsilon_claim'])})".replace("$", r"\$"))
+    mu = sc["estimate"]["gdp"]["mu"]
+    ax.plot(grid, np.log(norm.cdf(norm.ppf(grid) + mu) / grid), color=BLUE, lw=1, ls=(0, (1, 1)),
+            label=f"G_mu, mu = {fmt(mu)} (fit)")
+    needed = refuting(fpr, tpr)
+    loss = np.log(tpr / fpr)
+    top = max(ax.get_ylim()[1], float(loss[needed].max()) if needed.size else 0.0)
+    ax.set_xscale("log")
+    _axis(ax.xaxis, True, math.log10(1 / low), ticks=4)
+    ax.set_xlim(low, 1)
+    ax.set_ylim(0, top * 1.9)  # headroom: the legend (up to seven lines) sits above the curves
+    at = ax.transData.transform(np.column_stack([fpr[needed], loss[needed]])) / fig.dpi * 72
+    drawn = needed[_spaced(at, TEST_MARKER)]
+    hidden = needed.size - drawn.size
+    ax.plot(fpr[drawn], loss[drawn], "o", color=GREEN, ms=TEST_MARKER, mew=0, ls="none",
+            label=f"tests (box corners): the {needed.size} of {fpr.size}\nthat refute what no other does"
+            + (f"\n({hidden} within a marker of another)" if hidden else ""))
+    ax.set_title(sc["scenario"])
+    ax.set_xlabel("false-positive rate (upper)")
+    ax.set_ylabel("log(TPR / FPR)")
+    ax.legend(loc="upper right", frameon=False)
+
+
+def tradeoff(items: Sequence[tuple[dict[str, Any], list[dict[str, Any]]]]) -> Figure:
+    """:func:`tradeoff_figure` as a PNG, with its size in inches."""
+    fig = tradeoff_figure(items)
+    return png(fig, WIDTH, fig.get_figheight())
 
 
 def sweep(sweep_payload: dict[str, Any]) -> Figure:
