@@ -110,7 +110,7 @@ def test_ci_runs_both_tiers_on_both_cores_and_names_each_lines_30_slowest_tests(
     lines = [line for line in ci.splitlines() if "-m pytest" in line and not line.lstrip().startswith("#")]
     assert len(lines) == 4 and all("--durations=30" in line for line in lines), lines
     assert 'python3 -m pytest -q -m "not slow" -n 2 --durations=30' in ci
-    assert "python3 -m pytest -q -m slow -n 2 --durations=30" in ci
+    assert "python3 -m pytest -q -m slow -n 2 --dist loadfile --durations=30" in ci  # a file's module fixtures once
     assert '-m pytest -q -m "(unit or report) and not slow" -p no:cacheprovider --durations=30' in ci
 
 
