@@ -16,13 +16,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpaudit.onerun import Fixed, Grid, Split, gdp, gdp_mu, profile
+from dpaudit.onerun import Fixed, Grid, Split, gdp, gdp_mu, profile, steinke
 from dpaudit.onerun.curves import gdp_delta
 from dpaudit.onerun.fdp import rejects_claim
 from dpaudit.onerun.fixtures import gaussian_scores, rr_scores
 from dpaudit.onerun.planner import best_fixed_rule
 from dpaudit.onerun.rules import counts, tiebreak_keys
-from dpaudit.onerun import steinke
 
 pytestmark = pytest.mark.slow
 SEEDS = 200

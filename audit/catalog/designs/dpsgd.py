@@ -49,7 +49,7 @@ from dpaudit.mechanisms.dpsgd import (
     optimistic_epsilon,
     preference_data,
 )
-from dpaudit.onerun.curves import CurveClaim, profile
+from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection, strongest_rejected
 from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_threshold, point_rejects
