@@ -142,8 +142,8 @@ class AccountantProfile(CurveClaim):
             super().__post_init__()
 
     def __getstate__(self) -> dict[str, Any]:
-        self.deltas  # computed before the claim travels (to a worker), which would otherwise compute it again
-        return self.__dict__
+        # computed before the claim travels (to a worker), which would otherwise compute it again
+        return {**self.__dict__, "deltas": self.deltas}
 
 
 def _planned(iso: PlannedIsolation) -> float:
@@ -167,8 +167,7 @@ class PlannedIsolation(IsolatedCanaries):
             IsolatedCanaries(self.reason, self.coordinates, 0.0, self.threshold_source)
 
     def __getstate__(self) -> dict[str, Any]:
-        self.threshold  # planned before the declaration travels
-        return self.__dict__
+        return {**self.__dict__, "threshold": self.threshold}  # planned before the declaration travels
 
 
 @functools.lru_cache(maxsize=512)
