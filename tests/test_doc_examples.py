@@ -41,12 +41,31 @@ def test_the_pages_hold_examples():
     assert {b.path.name for b in RUNNABLE} >= {"README.md", "guide.rst", "pytest.rst"}
 
 
-# OpenDP draws one output per call into its native library (about 20 s of CPU per 10^5): slow tier; the
-# libraries extra's examples drive OpenDP too
-SLOW_EXTRAS = (("extra", "opendp"), ("extra", "libraries"))
+# Blocks that run in the slow tier (CI runs both: every block still runs there).  OpenDP draws one output
+# per call into its native library (about 20 s of CPU per 10^5); the libraries extra's examples drive
+# OpenDP too; diffprivlib's example draws 10^5 outputs by one Python call each and the Opacus example
+# trains a model (4-6 CPU s each, measured at 3a2da36, issue 45).
+SLOW_EXTRAS = (("extra", "opendp"), ("extra", "libraries"), ("extra", "opacus"), ("package", "diffprivlib"))
+# A block whose audit draws 10^7 samples per side or more (README's Algorithm 2 example, ~4.5 CPU s).
+SLOW_SAMPLES = 10_000_000
 
 
-@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if b.needs in SLOW_EXTRAS else b
+def slow(block) -> bool:
+    """Whether the block runs in the slow tier (see SLOW_EXTRAS and SLOW_SAMPLES)."""
+    sizes = [int(s.replace("_", "")) for s in re.findall(r"\bsamples=([\d_]+)\b", block.code)]
+    return block.needs in SLOW_EXTRAS or any(s >= SLOW_SAMPLES for s in sizes)
+
+
+def test_the_slow_rule_picks_the_heavy_blocks():
+    """The rule above puts the heavy blocks in the slow tier and leaves the others in the fast one."""
+    heavy = {b.where for b in RUNNABLE if slow(b)}
+    assert any(b.needs == ("extra", "opacus") for b in RUNNABLE if b.where in heavy)
+    assert any("samples=10_000_000" in b.code for b in RUNNABLE if b.where in heavy)
+    assert len(heavy) < len(RUNNABLE) // 2 and not any(slow(b) for b in RUNNABLE if "samples=100_000," in b.code
+                                                       and b.needs is None)
+
+
+@pytest.mark.parametrize("block", [pytest.param(b, marks=pytest.mark.slow) if slow(b) else b
                                    for b in RUNNABLE], ids=[b.where for b in RUNNABLE])
 def test_python_example_runs_as_pasted(block, tmp_path):
     if block.module is not None and importlib.util.find_spec(block.module) is None:

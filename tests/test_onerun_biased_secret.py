@@ -67,7 +67,7 @@ def _false_findings(rule, p_in: float) -> tuple[int, int]:
         except InputError as exc:
             assert "secret = " in str(exc), exc  # the fairness check, never anything else
             continue
-        eps += res.epsilon_lower[0] > 0
+        eps += res.epsilon_lowers[0] > 0
         mu += res.gdp_mu_lower > 0
     return eps, mu
 
@@ -127,7 +127,7 @@ def test_audit_one_run_refuses_it_before_training_and_keeps_every_rule_for_its_o
 
 def test_a_leak_is_still_caught_with_a_biased_callers_secret_and_a_balanced_rule():
     scores, secrets = _games(0.55, 100, leak=2.0, seed=1)
-    hits = sum(one_run_bound(s, b, rule=Fixed(50, 50), tiebreak=0).epsilon_lower[0] > 0
+    hits = sum(one_run_bound(s, b, rule=Fixed(50, 50), tiebreak=0).epsilon_lowers[0] > 0
                for s, b in zip(scores, secrets, strict=True)
                if bound_module.fair_p_value(int(b.sum()), M) >= bound_module.FAIR_P_MIN)
     assert hits > 90, hits
@@ -149,7 +149,7 @@ def test_the_guard_keeps_a_balanced_rejection_where_hoeffding_applies():
     (2 of 2 right: ε_LB = 0, not 0.54); a secret dpaudit drew keeps 0.54."""
     scores, secret = np.array([0.0, 1.0, 0.5, 0.5]), np.array([0, 1, 0, 1])
     mine = one_run_bound(scores, secret, rule=Fixed(1, 1), confidence=0.6, tiebreak=0, deltas=(0.0,))
-    assert (mine.v, mine.r) == (2, 2) and mine.epsilon_lower[0] == 0.0
+    assert (mine.v, mine.r) == (2, 2) and mine.epsilon_lowers[0] == 0.0
     assert bound_module.prior_guard(mine.tests[0]) == 0.0
 
 

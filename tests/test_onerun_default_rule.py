@@ -46,7 +46,7 @@ def _medians(eps: float, seeds: int) -> tuple[float, float]:
     for seed in range(seeds):
         scores, secret = _game(seed, mu)
         res = one_run_bound(scores, secret, deltas=(DELTA,), claims=_claims(eps), tiebreak=seed)
-        st.append(res.epsilon_lower[0])
+        st.append(res.epsilon_lowers[0])
         read.append(gdp_epsilon(res.gdp_mu_lower, DELTA))  # a GDP-family reading, for this figure only
     return float(np.median(st)), float(np.median(read))
 

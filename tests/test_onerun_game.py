@@ -111,7 +111,7 @@ def test_split_rule_bounds_only_on_the_held_out_part():
     secret = np.random.default_rng(0).integers(0, 2, 1000)
     scores = 3.0 * secret + np.random.default_rng(1).standard_normal(1000)
     res = one_run_bound(scores, secret, rule=Split(select=0.4, seed=3))
-    assert res.tests[0].m == 600 and res.epsilon_lower[0] > 0
+    assert res.tests[0].m == 600 and res.epsilon_lowers[0] > 0
     assert res.rule["rule"] == "split" and "held-out" in res.rule["correction"]
 
 

@@ -50,8 +50,8 @@ def test_bounds_are_the_two_clopper_pearson_ends_at_half_alpha():
     hi = stats.binomtest(4, 100).proportion_ci(confidence_level=1 - ALPHA, method="exact").high
     assert b.tpr_lower == pytest.approx(lo, rel=1e-9) and b.fpr_upper == pytest.approx(hi, rel=1e-9)
     tails = [math.log(lo / hi), math.log((1 - hi) / (1 - lo))]
-    assert b.epsilon_lower[0] == pytest.approx(max(tails), rel=1e-9)
-    assert b.epsilon_lower[1] == pytest.approx(max(math.log((lo - 1e-3) / hi), math.log((1 - hi - 1e-3) / (1 - lo))))
+    assert b.epsilon_lowers[0] == pytest.approx(max(tails), rel=1e-9)
+    assert b.epsilon_lowers[1] == pytest.approx(max(math.log((lo - 1e-3) / hi), math.log((1 - hi - 1e-3) / (1 - lo))))
     assert b.gdp_mu_lower == pytest.approx(special.ndtri(lo) - special.ndtri(hi), rel=1e-9)
     assert 0.46 < b.gdp_mu_lower < 0.50  # 0.4817
     # mu-GDP's curve at the point: rejected exactly when mu < Phi^-1(TPR_lo) - Phi^-1(FPR_hi)
@@ -89,7 +89,7 @@ def test_a_caller_declares_the_premise_only_explicitly():
     assert "isolated canaries" in rec["premise"] and "GDP" in rec["gdp_mu_lower"]["validity"]
     assert rec["claims"][0]["rejected"] is True
     assert "isolated canaries (declared by the caller)" in got.summary()
-    assert got.epsilon_lower == result.epsilon_lower and got.claims == result.claims  # beside, not instead
+    assert got.epsilon_lowers == result.epsilon_lowers and got.claims == result.claims  # beside, not instead
 
 
 def _toy_design(coordinates: tuple[int, ...]) -> CanaryDesign:

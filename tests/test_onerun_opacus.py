@@ -30,7 +30,7 @@ def test_opacus_run_passes_and_its_broken_twin_is_refuted():
     design = opacus_design()
     result = seeded(design, 0)
     assert design.as_expected(result)
-    assert result.epsilon_lower[0] > 1.0          # the canaries are seen through the library
+    assert result.epsilon_lowers[0] > 1.0          # the canaries are seen through the library
     claimed = opacus_design(noise_multiplier=1.19)   # the accountant's eps ~ 2
     halved = replace(claimed.mechanism, noise_multiplier=1.19 / 2)
     broken = replace(claimed, mechanism=halved)      # the claims stay those of the full noise

@@ -32,7 +32,7 @@ def power(eps: float) -> dict[str, float]:
     mu_rule, _ = best_fixed_rule(M, delta=DELTA, mu=mu, objective="gdp-mu")
     st, mus, true_rej, half_rej = [], [], [], []
     for scores, secret in _runs(mu):
-        st.append(one_run_bound(scores, secret, rule=steinke_rule, deltas=(DELTA,)).epsilon_lower[0])
+        st.append(one_run_bound(scores, secret, rule=steinke_rule, deltas=(DELTA,)).epsilon_lowers[0])
         res = one_run_bound(scores, secret, rule=mu_rule, deltas=(DELTA,), claims=[gdp(mu), gdp(mu / 2)])
         mus.append(gdp_epsilon(res.gdp_mu_lower, DELTA))  # a GDP-family reading, for this figure only
         true_rej.append(res.claims[0].verdict == "violation")

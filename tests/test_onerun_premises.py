@@ -238,7 +238,7 @@ def false_findings(rule, scores, seeds: int = SEEDS, secret=None) -> tuple[int, 
         except InputError:
             refused += 1
             continue
-        eps += res.epsilon_lower[0] > 0
+        eps += res.epsilon_lowers[0] > 0
         mu += res.gdp_mu_lower > 0
     return eps, mu, refused
 

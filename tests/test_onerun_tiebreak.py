@@ -75,8 +75,8 @@ def test_randomized_response_keeps_its_power():
     eps, eps_worst = [], []
     for seed in range(20):
         scores, secret = _rr_game(seed)
-        eps.append(one_run_bound(scores, secret, rule=Fixed(50, 50), tiebreak=seed).epsilon_lower[0])
-        eps_worst.append(one_run_bound(scores, secret, rule=Fixed(50, 50), tiebreak=WORST_CASE).epsilon_lower[0])
+        eps.append(one_run_bound(scores, secret, rule=Fixed(50, 50), tiebreak=seed).epsilon_lowers[0])
+        eps_worst.append(one_run_bound(scores, secret, rule=Fixed(50, 50), tiebreak=WORST_CASE).epsilon_lowers[0])
     assert float(np.median(eps)) > 1.0, np.median(eps)  # measured 1.54
     assert float(np.median(eps_worst)) == 0.0  # the count the key replaces, kept for tiebreak=WORST_CASE
 

@@ -104,13 +104,14 @@ def test_the_readme_keeps_two_set_up_commands_that_install_the_extras_they_need(
 
 def test_ci_runs_both_tiers_on_both_cores_and_names_each_lines_30_slowest_tests():
     """Issue 45: CI's log names the slowest 30 tests of every pytest line; the fast tier (as the README
-    runs it) and the slow tier use both cores; the oldest-versions tier runs the non-CLI kinds."""
+    runs it) and the slow tier use both cores; the oldest-versions tier runs the unit and report kinds (each
+    pinned dependency at its floor; the statistical kind's rates and bounds run once, in the main tiers)."""
     ci = (ROOT / ".ci" / "run").read_text()
     lines = [line for line in ci.splitlines() if "-m pytest" in line and not line.lstrip().startswith("#")]
     assert len(lines) == 4 and all("--durations=30" in line for line in lines), lines
     assert 'python3 -m pytest -q -m "not slow" -n 2 --durations=30' in ci
-    assert "python3 -m pytest -q -m slow -n 2 --durations=30" in ci
-    assert '-m pytest -q -m "not slow and not cli" -p no:cacheprovider --durations=30' in ci
+    assert "python3 -m pytest -q -m slow -n 2 --dist loadfile --durations=30" in ci  # a file's module fixtures once
+    assert '-m pytest -q -m "(unit or report) and not slow" -p no:cacheprovider --durations=30' in ci
 
 
 WITHOUT_MATPLOTLIB = ("import sys; sys.modules['matplotlib'] = None\n"

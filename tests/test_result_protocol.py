@@ -40,7 +40,7 @@ def test_both_result_types_follow_the_protocol(multi, one):
         assert result.verdict in ("pass", "violation", "not-applicable")
         assert str(result) == result.summary()
         json.dumps(result.to_dict())  # JSON-ready
-    assert multi.epsilon_lower == multi.bounds[0.0] and one.epsilon_lower[0] == one.bounds[0.0]
+    assert multi.epsilon_lower == multi.bounds[0.0] and one.epsilon_lowers[0] == one.bounds[0.0]
 
 
 def test_a_delta_not_reported_names_the_ones_that_are(multi, one):

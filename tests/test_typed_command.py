@@ -67,18 +67,29 @@ def _real(tmp_path: Path, prefix: list[str], *args: str) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.fixture(scope="module")
+def python_m_dpaudit_run(tmp_path_factory) -> tuple[Path, dict]:
+    """One ``python -m dpaudit run ... --json --out 'my out'`` in a subprocess, read by the
+    python-m-dpaudit case below and by the PDF's test (one run, not two: each is ~3 CPU s)."""
+    tmp_path = tmp_path_factory.mktemp("typed")
+    return tmp_path, _real(tmp_path, [sys.executable, "-m", "dpaudit"], "--json", "--out", str(tmp_path / "my out"))
+
+
 @pytest.mark.parametrize(("prefix", "program"), [
     ([sys.executable, "-m", "dpaudit"], [PYTHON, "-m", "dpaudit"]),
     ([sys.executable, "-m", "audit"], [PYTHON, "-m", "audit"]),
     ([str(SCRIPT)], ["dpaudit"]),
 ], ids=["python-m-dpaudit", "python-m-audit", "console-script"])
-def test_json_and_results_record_the_command_as_typed(tmp_path, prefix, program):
+def test_json_and_results_record_the_command_as_typed(request, tmp_path, prefix, program):
     if not Path(prefix[0]).exists():
         pytest.skip("no dpaudit console script beside this interpreter")
-    doc = _real(tmp_path, prefix, "--json", "--out", str(tmp_path / "out"))
-    typed = [*program, *RUN, "--json", "--out", str(tmp_path / "out")]
+    if prefix[1:] == ["-m", "dpaudit"]:
+        tmp_path, doc = request.getfixturevalue("python_m_dpaudit_run")
+    else:
+        doc = _real(tmp_path, prefix, "--json", "--out", str(tmp_path / "my out"))
+    typed = [*program, *RUN, "--json", "--out", str(tmp_path / "my out")]
     assert doc["command"] == typed
-    assert json.loads((tmp_path / "out" / "results.json").read_text())["command"] == typed
+    assert json.loads((tmp_path / "my out" / "results.json").read_text())["command"] == typed
 
 
 def test_sweep_json_records_the_command_through_the_helper(tmp_path):
@@ -87,11 +98,11 @@ def test_sweep_json_records_the_command_through_the_helper(tmp_path):
     assert json.loads((tmp_path / "s" / "sweep.json").read_text())["command"][:2] == ["dpaudit", "sweep"]
 
 
-def test_the_pdf_gives_the_recorded_command(tmp_path):
+def test_the_pdf_gives_the_recorded_command(python_m_dpaudit_run):
     pytest.importorskip("reportlab")
     pypdf = pytest.importorskip("pypdf")
-    prefix, program = [sys.executable, "-m", "dpaudit"], f"{PYTHON} -m dpaudit run"
-    _real(tmp_path, prefix, "--json", "--out", str(tmp_path / "my out"))
+    tmp_path, _ = python_m_dpaudit_run
+    program = f"{PYTHON} -m dpaudit run"
     pages = pypdf.PdfReader(tmp_path / "my out" / "report.pdf").pages
     text = " ".join(" ".join(page.extract_text().split()) for page in pages)
     assert f"Command: {program} --mechanism plug:honest" in text

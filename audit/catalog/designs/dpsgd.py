@@ -32,7 +32,8 @@ shuffled run is refuted in 0 of 5 runs (Steinke 0.21–0.75).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -48,14 +49,15 @@ from dpaudit.mechanisms.dpsgd import (
     optimistic_epsilon,
     preference_data,
 )
-from dpaudit.onerun.curves import CurveClaim, profile
+from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.family import FamilyRejection, strongest_rejected
 from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_threshold, point_rejects
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["CANARY_NORM", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "accountant_curve", "blackbox_design",
+__all__ = ["CANARY_NORM", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "AccountantProfile", "PlannedIsolation",
+           "accountant_curve", "blackbox_design",
            "family_rejection",
            "isolated_family_rejection", "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design",
            "whitebox_score"]
@@ -93,16 +95,92 @@ def noise_for_epsilon(epsilon: float, sampling_probability: float, steps: int, d
     return float(np.ceil(sigma * 1000) / 1000)
 
 
+class _OnFirstRead:
+    """A field of a frozen dataclass whose value is computed the first time it is read
+    (``compute(instance)``) and then kept in the instance: the design names its claims and its planned
+    threshold at once (``list``, ``plan`` and the catalog read only names, sizes and descriptions) and
+    pays for the accountant's profile or the planning simulation only when a run bounds against them.
+    A value given to the constructor (``dataclasses.replace``, unpickling) is kept as given; the
+    field's empty default means "not computed yet"."""
+
+    def __init__(self, compute: Callable[[Any], Any], empty: Any) -> None:
+        self._compute, self._empty = compute, empty
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self._empty
+        if self._name not in obj.__dict__:
+            obj.__dict__[self._name] = self._compute(obj)
+        return obj.__dict__[self._name]
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if value != self._empty:
+            obj.__dict__[self._name] = value
+
+
+def _profile_deltas(claim: AccountantProfile) -> tuple[float, ...]:
+    noise_multiplier, sampling_probability, steps, discretisation = claim.accountant
+    deltas = accountant_deltas(noise_multiplier, sampling_probability, steps, EPS_GRID, discretisation=discretisation)
+    require(bool(np.all(np.isfinite(deltas))), "CurveClaim.deltas", claim.source, "must be in [0, 1]")
+    return tuple(float(x) for x in deltas)
+
+
+class AccountantProfile(CurveClaim):
+    """:func:`accountant_curve`'s claim: a ``profile`` curve claim on :data:`EPS_GRID` whose δs (225
+    hockey-stick divergences of the composed PLD, ~2 s of CPU) are computed when first read.  Equal
+    field by field to the eager claim it replaces (same ε grid, δs, id and source)."""
+
+    deltas = _OnFirstRead(_profile_deltas, ())
+
+    accountant: tuple[float, float, int, float]  # (σ, q, T, discretisation), set by accountant_curve
+
+    def __post_init__(self) -> None:
+        if "deltas" in self.__dict__:  # given (a replace() of a computed claim): checked as any profile's
+            super().__post_init__()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # computed before the claim travels (to a worker), which would otherwise compute it again
+        return {**self.__dict__, "deltas": self.deltas}
+
+
+def _planned(iso: PlannedIsolation) -> float:
+    threshold = planned_threshold(*iso.planning)
+    require(math.isfinite(threshold), "isolated_canaries.threshold", threshold, "must be finite")
+    return threshold
+
+
+class PlannedIsolation(IsolatedCanaries):
+    """The white-box design's isolated-canary declaration, its threshold planned (:func:`planned_threshold`,
+    ~0.8 s of simulation) when first read; its reason and coordinates are checked at once, as any declaration's."""
+
+    threshold = _OnFirstRead(_planned, None)
+
+    planning: tuple[float, float, int, int]  # (σ, q, T, m), set by _isolation
+
+    def __post_init__(self) -> None:
+        if "threshold" in self.__dict__:
+            super().__post_init__()
+        else:  # the declaration's own checks (reason, one coordinate per canary) with a stand-in threshold
+            IsolatedCanaries(self.reason, self.coordinates, 0.0, self.threshold_source)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "threshold": self.threshold}  # planned before the declaration travels
+
+
 @functools.lru_cache(maxsize=512)
 def accountant_curve(noise_multiplier: float, sampling_probability: float, steps: int, *,
                      discretisation: float = 1e-4, claim_id: str = "dpsgd/curve") -> CurveClaim:
     """The accountant's privacy profile on :data:`EPS_GRID` as a curve claim (lower envelope;
     pessimistic δ, so a weaker claim than the true curve: a correct mechanism is not rejected
-    more than α of the time)."""
-    deltas = accountant_deltas(noise_multiplier, sampling_probability, steps, EPS_GRID, discretisation=discretisation)
-    return profile(EPS_GRID, [float(x) for x in deltas], claim_id=claim_id,
-                   source=f"PLD accountant, Poisson-subsampled Gaussian, sigma={noise_multiplier:.4g}, "
-                          f"q={sampling_probability:.4g}, T={steps}, add-remove")
+    more than α of the time); its δs are computed when first read (:class:`AccountantProfile`)."""
+    claim = AccountantProfile(family="profile", epsilons=EPS_GRID, claim_id=claim_id,
+                              source=f"PLD accountant, Poisson-subsampled Gaussian, sigma={noise_multiplier:.4g}, "
+                                     f"q={sampling_probability:.4g}, T={steps}, add-remove")
+    object.__setattr__(claim, "accountant", (noise_multiplier, sampling_probability, steps, discretisation))
+    return claim
 
 
 def whitebox_score(sigma: float, q: float, clip: float, offset: int, per_coordinate: int = 1) -> Any:
@@ -162,17 +240,21 @@ ISOLATION_REASON = ("gradient canary j is the only record with weight on coordin
                     "own bit, its own sampling draws and its coordinate's noise")
 
 
-def _isolation(canaries: np.ndarray, base: np.ndarray, threshold: float, source: str) -> IsolatedCanaries:
+def _isolation(canaries: np.ndarray, base: np.ndarray, planning: tuple[float, float, int, int],
+               source: str) -> IsolatedCanaries:
     """The declaration, from the arrays themselves: each canary's one coordinate (refused when two
-    canaries share one: :class:`~dpaudit.onerun.isolated.IsolatedCanaries`), none touched by a base record."""
+    canaries share one: :class:`~dpaudit.onerun.isolated.IsolatedCanaries`), none touched by a base record;
+    its threshold is :func:`planned_threshold` of ``planning`` (σ, q, T, m), planned when first read."""
     nonzero = canaries[:, :-2] != 0
     require(bool(np.all(nonzero.sum(axis=1) == 1)), "canaries", "<gradient canaries>",
             "isolated canaries need exactly one nonzero coordinate each")
     coords = np.argmax(nonzero, axis=1)
     require(not bool(np.any(base[:, :-2][:, np.unique(coords)] != 0)), "base", "<preference records>",
             "must have no weight on a canary's coordinate")
-    return IsolatedCanaries(reason=ISOLATION_REASON, coordinates=tuple(int(c) for c in coords),
-                            threshold=threshold, threshold_source=source)
+    iso = PlannedIsolation(reason=ISOLATION_REASON, coordinates=tuple(int(c) for c in coords),
+                           threshold=None, threshold_source=source)  # type: ignore[arg-type]  # planned when read
+    object.__setattr__(iso, "planning", planning)
+    return iso
 
 
 def _claims(mech: DPSGD, delta: float) -> tuple[Guarantee | CurveClaim, ...]:
@@ -225,7 +307,7 @@ def whitebox_design(*, m: int = 1000, epsilon: float = 8.0, delta: float = 1e-5,
     claims = _claims(mech, delta)
     isolation = None
     if declare_isolated and scorer == "poisson" and bug != "shuffle-batches":
-        isolation = _isolation(canaries, base, planned_threshold(sigma, float(sampling_probability), steps, m),
+        isolation = _isolation(canaries, base, (sigma, float(sampling_probability), steps, m),
                                f"planned from the claim (sigma={sigma:g}, q={sampling_probability:g}, T={steps}, "
                                f"m={m}; planning seed {PLANNING_SEED})")
     return CanaryDesign(
