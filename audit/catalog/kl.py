@@ -219,8 +219,8 @@ def errata() -> list[Scenario]:
     row2 = Scenario("kl-mab-a24-row2", *_a24_row2(),
                     {"kl-mab/thm1-pure": "pass", "kl-mab/thm1-approx": "violation", "kl-mab/cor1": "violation",
                      "kl-mab/thm1-approx-corrected": "pass"},
-                    samples_factor=6000,
-                    about="Theorem 1 witness row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuted from 6e9 "
+                    samples_factor=18000,
+                    about="Theorem 1 witness row 2: claimed (20.30, 2.5e-3), exact delta 0.50; refuted from 1.8e10 "
                           "samples "
                           "per side, drawn as counts")
     return [row2, _linear_a33(1.6e5), _linear_cor2_approx(), _rlhf_label(), _rlhf_approx(1e4),
@@ -253,7 +253,7 @@ def mab_scenarios() -> list[Scenario]:
                  Pair(row1, row1.add({"action": 0, "reward": 1.0}), "add (b, 1): b empty, c has 1e6 rewards 0"),
                  {"kl-mab/thm1-pure": "not-applicable", "kl-mab/thm1-approx": "violation",
                   "kl-mab/cor1": "violation", "kl-mab/thm1-approx-corrected": "pass"},
-                 samples_factor=5, about="Theorem 1 witness row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
+                 samples_factor=12, about="Theorem 1 witness row 1: claimed (13.57, 1.45e-4), exact delta 1.00"),
     ]
 
 
