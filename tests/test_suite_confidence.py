@@ -103,3 +103,12 @@ def test_the_tightest_default_claim_holds_over_seeds_at_the_suite_confidence_and
         r = audit_mechanism(Laplace(1.1), sc.pair.d, sc.pair.d_prime, samples=samples, seed=seed, claims=claim,
                             relation=sc.pair.relation, confidence=confidence)
         assert r.claims[0].verdict == "violation", seed
+
+
+def test_the_help_states_each_suites_confidence():
+    """`run --help` names the confidence each suite runs at, from the catalog (a change moves both)."""
+    done = in_process("run", "--help")
+    text = " ".join(done.stdout.split())
+    stated = {"default": "default and full", "full": "default and full", "errata": "errata", "libraries": "libraries"}
+    for name, confidence in catalog.SUITE_CONFIDENCE.items():
+        assert f"{stated[name]} {confidence:g}" in text, name
