@@ -31,9 +31,9 @@ from dpaudit.onerun.design import CanaryDesign
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "ERRATUM_MISS",
     "SEQUENTIAL_SUITES",
     "SUITES",
-    "ERRATUM_MISS",
     "SUITE_CONFIDENCE",
     "SUITE_FAILURE",
     "BenchCase",
