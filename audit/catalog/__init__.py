@@ -84,7 +84,10 @@ SEQUENTIAL_SUITES = ("errata",)
 #   counts at the budget (docs/concepts.rst gives each; all below 1e-5 but align-alg2-swap's 2e-5).
 #
 # default  62 to hold (59 multi-run, 3 one-run) + 22 refuted: 62·1e-4 + 22·1e-4 = 0.0084 at c = 0.9999
-# full     69 to hold (no one-run fixture) + 23 refuted:       69·1e-4 + 23·1e-4 = 0.0092 at c = 0.9999
+# full     69 to hold (no one-run fixture) + 23 refuted:       69·1e-4 + 23·1e-4 = 0.0092 at c = 0.9999, IF its one
+#          extended erratum align-alg2-swap-1e-10 (1e8 per side) missed ≤ 1e-4: not established — it missed at
+#          seed 0 at 0.9999 (its selection chose an event of log-ratio 0.503 against the claim's 0.5; the
+#          planner's median run needs 6e7), so the full suite's bound is open until that budget is derived.
 # errata   11 to hold + 17 refuted:                            11·5e-4 + 17·1e-4 = 0.0072 at c = 0.9995
 # libraries 25 to hold:                                        25·3e-4           = 0.0075 at c = 0.9997
 # onerun   its twins' powers and null rules (dpaudit.catalog.onerun): ≈ 0.005 at its designs' own levels.
