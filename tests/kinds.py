@@ -153,6 +153,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_stattests.py": "unit",
     "test_streaming.py": "statistical",
     "test_supervise.py": "cli",
+    "test_suite_confidence.py": "unit",
     "test_hostile_shells.py": "cli",
     "test_heartbeat.py": "unit",
     "test_svt_variants.py": "statistical",
@@ -209,6 +210,7 @@ MIXED: Final[dict[str, tuple[str, ...]]] = {
     "test_results_schema.py": ("unit", "report"),  # the schema; `summary`/`report` refusing files
     "test_scale.py": ("statistical", "unit"),  # resume after SIGKILL through the CLI; Dask, bench
     "test_streaming.py": ("unit", "cli"),  # laws at 1e7 draws; counting, the planner
+    "test_suite_confidence.py": ("statistical", "cli"),  # the tightest claim over seeds; `run --suite`'s confidence
     "test_sweep.py": ("cli",),  # exact loss decay; `sweep` writing its JSON
     "test_vector_mechanisms.py": ("unit",),  # parameter checks; a broken SVT caught
     "test_verdicts.py": ("report",),  # exit codes; the default run's records

@@ -158,7 +158,7 @@ def test_selection_is_capped_and_memory_stays_bounded_at_any_budget():
 
 
 def test_a_large_counted_budget_uses_the_capped_selection_and_refutes_row2():
-    """Theorem 1 witness row 2 from samples alone: 6e9 per side drawn as counts, sequential, in seconds."""
+    """Theorem 1 witness row 2 from samples alone: 1.8e10 per side drawn as counts, sequential, in seconds."""
     sc = next(s for s in catalog.suite("errata", ["kl"]) if s.name == "kl-mab-a24-row2")
     r = audit_mechanism(sc.mechanism, sc.pair.d, sc.pair.d_prime, samples=round(1e6 * sc.samples_factor), seed=0,
                         expected=sc.expected, sequential=True)
@@ -231,17 +231,18 @@ def test_plan_row2_matches_the_closed_form():
     (dpaudit.engine.plan._why; the Clopper–Pearson pair's log((p_lo − δ)/(1 − (α/2)^{1/n})) needed
     4.86·10⁹); the planner's one-look budget is where this reaches 20.30 (plus the capped selection split)."""
     sc = next(s for s in catalog.suite("errata", ["kl"]) if s.name == "kl-mab-a24-row2")
-    result = plan(sc, pilot=2_000_000, execution=Execution(), sequential=True)
+    alpha = 1 - catalog.SUITE_CONFIDENCE["errata"]  # planned as its suite runs it
+    result = plan(sc, pilot=2_000_000, execution=Execution(), sequential=True, confidence=1 - alpha)
     req = {r.claim_id: r for r in result.requirements}["kl-mab/thm1-approx"]
     p = sc.mechanism.output_distribution(sc.pair.d)[0]
-    n = -math.log(0.9 * 0.05) * math.exp(20.3) / (p - req.delta)
+    n = -math.log(0.9 * alpha) * math.exp(20.3) / (p - req.delta)
     assert req.single == pytest.approx(n + streaming.SELECTION_CAP, rel=0.01)
     assert req.stop is not None and req.stop[0] == 4 and req.sequential > req.single
     assert result.samples_per_side == req.stop[1]
     assert render(result).startswith(f"samples_per_side={req.stop[1]}\n")
     assert req.event is not None and req.event[0] == pytest.approx(p) and req.event[1] * req.single < 1e-100
     assert f"n ~ log(1/(0.9 alpha))*e^eps/(p - delta) = {n:.3g}" in render(result)  # why it is not log(40)·e^20.3
-    easy = plan(sc, pilot=2_000_000, execution=Execution(), epsilon=15.0, delta=req.delta)
+    easy = plan(sc, pilot=2_000_000, execution=Execution(), epsilon=15.0, delta=req.delta, confidence=1 - alpha)
     assert easy.samples_per_side < req.single / 50  # the twin: a lower target needs far fewer
 
 
