@@ -80,13 +80,13 @@ def test_run_of_a_suite_takes_its_confidence_and_the_flag_overrides_it(tmp_path)
         assert json.loads((out / "results.json").read_text())["confidence"] == want
 
 
-SEEDS = 300
+SEEDS = 100
 
 
 @pytest.mark.slow
 def test_the_tightest_default_claim_holds_over_seeds_at_the_suite_confidence_and_a_leak_is_caught():
     """classic/laplace (ε = 1 attained by threshold events) at the default suite's confidence 0.9999 and
-    budget: no false refutation in 300 seeds (each ≤ 1e-4: P[any] ≤ 3 %; at 0.95, 1 of 60 seeds of the
+    budget: no false refutation in 100 seeds (each ≤ 1e-4: P[any] ≤ 1 %; at 0.95, 1 of 60 seeds of the
     classic family was one).  Twins at the same confidence and budget: a Laplace calibrated for ε = 1.1
     claimed as ε = 1 (a 10 % leak) is refuted in each of 10 seeds, and the margins are those of a tight
     claim (ε_lower within 0.03 of ε = 1 in the median seed: the confidence did not make the audit blind)."""
