@@ -14,6 +14,7 @@ import numpy as np
 from scipy import optimize
 
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
+from dpaudit.catalog.kl_claims import DPAUDIT
 from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Relation
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
@@ -237,9 +238,7 @@ DOCUMENTS = (
     Document(key="alignment paper",
              reference="Anonymous, AI alignment with provable protection of human judgements, "
                        "paper under double-blind review"),
-    Document(key="dpaudit",
-             reference="dpaudit's own corrected statements and reference curves: each registry entry states "
-                       "the bound and its proof (python -m dpaudit list NAME)"),
+    DPAUDIT,
 )
 
 _PAPER_PREMISES = ("ε ≤ 1", "δ ≤ 1/n²")
