@@ -43,7 +43,7 @@ from scipy.special import expit, log_expit
 
 from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
-from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
+from dpaudit.mechanisms.kl_policy import FeaturePolicy, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
 
 
@@ -141,12 +141,7 @@ class KLRLHF(FeaturePolicy):
     name: ClassVar[str] = "kl-rlhf"
 
     def __post_init__(self) -> None:
-        feats = check_features("features", self.features, 1.0)
-        require(len(feats) >= 2, "features", feats.shape, "need at least 2 actions")
-        object.__setattr__(self, "features", tuple(map(tuple, feats.tolist())))
-        check_positive("ridge (lambda)", self.ridge)
-        check_nonnegative("beta0", self.beta0)
-        check_positive("eta", self.eta)
+        self._check_features_and_ridge()
         if self.bound_b is not None:
             check_nonnegative("bound_b (B)", self.bound_b)
         if self.lambda0 is not None:
