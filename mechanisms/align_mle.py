@@ -39,7 +39,7 @@ from scipy import integrate, optimize
 from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
-from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
+from dpaudit.mechanisms.preferences import PrivateRelease
 
 PAPER = "alignment paper"
 _RELATIONS = ("add-remove", "zero-out", "swap")
@@ -97,13 +97,9 @@ def _newton(model, terms, lam, b, theta, tol, max_iter):
 
 
 @dataclass(frozen=True)
-class PrivateMLE:
+class PrivateMLE(PrivateRelease):
     """Algorithm 1 for Bradley–Terry, Plackett–Luce or trajectory records."""
 
-    model: BradleyTerry | PlackettLuce | Trajectory
-    epsilon: float
-    delta: float
-    calibration: str = "paper"     # paper | instantiated
     C: float = 1.0                 # the paper's unspecified constant (paper calibration)
     failure: float = 0.05          # η_f
     B: float = 1.0                 # radius of Θ_B in γ (the minimisation itself is over ℝ^d)
@@ -113,13 +109,10 @@ class PrivateMLE:
     relation: Relation | str = "add-remove"   # the relation the instantiated calibration targets
     lambda_r: float | None = None  # override λ_R (e.g. the d = 1 fixture uses the d = 10 value)
     name: ClassVar[str] = "align-mle"
+    calibrations: ClassVar[tuple[str, ...]] = ("paper", "instantiated")
 
     def __post_init__(self) -> None:
-        check_model(self.model)
-        check_positive("epsilon", self.epsilon)
-        require(0 < self.delta < 1, "delta", self.delta, "must be in (0, 1)")
-        require(self.calibration in ("paper", "instantiated"), "calibration", self.calibration,
-                "must be 'paper' or 'instantiated'")
+        super().__post_init__()
         check_positive("C", self.C)
         require(0 < self.failure < 1, "failure (eta_f)", self.failure, "must be in (0, 1)")
         check_positive("B", self.B)
