@@ -39,7 +39,7 @@ def check_features(field: str, features, max_norm: float) -> np.ndarray:
 def require_count(field: str, value: object, low: int) -> None:
     """Refuse ``value`` unless it is an integer (Python or numpy) ≥ ``low``: the sizes the KL-paper
     mechanisms take (actions, rounds, iterations)."""
-    require(isinstance(value, (int, np.integer)) and value >= low, field, value, f"must be an integer >= {low}")
+    require(isinstance(value, (int, np.integer)) and bool(value >= low), field, value, f"must be an integer >= {low}")
 
 
 def elliptical_norms(features: np.ndarray, sigma: np.ndarray) -> np.ndarray:
