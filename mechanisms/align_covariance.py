@@ -36,16 +36,18 @@ CORRECTED = "align/alg2-corrected"  # sigma calibrated on the exact curve (Lemma
 RELATIONS = ("zero-out", "swap")
 
 
+CALIBRATIONS = ("paper", "tight")  # the calibrations of sigma this release takes (the printed one first)
+
+
 @dataclass(frozen=True)
 class PrivateCovariance(PrivateRelease):
     """Algorithm 2 for Bradley–Terry, Plackett–Luce or trajectory records; output vec Σ̃ (row-major)."""
 
     relation: Relation | str = "swap"       # the relation the tight calibration targets
     name: ClassVar[str] = "align-covariance"
-    calibrations: ClassVar[tuple[str, ...]] = ("paper", "tight")
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        self._check_release(CALIBRATIONS)
         require(self.relation in RELATIONS, "relation", self.relation, f"must be one of {', '.join(RELATIONS)}")
 
     def sigma(self, n: int) -> float:

@@ -96,6 +96,9 @@ def _newton(model, terms, lam, b, theta, tol, max_iter):
     raise RuntimeError(f"Newton did not reach ||grad J|| <= {tol:g} in {max_iter} iterations")
 
 
+CALIBRATIONS = ("paper", "instantiated")  # the calibrations of sigma this release takes (the printed one first)
+
+
 @dataclass(frozen=True)
 class PrivateMLE(PrivateRelease):
     """Algorithm 1 for Bradley–Terry, Plackett–Luce or trajectory records."""
@@ -109,10 +112,9 @@ class PrivateMLE(PrivateRelease):
     relation: Relation | str = "add-remove"   # the relation the instantiated calibration targets
     lambda_r: float | None = None  # override λ_R (e.g. the d = 1 fixture uses the d = 10 value)
     name: ClassVar[str] = "align-mle"
-    calibrations: ClassVar[tuple[str, ...]] = ("paper", "instantiated")
 
     def __post_init__(self) -> None:
-        super().__post_init__()
+        self._check_release(CALIBRATIONS)
         check_positive("C", self.C)
         require(0 < self.failure < 1, "failure (eta_f)", self.failure, "must be in (0, 1)")
         check_positive("B", self.B)

@@ -17,10 +17,12 @@ from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCa
 from dpaudit.catalog.kl_claims import DPAUDIT
 from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Relation
+from dpaudit.mechanisms.align_covariance import CALIBRATIONS as COV_CALIBRATIONS
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
+from dpaudit.mechanisms.align_mle import CALIBRATIONS as MLE_CALIBRATIONS
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
-from dpaudit.mechanisms.preferences import MODELS, BradleyTerry, PrivateRelease
+from dpaudit.mechanisms.preferences import MODELS, BradleyTerry
 from dpaudit.neighbors import Dataset, Pair
 from dpaudit.neighbors.synthetic import ball, extreme_record, preference_records, preferences
 
@@ -224,11 +226,6 @@ _MODEL_HELP = {"model": "the record model: pairwise (Bradley–Terry), kwise (Pl
                "output_noise": "add Algorithm 1's output noise to θ (False: objective perturbation only)"}
 
 
-def _calibrations(release: type[PrivateRelease]) -> str:
-    """The calibrations a release takes, as ``list`` shows them: ``paper | tight``."""
-    return " | ".join(release.calibrations)
-
-
 def _covariance(model: str = "pairwise", K: int = 4, H: int = 3, **params: Any) -> PrivateCovariance:
     return PrivateCovariance(record_model(model, K=K, H=H), **params)
 
@@ -356,7 +353,7 @@ FAMILY = Family(
     mechanisms=(MechanismEntry(PrivateCovariance.name, _covariance,
                                "Algorithm 2: the Gaussian covariance release (model = pairwise | kwise | trajectory)",
                                forwards=PrivateCovariance,
-                               help={**_MODEL_HELP, "calibration": _calibrations(PrivateCovariance)},
+                               help={**_MODEL_HELP, "calibration": " | ".join(COV_CALIBRATIONS)},
                                claims=("align/alg2-printed", "align/alg2-corrected", "align/alg2-tight",
                                        "align/kwise-cov", "align/trajectory-cov"),
                                canaries="m rare vectors on dedicated coordinates, in zero-out slots; score: the "
@@ -366,7 +363,7 @@ FAMILY = Family(
                 MechanismEntry(PrivateMLE.name, _mle,
                                "Algorithm 1: objective-perturbed MLE (model = pairwise | kwise | trajectory)",
                                forwards=PrivateMLE,
-                               help={**_MODEL_HELP, "calibration": _calibrations(PrivateMLE)},
+                               help={**_MODEL_HELP, "calibration": " | ".join(MLE_CALIBRATIONS)},
                                claims=("align/alg1-printed", "align/alg1-instantiated", "align/alg1-chi"),
                                canaries="m canary comparisons on dedicated item features (d = d0 + m), or random "
                                         "unit directions when d < m; score: the fitted theta's coordinate (or "
