@@ -23,10 +23,10 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, Relation, check_positive, require
+from dpaudit.core import Guarantee, Relation, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import gauss_epsilon, gauss_mu
-from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
+from dpaudit.mechanisms.preferences import PrivateRelease
 
 PAPER = "alignment paper"
 CLAIMS = {"pairwise": ("align/alg2-printed", "Lemma A.7 / Algorithm 2"),
@@ -36,22 +36,18 @@ CORRECTED = "align/alg2-corrected"  # sigma calibrated on the exact curve (Lemma
 RELATIONS = ("zero-out", "swap")
 
 
+CALIBRATIONS = ("paper", "tight")  # the calibrations of sigma this release takes (the printed one first)
+
+
 @dataclass(frozen=True)
-class PrivateCovariance:
+class PrivateCovariance(PrivateRelease):
     """Algorithm 2 for Bradley–Terry, Plackett–Luce or trajectory records; output vec Σ̃ (row-major)."""
 
-    model: BradleyTerry | PlackettLuce | Trajectory
-    epsilon: float
-    delta: float
-    calibration: str = "paper"   # paper | tight
     relation: Relation | str = "swap"       # the relation the tight calibration targets
     name: ClassVar[str] = "align-covariance"
 
     def __post_init__(self) -> None:
-        check_model(self.model)
-        check_positive("epsilon", self.epsilon)
-        require(0 < self.delta < 1, "delta", self.delta, "must be in (0, 1)")
-        require(self.calibration in ("paper", "tight"), "calibration", self.calibration, "must be 'paper' or 'tight'")
+        self._check_release(CALIBRATIONS)
         require(self.relation in RELATIONS, "relation", self.relation, f"must be one of {', '.join(RELATIONS)}")
 
     def sigma(self, n: int) -> float:

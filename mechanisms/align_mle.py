@@ -39,7 +39,7 @@ from scipy import integrate, optimize
 from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
-from dpaudit.mechanisms.preferences import BradleyTerry, PlackettLuce, Trajectory, check_model
+from dpaudit.mechanisms.preferences import PrivateRelease
 
 PAPER = "alignment paper"
 _RELATIONS = ("add-remove", "zero-out", "swap")
@@ -96,14 +96,13 @@ def _newton(model, terms, lam, b, theta, tol, max_iter):
     raise RuntimeError(f"Newton did not reach ||grad J|| <= {tol:g} in {max_iter} iterations")
 
 
+CALIBRATIONS = ("paper", "instantiated")  # the calibrations of sigma this release takes (the printed one first)
+
+
 @dataclass(frozen=True)
-class PrivateMLE:
+class PrivateMLE(PrivateRelease):
     """Algorithm 1 for Bradley–Terry, Plackett–Luce or trajectory records."""
 
-    model: BradleyTerry | PlackettLuce | Trajectory
-    epsilon: float
-    delta: float
-    calibration: str = "paper"     # paper | instantiated
     C: float = 1.0                 # the paper's unspecified constant (paper calibration)
     failure: float = 0.05          # η_f
     B: float = 1.0                 # radius of Θ_B in γ (the minimisation itself is over ℝ^d)
@@ -115,11 +114,7 @@ class PrivateMLE:
     name: ClassVar[str] = "align-mle"
 
     def __post_init__(self) -> None:
-        check_model(self.model)
-        check_positive("epsilon", self.epsilon)
-        require(0 < self.delta < 1, "delta", self.delta, "must be in (0, 1)")
-        require(self.calibration in ("paper", "instantiated"), "calibration", self.calibration,
-                "must be 'paper' or 'instantiated'")
+        self._check_release(CALIBRATIONS)
         check_positive("C", self.C)
         require(0 < self.failure < 1, "failure (eta_f)", self.failure, "must be in (0, 1)")
         check_positive("B", self.B)

@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, Relation, require
+from dpaudit.core import Guarantee, InputError, Relation, check_positive, require
 
-__all__ = ["CAPABILITIES", "Guarantee", "HasEpsilonSupPi0", "HasExactEpsilon", "HasGuarantees",
+__all__ = ["CAPABILITIES", "EpsilonSensitivity", "Guarantee", "HasEpsilonSupPi0", "HasExactEpsilon", "HasGuarantees",
            "HasOutputDistribution", "HasPairGuarantees", "HasSampleCounts", "InputError", "Mechanism", "capabilities",
            "counts_categorical", "log_softmax", "per_dataset", "sample_categorical"]
 
@@ -94,6 +95,21 @@ class HasSampleCounts(Protocol):
 CAPABILITIES: dict[str, type] = {"output_distribution": HasOutputDistribution, "exact_epsilon": HasExactEpsilon,
                                  "guarantees": HasGuarantees, "pair_guarantees": HasPairGuarantees,
                                  "epsilon_sup_pi0": HasEpsilonSupPi0, "sample_counts": HasSampleCounts}
+
+
+@dataclass(frozen=True)
+class EpsilonSensitivity:
+    """The first two parameters of the ε-DP noise mechanisms on a query of sensitivity Δ (Laplace,
+    the exponential mechanism, report noisy max, the noisy histogram and their faulty twins): ``epsilon``
+    and ``sensitivity`` (Δ, default 1), both checked > 0 on construction.  Each mechanism adds its
+    ``column`` and ``name``; an optional base for our own mechanisms, not part of the protocol."""
+
+    epsilon: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_positive("epsilon", self.epsilon)
+        check_positive("sensitivity", self.sensitivity)
 
 
 def capabilities(mechanism: Any) -> tuple[str, ...]:

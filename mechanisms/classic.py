@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpaudit.core import Guarantee, Relation, check_positive, require
-from dpaudit.mechanisms.base import log_softmax, per_dataset, sample_categorical
+from dpaudit.mechanisms.base import EpsilonSensitivity, log_softmax, per_dataset, sample_categorical
 from dpaudit.neighbors.dataset import Dataset
 
 _RR_SOURCE = "Warner (1965); Dwork & Roth (2014), Sec. 3.2"
@@ -69,7 +69,7 @@ class RandomizedResponse:
 
 
 @dataclass(frozen=True)
-class Laplace:
+class Laplace(EpsilonSensitivity):
     """The Laplace mechanism on q(D) = Σ_i clip(x_i, 0, Δ): q(D) + Lap(Δ/ε).
 
     Neighbours (add/remove or swap) change q by at most Δ, so it is ε-DP
@@ -77,14 +77,8 @@ class Laplace:
     rounded to a 2^−32 grid (:func:`on_grid`), so the doubles it reaches do not depend on q.
     """
 
-    epsilon: float
-    sensitivity: float = 1.0
     column: str = "value"
     name: ClassVar[str] = "laplace"
-
-    def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
-        check_positive("sensitivity", self.sensitivity)
 
     def query(self, data: Dataset) -> float:
         values = _check_dataset(data, self.name)[self.column]
@@ -135,7 +129,7 @@ class Gaussian:
 
 
 @dataclass(frozen=True)
-class ExponentialMechanism:
+class ExponentialMechanism(EpsilonSensitivity):
     """The exponential mechanism of the KL paper, Definition 2, eq. (6):
 
         π(a; D) ∝ exp(ε u(a; D) / (2Δu)),   u(a; D) = Σ_i s_i(a),
@@ -145,14 +139,8 @@ class ExponentialMechanism:
     non-monotone utilities (a record that raises one score and lowers the others).
     """
 
-    epsilon: float
-    sensitivity: float = 1.0
     column: str = "score"
     name: ClassVar[str] = "exponential-mechanism"
-
-    def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
-        check_positive("sensitivity", self.sensitivity)
 
     def _temperature(self) -> float:
         return 2.0 * self.sensitivity / self.epsilon
@@ -180,21 +168,15 @@ class ExponentialMechanism:
 
 
 @dataclass(frozen=True)
-class ReportNoisyMax:
+class ReportNoisyMax(EpsilonSensitivity):
     """Report noisy max: argmax_a u(a; D) + Lap(2Δu/ε), with u as in :class:`ExponentialMechanism`.
 
     ε-DP for utilities of sensitivity Δu (Dwork & Roth 2014, Claim 3.9 uses Lap(Δ/ε) for
     monotone counts; the factor 2 covers general utilities).
     """
 
-    epsilon: float
-    sensitivity: float = 1.0
     column: str = "score"
     name: ClassVar[str] = "report-noisy-max"
-
-    def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
-        check_positive("sensitivity", self.sensitivity)
 
     def sample(self, data: Dataset, size: int, rng: np.random.Generator) -> np.ndarray:
         u = ExponentialMechanism(self.epsilon, self.sensitivity, self.column).utility(data)

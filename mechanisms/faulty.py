@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from dpaudit.core import Guarantee, Relation, check_positive
+from dpaudit.core import Guarantee, Relation
 from dpaudit.mechanisms.align_mle import PrivateMLE
+from dpaudit.mechanisms.base import EpsilonSensitivity
 from dpaudit.mechanisms.classic import ExponentialMechanism, Gaussian, on_grid, query_value
 from dpaudit.mechanisms.vector import NoisyMax, SparseVector
 
@@ -146,7 +147,7 @@ class SparseVectorWithoutCutoff(SparseVector):
 
 
 @dataclass(frozen=True)
-class TextbookFloatLaplace:
+class TextbookFloatLaplace(EpsilonSensitivity):
     """The textbook Laplace mechanism in doubles, ``q + rng.laplace(scale=Δ/ε)``, claiming ε.
 
     Mironov (CCS 2012, §3): its true ε is ∞.  The noise is a double on its own binade's grid and
@@ -156,14 +157,8 @@ class TextbookFloatLaplace:
     q = 1 (Laplace(1)).
     """
 
-    epsilon: float
-    sensitivity: float = 1.0
     column: str = "value"
     name: ClassVar[str] = "textbook-float-laplace"
-
-    def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
-        check_positive("sensitivity", self.sensitivity)
 
     def sample(self, data, size, rng):
         q = query_value(data, self.column, self.sensitivity, self.name)

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
-from dpaudit.mechanisms.kl_policy import KLPolicy
+from dpaudit.mechanisms.kl_policy import KLPolicy, require_count
 from dpaudit.neighbors.dataset import Dataset
 
 THM1 = "KL paper, Theorem 1, eq. (9)"
@@ -49,8 +49,7 @@ class KLBandit(KLPolicy):
     name: ClassVar[str] = "kl-bandit"
 
     def __post_init__(self) -> None:
-        require(isinstance(self.n_actions, (int, np.integer)) and self.n_actions >= 2, "n_actions",
-                self.n_actions, "must be an integer >= 2")
+        require_count("n_actions", self.n_actions, 2)
         check_positive("eta", self.eta)
         check_nonnegative("beta0", self.beta0)
         check_positive("reward_range (R)", self.reward_range)

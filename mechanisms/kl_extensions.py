@@ -16,7 +16,7 @@ from scipy.special import gammaln
 
 from dpaudit.core import Guarantee, Relation, check_positive, require
 from dpaudit.mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
-from dpaudit.mechanisms.kl_policy import KLPolicy
+from dpaudit.mechanisms.kl_policy import KLPolicy, require_count
 
 _MAX_OUTCOMES = 200_000
 
@@ -64,7 +64,7 @@ class RepeatedSampling:
     name: ClassVar[str] = "repeated-sampling"
 
     def __post_init__(self) -> None:
-        require(isinstance(self.T, (int, np.integer)) and self.T >= 1, "T", self.T, "must be an integer >= 1")
+        require_count("T", self.T, 1)
         require(0 < self.delta_prime < 1, "delta_prime", self.delta_prime, "must be in (0, 1)")
         require(callable(getattr(self.base, "output_distribution", None)), "base", self.base,
                 "must expose output_distribution")
@@ -145,8 +145,7 @@ class InexactPolicy:
     name: ClassVar[str] = "inexact-kl-policy"
 
     def __post_init__(self) -> None:
-        require(isinstance(self.iterations, (int, np.integer)) and self.iterations >= 0, "iterations",
-                self.iterations, "must be an integer >= 0")
+        require_count("iterations", self.iterations, 0)
         check_positive("step", self.step)
         require(self.step * self.base.eta < 1, "step", self.step, f"needs step * eta < 1 (eta = {self.base.eta})")
         require(self.base_claim is None or (isinstance(self.base_claim, str) and self.base_claim != ""), "base_claim",

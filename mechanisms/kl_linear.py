@@ -27,8 +27,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
-from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
+from dpaudit.core import Guarantee, InputError, Relation, check_positive, require
+from dpaudit.mechanisms.kl_policy import FeaturePolicy, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
 
 
@@ -52,12 +52,7 @@ class KLLinearBandit(FeaturePolicy):
     name: ClassVar[str] = "kl-linear-bandit"
 
     def __post_init__(self) -> None:
-        feats = check_features("features", self.features, 1.0)
-        object.__setattr__(self, "features", tuple(map(tuple, feats.tolist())))
-        require(len(feats) >= 2, "features", feats.shape, "need at least 2 actions")
-        check_positive("ridge (lambda)", self.ridge)
-        check_nonnegative("beta0", self.beta0)
-        check_positive("eta", self.eta)
+        self._check_features_and_ridge()
         check_positive("reward_range (R)", self.reward_range)
         if self.lambda0 is not None:
             check_positive("lambda0", self.lambda0)

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from dpaudit.core import InputError, check_probability_vector, require
+from dpaudit.core import InputError, check_nonnegative, check_positive, check_probability_vector, require
 from dpaudit.mechanisms.base import counts_categorical, log_softmax, per_dataset, sample_categorical
 
 _NORM_TOL = 1e-9
@@ -34,6 +34,12 @@ def check_features(field: str, features, max_norm: float) -> np.ndarray:
         raise InputError(f"{field} row {int(np.argmax(norms))} has norm {norms.max():.6g}: "
                          f"rows must have norm <= {max_norm}")
     return arr
+
+
+def require_count(field: str, value: object, low: int) -> None:
+    """Refuse ``value`` unless it is an integer (Python or numpy) ≥ ``low``: the sizes the KL-paper
+    mechanisms take (actions, rounds, iterations)."""
+    require(isinstance(value, (int, np.integer)) and bool(value >= low), field, value, f"must be an integer >= {low}")
 
 
 def elliptical_norms(features: np.ndarray, sigma: np.ndarray) -> np.ndarray:
@@ -97,9 +103,20 @@ class FeaturePolicy(KLPolicy):
 
     features: tuple[tuple[float, ...], ...]
     beta0: float
+    ridge: float
 
     def _n_outputs(self) -> int:
         return len(self.features)
+
+    def _check_features_and_ridge(self) -> None:
+        """The checks every feature policy makes first: ``features`` a matrix of at least 2 action rows of
+        norm ≤ 1 (stored back as tuples), ridge λ > 0, β0 ≥ 0 and η > 0."""
+        feats = check_features("features", self.features, 1.0)
+        require(len(feats) >= 2, "features", feats.shape, "need at least 2 actions")
+        object.__setattr__(self, "features", tuple(map(tuple, feats.tolist())))
+        check_positive("ridge (lambda)", self.ridge)
+        check_nonnegative("beta0", self.beta0)
+        check_positive("eta", self.eta)
 
     @property
     def phi(self) -> np.ndarray:

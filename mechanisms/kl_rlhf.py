@@ -43,7 +43,7 @@ from scipy.special import expit, log_expit
 
 from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
 from dpaudit.mechanisms.base import per_dataset
-from dpaudit.mechanisms.kl_policy import FeaturePolicy, check_features, elliptical_norms
+from dpaudit.mechanisms.kl_policy import FeaturePolicy, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
 
 
@@ -98,6 +98,27 @@ def bradley_terry_mle(z: np.ndarray, y: np.ndarray, tol: float = 1e-13, max_iter
     return theta
 
 
+# The claims KLRLHF states, by relation: (relation, claim id, kind, source, the parameter it needs
+# or None); the source is formatted with lambda0 and k1.
+_IDS: tuple[tuple[Relation, str, str, str, str | None], ...] = (
+    (Relation.LABEL_FLIP, "kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)", None),
+    (Relation.LABEL_FLIP, "kl-rlhf/thm3-label-approx", "printed",
+     "KL paper, Theorem 3, approximate part (lambda0 = {lambda0:g})", "lambda0"),
+    (Relation.LABEL_FLIP, "kl-rlhf/cor3-label", "printed", "KL paper, Corollary 3 (label DP, pure, k1 = {k1:g})", "k1"),
+    (Relation.LABEL_FLIP, "kl-rlhf/thm3-label-corrected", "corrected",
+     "dpaudit's corrected label bound (Theorem 3 repaired)", None),
+    (Relation.ADD_REMOVE, "kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)", None),
+    (Relation.ADD_REMOVE, "kl-rlhf/thm4-addremove-approx", "printed",
+     "KL paper, Theorem 4, approximate part (lambda0 = {lambda0:g})", "lambda0"),
+    (Relation.ADD_REMOVE, "kl-rlhf/thm4-addremove-corrected", "corrected",
+     "dpaudit's corrected add/remove bound (Theorem 4 repaired)", None),
+    (Relation.SWAP, "kl-rlhf/prop1-swap", "printed", "KL paper, Proposition 1 part 1 applied to Theorem 4 (2 eps0)",
+     None),
+    (Relation.SWAP, "kl-rlhf/prop1-swap-corrected", "corrected",
+     "KL paper, Proposition 1 part 1 applied to dpaudit's corrected add/remove bound (2 eps_add/rm)", None),
+)
+
+
 @dataclass(frozen=True)
 class KLRLHF(FeaturePolicy):
     """Eq. (11) on comparisons with columns ``z`` (n, d) and ``label`` (n,) in {0, 1}.
@@ -120,12 +141,7 @@ class KLRLHF(FeaturePolicy):
     name: ClassVar[str] = "kl-rlhf"
 
     def __post_init__(self) -> None:
-        feats = check_features("features", self.features, 1.0)
-        require(len(feats) >= 2, "features", feats.shape, "need at least 2 actions")
-        object.__setattr__(self, "features", tuple(map(tuple, feats.tolist())))
-        check_positive("ridge (lambda)", self.ridge)
-        check_nonnegative("beta0", self.beta0)
-        check_positive("eta", self.eta)
+        self._check_features_and_ridge()
         if self.bound_b is not None:
             check_nonnegative("bound_b (B)", self.bound_b)
         if self.lambda0 is not None:
@@ -207,28 +223,11 @@ class KLRLHF(FeaturePolicy):
         return self._claims(data, relation, b)
 
     def _ids(self, relation: Relation | str) -> list[tuple[str, str, str]]:
-        if relation == Relation.LABEL_FLIP:
-            out = [("kl-rlhf/thm3-label", "printed", "KL paper, Theorem 3 / Corollary 3 (label DP, pure)")]
-            if self.lambda0 is not None:
-                out.append(("kl-rlhf/thm3-label-approx", "printed",
-                            f"KL paper, Theorem 3, approximate part (lambda0 = {self.lambda0:g})"))
-            if self.k1 is not None:
-                out.append(("kl-rlhf/cor3-label", "printed",
-                            f"KL paper, Corollary 3 (label DP, pure, k1 = {self.k1:g})"))
-            return [*out, ("kl-rlhf/thm3-label-corrected", "corrected",
-                           "dpaudit's corrected label bound (Theorem 3 repaired)")]
-        if relation == Relation.ADD_REMOVE:
-            out = [("kl-rlhf/thm4-addremove", "printed", "KL paper, Theorem 4 (add/remove, pure)")]
-            if self.lambda0 is not None:
-                out.append(("kl-rlhf/thm4-addremove-approx", "printed",
-                            f"KL paper, Theorem 4, approximate part (lambda0 = {self.lambda0:g})"))
-            return [*out, ("kl-rlhf/thm4-addremove-corrected", "corrected",
-                           "dpaudit's corrected add/remove bound (Theorem 4 repaired)")]
-        if relation == Relation.SWAP:
-            return [("kl-rlhf/prop1-swap", "printed", "KL paper, Proposition 1 part 1 applied to Theorem 4 (2 eps0)"),
-                    ("kl-rlhf/prop1-swap-corrected", "corrected",
-                     "KL paper, Proposition 1 part 1 applied to dpaudit's corrected add/remove bound (2 eps_add/rm)")]
-        return []
+        """(claim id, kind, source) of the claims stated under ``relation``, in :data:`_IDS`' order;
+        a claim that needs ``lambda0`` or ``k1`` only when it is set."""
+        params = {"lambda0": self.lambda0, "k1": self.k1}
+        return [(cid, kind, source.format(**params)) for rel, cid, kind, source, needs in _IDS
+                if relation == rel and (needs is None or params[needs] is not None)]
 
     def _not_applicable(self, relation: Relation | str, why: str, only: str | None = None) -> list[Guarantee]:
         return [Guarantee.not_applicable(why, relation=relation, source=src, claim_id=cid, kind=kind)

@@ -308,3 +308,23 @@ def check_model(value) -> None:
     """A record model of this module (the ``model`` field of Algorithms 1 and 2)."""
     require(isinstance(value, tuple(MODELS.values())), "model", value,
             "must be a BradleyTerry, PlackettLuce or Trajectory record model")
+
+
+@dataclass(frozen=True)
+class PrivateRelease:
+    """The parameters the alignment paper's private releases take first (Algorithm 1, the MLE;
+    Algorithm 2, the covariance): the record model, (ε, δ) and the calibration of their noise, one of
+    the calibrations the release knows (its module's ``CALIBRATIONS``, "paper", the printed σ, first)."""
+
+    model: BradleyTerry | PlackettLuce | Trajectory
+    epsilon: float
+    delta: float
+    calibration: str = "paper"
+
+    def _check_release(self, calibrations: tuple[str, ...]) -> None:
+        """The checks both releases make first (a release's ``__post_init__`` calls it with its calibrations)."""
+        check_model(self.model)
+        check_positive("epsilon", self.epsilon)
+        require(0 < self.delta < 1, "delta", self.delta, "must be in (0, 1)")
+        require(self.calibration in calibrations, "calibration", self.calibration,
+                f"must be {' or '.join(map(repr, calibrations))}")

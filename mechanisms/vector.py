@@ -15,6 +15,7 @@ from typing import ClassVar
 import numpy as np
 
 from dpaudit.core import Guarantee, Relation, check_positive, require
+from dpaudit.mechanisms.base import EpsilonSensitivity
 from dpaudit.neighbors.dataset import Dataset
 
 ABOVE, BELOW, ABORTED = 1, 0, -1  # the sparse vector's answers
@@ -176,7 +177,7 @@ class SparseVectorDworkRoth(SparseVector):
 
 
 @dataclass(frozen=True)
-class NoisyMax:
+class NoisyMax(EpsilonSensitivity):
     """Report noisy max on a query vector: argmax_i q_i + ν_i, ν_i ~ Lap(2Δ/ε) i.i.d.
 
     ε-DP for any queries with ‖q(D) − q(D′)‖_∞ ≤ Δ (Dwork & Roth 2014, Claim 3.9 proves ε with
@@ -184,16 +185,10 @@ class NoisyMax:
     directions, the setting of Ding et al. 2018's benchmark).  Returns the index only.
     """
 
-    epsilon: float
-    sensitivity: float = 1.0
     column: str = "answer"
     name: ClassVar[str] = "noisy-max"
     claim_id: ClassVar[str] = "classic/noisy-max"       # what it states; the value-returning variant overrides both
     source: ClassVar[str] = "Dwork & Roth (2014), Claim 3.9 (scale 2Δ/ε)"
-
-    def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
-        check_positive("sensitivity", self.sensitivity)
 
     def noisy_answers(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` rows of q + Lap(2Δ/ε) noise."""
@@ -209,19 +204,13 @@ class NoisyMax:
 
 
 @dataclass(frozen=True)
-class NoisyHistogram:
+class NoisyHistogram(EpsilonSensitivity):
     """The Laplace mechanism on a histogram: h + Lap(Δ/ε) in every bin (Dwork & Roth 2014,
     Proposition 3.4 via Theorem 3.6).  Adding or removing one record changes one bin by 1,
     so with Δ = 1 it is ε-DP under add/remove; the input is the vector of bin counts."""
 
-    epsilon: float
-    sensitivity: float = 1.0
     column: str = "count"               # the dataset column of bin counts, when the input is a dataset
     name: ClassVar[str] = "noisy-histogram"
-
-    def __post_init__(self) -> None:
-        check_positive("epsilon", self.epsilon)
-        check_positive("sensitivity", self.sensitivity)
 
     def sample(self, data: object, size: int, rng: np.random.Generator) -> np.ndarray:
         h = query_answers(data, self.column, self.name)

@@ -22,3 +22,13 @@ def seeded(design: Any, seed: int, **kwargs: Any) -> Any:
     """``design.audit(seed)`` with the secret of ``seed`` (all runs of the design)."""
     size = design.m * int(getattr(design, "runs", 1))
     return design.audit(seed, secret=seeded_secret(seed, size), **kwargs)
+
+
+def own_and_direct(design: Any, picks: tuple[int, ...], seed: int = 5) -> tuple[np.ndarray, np.ndarray]:
+    """A dedicated design's release on its canaries ``picks`` (``design.mechanism.run``) beside the wrapped
+    mechanism's own ``sample`` on the full dataset those canaries make, both drawn from ``default_rng(seed)``:
+    the two are equal when the design's release is the mechanism's output."""
+    w = design.mechanism
+    records = [design.canaries[i] for i in picks]
+    ours = w.run(records, np.random.default_rng(seed))
+    return ours, w.mech.sample(w.full_dataset(records), 1, np.random.default_rng(seed))[0]

@@ -231,11 +231,11 @@ def test_swap_scenario_is_caught_and_its_corrected_bound_passes():
     assert all(c.as_expected for c in r.claims)
 
 
-def test_swap_corrected_bound_is_never_exceeded_on_random_small_swaps():
-    """General swaps (the replaced record's z and y both change); the printed 2ε0 fails on some."""
-    rng = np.random.default_rng(41)
-    checked, worst, worst_printed = 0, 0.0, 0.0
-    for _ in range(30):
+def random_problems(rng: np.random.Generator, draws: int):
+    """Up to ``draws`` random small problems (data, mech, n): n = 4..11 comparisons z in 1 or 2 dimensions
+    with ‖z‖ ≤ 2 and random labels, and a KLRLHF over 3 random unit actions with random ridge and β0.
+    A draw whose data are separated (no MLE) is skipped before the actions are drawn."""
+    for _ in range(draws):
         d = int(rng.integers(1, 3))
         n = int(rng.integers(4, 12))
         z = rng.normal(size=(n, d))
@@ -243,10 +243,18 @@ def test_swap_corrected_bound_is_never_exceeded_on_random_small_swaps():
         y = rng.integers(0, 2, n)
         if separation(z, y.astype(float)) is not None:
             continue
-        data = comparisons(z, y)
         acts = rng.normal(size=(3, d))
         acts /= np.linalg.norm(acts, axis=1, keepdims=True)
-        mech = KLRLHF(acts, ridge=float(rng.uniform(0.5, 3)), beta0=float(rng.uniform(0, 1)), eta=1.0)
+        yield comparisons(z, y), KLRLHF(acts, ridge=float(rng.uniform(0.5, 3)), beta0=float(rng.uniform(0, 1)),
+                                        eta=1.0), n
+
+
+def test_swap_corrected_bound_is_never_exceeded_on_random_small_swaps():
+    """General swaps (the replaced record's z and y both change); the printed 2ε0 fails on some."""
+    rng = np.random.default_rng(41)
+    checked, worst, worst_printed = 0, 0.0, 0.0
+    for data, mech, n in random_problems(rng, 30):
+        d = data["z"].shape[1]
         for i in range(n):
             zn = rng.normal(size=d)
             zn = 2 * zn / np.linalg.norm(zn)
@@ -278,18 +286,7 @@ def test_swap_bound_b_covers_the_chain_intermediate():
 def test_corrected_bounds_are_never_exceeded_on_random_small_datasets():
     rng = np.random.default_rng(31)
     checked = 0
-    for _ in range(60):
-        d = int(rng.integers(1, 3))
-        n = int(rng.integers(4, 12))
-        z = rng.normal(size=(n, d))
-        z = 2 * z / np.maximum(1.0, np.linalg.norm(z, axis=1, keepdims=True))
-        y = rng.integers(0, 2, n)
-        data = comparisons(z, y)
-        if separation(z, y.astype(float)) is not None:
-            continue
-        acts = rng.normal(size=(3, d))
-        acts /= np.linalg.norm(acts, axis=1, keepdims=True)
-        mech = KLRLHF(acts, ridge=float(rng.uniform(0.5, 3)), beta0=float(rng.uniform(0, 1)), eta=1.0)
+    for data, mech, n in random_problems(rng, 60):
         for i in range(n):
             for relation, dp in (("label-flip", data.flip(i)), ("add-remove", data.remove(i))):
                 if separation(dp["z"], dp["label"].astype(float)) is not None:

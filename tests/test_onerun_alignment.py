@@ -15,7 +15,7 @@ from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison, mle_dedi
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed
 from dpaudit.onerun.design import refuted
-from tests.onerun_seeded import seeded
+from tests.onerun_seeded import own_and_direct, seeded
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +62,11 @@ def test_separable_solve_is_the_mechanisms_own_output(calibration):
     # The block solve returns what PrivateMLE.sample returns on the full d-dimensional data, from
     # the same stream (a dense solve is affordable at this size only).
     design = mle_dedicated_design(n=300, m=6, d0=3, calibration=calibration)
-    w = design.mechanism
-    records = [design.canaries[i] for i in (0, 2, 3)]
-    ours = w.run(records, np.random.default_rng(5))
-    theirs = w.mech.sample(w.full_dataset(records), 1, np.random.default_rng(5))[0]
+    ours, theirs = own_and_direct(design, (0, 2, 3))
     assert ours.shape == (9,)
     assert np.allclose(ours, theirs, rtol=0, atol=1e-9)
-    assert not np.allclose(ours, w.run(records[:2], np.random.default_rng(5)))  # canary 3 moves its coordinate
+    without_3 = design.mechanism.run([design.canaries[i] for i in (0, 2)], np.random.default_rng(5))
+    assert not np.allclose(ours, without_3)  # canary 3 moves its coordinate
 
 
 def test_dedicated_canaries_and_claims(dedicated):

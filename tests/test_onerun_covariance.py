@@ -12,18 +12,15 @@ from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison
 from dpaudit.core import InputError
 from dpaudit.onerun import Fixed
 from dpaudit.onerun.design import refuted
-from tests.onerun_seeded import seeded
+from tests.onerun_seeded import own_and_direct, seeded
 
 
 @pytest.mark.parametrize("calibration", ["tight", "paper"])
 def test_dedicated_release_is_the_mechanisms_own_output(calibration):
     design = covariance_design(n=50, m=5, d0=3, calibration=calibration)
-    w = design.mechanism
-    records = [design.canaries[i] for i in (0, 2, 3)]
-    ours = w.run(records, np.random.default_rng(5))
-    theirs = w.mech.sample(w.full_dataset(records), 1, np.random.default_rng(5))[0]
+    ours, theirs = own_and_direct(design, (0, 2, 3))
     assert np.array_equal(ours, theirs)
-    cov = w.covariance(records)
+    cov = design.mechanism.covariance([design.canaries[i] for i in (0, 2, 3)])
     assert cov[3, 3] == pytest.approx(4.0 / 55) and cov[4, 4] == 0.0   # 4L²/n when in, zeroed when out
 
 

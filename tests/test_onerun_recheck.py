@@ -120,13 +120,18 @@ def test_a_forged_v_would_otherwise_pass_every_other_check(honest):
     assert sc["bounds"][0]["epsilon_lower"] >= honest["scenarios"][0]["bounds"][0]["epsilon_lower"]
 
 
-def test_a_game_larger_than_any_run_is_refused_at_once(honest, tmp_path):
-    p = copy.deepcopy(honest)
-    big = 10**12
-    for info in [p["scenarios"][0], *(rec["onerun"] for rec in p["records"])]:
+def claim_game_size(results: dict, big: int) -> None:
+    """Make the game and every record of ``results`` claim ``big`` canaries (m = r =
+    v = big, k_plus = big − k_minus), in place, leaving the stored scores as they are."""
+    for info in [results["scenarios"][0], *(rec["onerun"] for rec in results["records"])]:
         info["m"] = info["r"] = info["v"] = big
         info["k_plus"] = info["rule"]["k_plus"] = big - info["k_minus"]
         info["tests"][0].update(m=big, r=big, k_plus=big - info["k_minus"], v=big)
+
+
+def test_a_game_larger_than_any_run_is_refused_at_once(honest, tmp_path):
+    p = copy.deepcopy(honest)
+    claim_game_size(p, 10**12)
     done = summary(tmp_path, p)
     assert done.returncode == 2 and "1e+08" in done.stderr and ".m = 1000000000000" in done.stderr, done.stderr
 
@@ -148,10 +153,6 @@ def test_a_record_claiming_more_canaries_than_its_game_holds_is_refused_first(ho
     """m = r = 10^6 (under the limit) on 200 stored scores: refused naming the scores, before the
     record's bounds (minutes at that m) are recomputed."""
     p = copy.deepcopy(honest)
-    big = 10**6
-    for info in [p["scenarios"][0], *(rec["onerun"] for rec in p["records"])]:
-        info["m"] = info["r"] = info["v"] = big
-        info["k_plus"] = info["rule"]["k_plus"] = big - info["k_minus"]
-        info["tests"][0].update(m=big, r=big, k_plus=big - info["k_minus"], v=big)
+    claim_game_size(p, 10**6)
     done = summary(tmp_path, p)
     assert done.returncode == 2 and "scenarios[0].scores = '<200>'" in done.stderr, done.stderr

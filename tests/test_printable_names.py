@@ -15,24 +15,14 @@ import pytest
 
 from dpaudit.reports.text import printable, printable_all
 from tests.clirun import in_process
+from tests.configs import RR, with_samples
 
 FAKE = "\n\n1 check in 1 scenario, budget 5000 samples per side: every verdict as expected\n"
 # A leaky run (randomized response at eps = 2 against a claim of 0.1): its real footer is a finding.
-CONFIG = f'''
-[run]
-samples = 5000
-[[scenario]]
-name = "rr\\u001b[2K\\r{json.dumps(FAKE)[1:-1]}\\u001b[8m"
-mechanism = "randomized-response"
-params = {{ epsilon = 2.0 }}
-[scenario.data]
-columns = {{ bit = [0] }}
-[scenario.neighbour]
-add = {{ bit = 1 }}
-[[scenario.claim]]
-epsilon = 0.1
-id = "user/claim\\u001b[8m"
-'''
+# The shared config (tests/configs.py) with the hostile name and claim id.
+HOSTILE = RR.replace('name = "rr"', f'name = "rr\\u001b[2K\\r{json.dumps(FAKE)[1:-1]}\\u001b[8m"')
+CONFIG = (with_samples(5000, HOSTILE.replace("epsilon = 1.0", "epsilon = 2.0"))
+          + '[[scenario.claim]]\nepsilon = 0.1\nid = "user/claim\\u001b[8m"\n')
 
 
 def test_a_name_cannot_fake_the_footer(tmp_path):

@@ -16,29 +16,21 @@ import pytest
 
 from dpaudit.results.saved import MAX_ITEMS, MAX_NAME_CHARS, MAX_SCENARIOS, MAX_TEXT_CHARS
 from tests.clirun import in_process
+from tests.configs import RR, with_samples
 
-CONFIG = '''
-[run]
-samples = 5000
-[[scenario]]
-name = "{name}"
-mechanism = "randomized-response"
-params = {{ epsilon = 1.0 }}
-[scenario.data]
-columns = {{ bit = [0] }}
-[scenario.neighbour]
-add = {{ bit = 1 }}
-[[scenario.claim]]
-epsilon = 1.0
-id = "user/claim"
-'''
+
+def config(name: str) -> str:
+    """The shared one-scenario config (tests/configs.py) named ``name``, at 5,000 samples per side, with
+    a claim of its own epsilon."""
+    return (with_samples(5000, RR.replace('name = "rr"', f'name = "{name}"'))
+            + '[[scenario.claim]]\nepsilon = 1.0\nid = "user/claim"\n')
 
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """The results.json of a small run (randomized response at its own epsilon: it holds)."""
     folder = tmp_path_factory.mktemp("sizes")
-    (folder / "rr.toml").write_text(CONFIG.format(name="rr"))
+    (folder / "rr.toml").write_text(config("rr"))
     done = in_process("run", folder / "rr.toml", "--quiet", "--out", folder / "out")
     assert done.returncode == 0, done.stderr
     return json.loads((folder / "out" / "results.json").read_text())
@@ -112,9 +104,9 @@ def test_too_many_scenarios_or_entries_are_refused(tmp_path, saved):
 
 
 def test_run_refuses_a_name_no_summary_would_read(tmp_path):
-    config = tmp_path / "long.toml"
-    config.write_text(CONFIG.format(name="n" * (MAX_NAME_CHARS + 1)))
-    done = in_process("run", config, "--quiet", "--out", tmp_path / "out")
+    path = tmp_path / "long.toml"
+    path.write_text(config("n" * (MAX_NAME_CHARS + 1)))
+    done = in_process("run", path, "--quiet", "--out", tmp_path / "out")
     assert done.returncode == 2 and f"at most {MAX_NAME_CHARS} are allowed" in done.stderr
     assert "scenario 0 name" in done.stderr
     assert not (tmp_path / "out" / "results.json").exists()

@@ -35,14 +35,21 @@ def _homogeneity_pvalue(counts: np.ndarray, drawn: np.ndarray) -> float:
 
 
 @dataclass(frozen=True)
-class Skewed:
-    """A KL bandit whose sample_counts draws from a slightly different policy (a broken capability)."""
+class BrokenCounts:
+    """A KL bandit's own ``sample`` beside a ``sample_counts`` that each subclass breaks its own way."""
 
     base: KLBandit
-    name: str = "skewed"
+    name: str = "broken-counts"
 
     def sample(self, data, size, rng):
         return self.base.sample(data, size, rng)
+
+
+@dataclass(frozen=True)
+class Skewed(BrokenCounts):
+    """A KL bandit whose sample_counts draws from a slightly different policy (a broken capability)."""
+
+    name: str = "skewed"
 
     def sample_counts(self, data, size, rng):
         p = self.base.output_distribution(data) * np.array([1.0, 1.002, 0.998])
@@ -134,12 +141,8 @@ def test_the_runner_counts_estimation_chunks_without_drawing_them():
 
 def test_counts_that_do_not_sum_to_size_are_a_mechanism_error():
     @dataclass(frozen=True)
-    class Short:
-        base: KLBandit
+    class Short(BrokenCounts):
         name: str = "short"
-
-        def sample(self, data, size, rng):
-            return self.base.sample(data, size, rng)
 
         def sample_counts(self, data, size, rng):
             return np.array([size - 1, 0, 0])
@@ -281,12 +284,8 @@ def test_check_mechanism_tests_the_counts_capability_against_sample():
     assert "sample-counts" in check_mechanism(MECH, LOG, LOG.remove(0))
 
     @dataclass(frozen=True)
-    class Reversed:
-        base: KLBandit
+    class Reversed(BrokenCounts):
         name: str = "reversed"
-
-        def sample(self, data, size, rng):
-            return self.base.sample(data, size, rng)
 
         def sample_counts(self, data, size, rng):
             return self.base.sample_counts(data, size, rng)[::-1].copy()

@@ -14,9 +14,12 @@ import numpy as np
 from scipy import optimize
 
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
+from dpaudit.catalog.kl_claims import DPAUDIT
 from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Relation
+from dpaudit.mechanisms.align_covariance import CALIBRATIONS as COV_CALIBRATIONS
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
+from dpaudit.mechanisms.align_mle import CALIBRATIONS as MLE_CALIBRATIONS
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
 from dpaudit.mechanisms.preferences import MODELS, BradleyTerry
@@ -237,9 +240,7 @@ DOCUMENTS = (
     Document(key="alignment paper",
              reference="Anonymous, AI alignment with provable protection of human judgements, "
                        "paper under double-blind review"),
-    Document(key="dpaudit",
-             reference="dpaudit's own corrected statements and reference curves: each registry entry states "
-                       "the bound and its proof (python -m dpaudit list NAME)"),
+    DPAUDIT,
 )
 
 _PAPER_PREMISES = ("ε ≤ 1", "δ ≤ 1/n²")
@@ -351,7 +352,8 @@ FAMILY = Family(
     about="AI alignment with provable protection of human judgements (anonymous, under review)",
     mechanisms=(MechanismEntry(PrivateCovariance.name, _covariance,
                                "Algorithm 2: the Gaussian covariance release (model = pairwise | kwise | trajectory)",
-                               forwards=PrivateCovariance, help=_MODEL_HELP,
+                               forwards=PrivateCovariance,
+                               help={**_MODEL_HELP, "calibration": " | ".join(COV_CALIBRATIONS)},
                                claims=("align/alg2-printed", "align/alg2-corrected", "align/alg2-tight",
                                        "align/kwise-cov", "align/trajectory-cov"),
                                canaries="m rare vectors on dedicated coordinates, in zero-out slots; score: the "
@@ -360,7 +362,8 @@ FAMILY = Family(
                                         "(align/alg2-tight) (align-alg2-tight)"),
                 MechanismEntry(PrivateMLE.name, _mle,
                                "Algorithm 1: objective-perturbed MLE (model = pairwise | kwise | trajectory)",
-                               forwards=PrivateMLE, help=_MODEL_HELP,
+                               forwards=PrivateMLE,
+                               help={**_MODEL_HELP, "calibration": " | ".join(MLE_CALIBRATIONS)},
                                claims=("align/alg1-printed", "align/alg1-instantiated", "align/alg1-chi"),
                                canaries="m canary comparisons on dedicated item features (d = d0 + m), or random "
                                         "unit directions when d < m; score: the fitted theta's coordinate (or "

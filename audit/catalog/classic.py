@@ -13,6 +13,7 @@ from scipy import integrate, optimize, stats
 
 from dpaudit.catalog import svt_laws
 from dpaudit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
+from dpaudit.catalog.kl_claims import KL_PAPER
 from dpaudit.core import Claim, Document
 from dpaudit.engine.bounds import Ceiling, all_subsets, best_event
 from dpaudit.engine.exact import pure_epsilon
@@ -269,9 +270,7 @@ DOCUMENTS = (
     Document(key="Dwork & Roth (2014)",
              reference="C. Dwork and A. Roth, The Algorithmic Foundations of Differential Privacy, "
                        "Foundations and Trends in Theoretical Computer Science 9(3–4), 2014"),
-    Document(key="KL paper",
-             reference="Y. Zhang, L. Shi, K. Panaganti, J. Ziani and A. Wierman, KL-regularization Itself is "
-                       "Differentially Private in Bandits and RLHF, arXiv preprint arXiv:2505.18407, 2025"),
+    KL_PAPER,
     Document(key="Mironov (2012)",
              reference="I. Mironov, On Significance of the Least Significant Bits For Differential Privacy, "
                        "Proceedings of the 2012 ACM Conference on Computer and Communications Security (CCS), 2012"),

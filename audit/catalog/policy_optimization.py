@@ -18,6 +18,7 @@ import numpy as np
 
 from dpaudit.catalog.designs.policy import dppg_design
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, one_line, timed
+from dpaudit.catalog.kl_claims import DPAUDIT
 from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Guarantee
 from dpaudit.engine.exact import pure_epsilon
@@ -189,9 +190,7 @@ DOCUMENTS = (
     Document(key="PO slides",
              reference="Private policy optimization, slides (title, authors and date not given on the slides): a "
                        "meta-algorithm for differentially private policy optimization, DP-PG, DP-NPG and DP-REBEL"),
-    Document(key="dpaudit",
-             reference="dpaudit's own corrected statements and reference curves: each registry entry states "
-                       "the bound and its proof (python -m dpaudit list NAME)"),
+    DPAUDIT,
 )
 
 _ONE_PASS = "each user contributes one record in exactly one round (one pass)"

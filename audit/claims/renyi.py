@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import minimize_scalar
@@ -161,16 +161,13 @@ class ZCDP(_RenyiClaim):
 
     rho: float
     conversion: str = field(default="cks2020", kw_only=True)
+    kind: ClassVar[str] = "zcdp"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rho", _positive("rho", self.rho))
         require(self.conversion in CONVERSIONS, "conversion", self.conversion,
                 f"must be one of {', '.join(CONVERSIONS)}")
         self._check_common()
-
-    @property
-    def kind(self) -> str:
-        return "zcdp"
 
     @property
     def default_id(self) -> str:
@@ -202,6 +199,8 @@ class RDP(_RenyiClaim):
 
     orders: tuple[float, ...]  # one order may be given as a number: RDP(2.0, 0.5)
     epsilons: tuple[float, ...]
+    kind: ClassVar[str] = "rdp"
+    conversion: ClassVar[str] = "cks2020"  # CKS 2020 Prop. 12, the one conversion of an RDP curve
 
     def __post_init__(self) -> None:
         given: Any = (self.orders, self.epsilons)
@@ -217,14 +216,6 @@ class RDP(_RenyiClaim):
         object.__setattr__(self, "orders", tuple(float(a) for a in orders))
         object.__setattr__(self, "epsilons", tuple(float(t) for t in taus))
         self._check_common()
-
-    @property
-    def kind(self) -> str:
-        return "rdp"
-
-    @property
-    def conversion(self) -> str:
-        return "cks2020"
 
     @property
     def default_id(self) -> str:

@@ -124,12 +124,8 @@ class IsolatedBound:
 
     @property
     def epsilon_lower(self) -> tuple[float, ...]:
-        """Deprecated (for one release): :attr:`epsilon_lowers`, the tuple this name used to be;
-        ``epsilon_lower`` is one float on every other result type."""
-        warnings.warn("IsolatedBound.epsilon_lower (a tuple, one bound per delta) is deprecated and will mean "
-                      "one float as on every other result type: use epsilon_lowers", DeprecationWarning,
-                      stacklevel=2)
-        return self.epsilon_lowers
+        """Deprecated (for one release): :attr:`epsilon_lowers` (:func:`deprecated_epsilon_lower`)."""
+        return deprecated_epsilon_lower(self.epsilon_lowers, "IsolatedBound")
 
     @property
     def gdp_epsilon_read(self) -> float | None:
@@ -166,6 +162,17 @@ class IsolatedBound:
                 f"{self.fp}/{self.n_out} out above {self.threshold:.4g}: {eps}; GDP mu >= {self.gdp_mu_lower:.4g} "
                 + (f"(read as eps {read:.4g} at delta={self.deltas[0]:.3g}, GDP claims only)" if read is not None
                    else "(GDP claims only)"))
+
+
+def deprecated_epsilon_lower(epsilon_lowers: tuple[float, ...], owner: str) -> tuple[float, ...]:
+    """``epsilon_lowers``, the tuple (one bound per δ) that ``epsilon_lower`` used to be on the
+    one-run result types (``owner``: :class:`IsolatedBound`, :class:`~dpaudit.onerun.result.OneRunResult`),
+    with the warning that the old name is deprecated for one release: ``epsilon_lower`` is one float on
+    every other result type.  The warning points at the caller of the property."""
+    warnings.warn(f"{owner}.epsilon_lower (a tuple, one bound per delta) is deprecated and will mean "
+                  "one float as on every other result type: use epsilon_lowers", DeprecationWarning,
+                  stacklevel=3)
+    return epsilon_lowers
 
 
 def _epsilon(tpr_lo: float, fpr_hi: float, delta: float) -> float:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +22,7 @@ from dpaudit.onerun import detectable as detect
 from dpaudit.onerun.claimrule import claim_mu
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.game import PREMISE, pack_secret
-from dpaudit.onerun.isolated import IsolatedBound
+from dpaudit.onerun.isolated import IsolatedBound, deprecated_epsilon_lower
 from dpaudit.onerun.planner import MU_MAX
 from dpaudit.onerun.rules import Test
 from dpaudit.onerun.steinke import prior_guard
@@ -86,6 +85,18 @@ class OneRunClaimCheck:
                 "note": getattr(c, "note", "") or None}
 
 
+class _ChosenTestCount:
+    """A count of the one-run result's chosen test, read through the result: ``result.r`` is
+    ``result.tests[result.best].r`` (likewise ``v``, ``k_plus``, ``k_minus``)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, result: OneRunResult, owner: type | None = None) -> int:
+        count: int = getattr(result.tests[result.best], self.name)
+        return count
+
+
 @dataclass(frozen=True)
 class OneRunResult:
     """A one-run audit.  ``tests`` are the rule's tests (one, or one per grid pair); the reported
@@ -144,30 +155,17 @@ class OneRunResult:
     def confidence(self) -> float:
         return 1.0 - self.alpha
 
-    @property
-    def r(self) -> int:
-        return self.tests[self.best].r
-
-    @property
-    def v(self) -> int:
-        return self.tests[self.best].v
-
-    @property
-    def k_plus(self) -> int:
-        return self.tests[self.best].k_plus
-
-    @property
-    def k_minus(self) -> int:
-        return self.tests[self.best].k_minus
+    # The chosen test's counts (tests[best].r, .v, .k_plus, .k_minus), read through the result.
+    r = _ChosenTestCount()
+    v = _ChosenTestCount()
+    k_plus = _ChosenTestCount()
+    k_minus = _ChosenTestCount()
 
     @property
     def epsilon_lower(self) -> tuple[float, ...]:
-        """Deprecated (for one release): :attr:`epsilon_lowers`, the tuple this name used to be;
-        ``epsilon_lower`` is one float on every other result type."""
-        warnings.warn("OneRunResult.epsilon_lower (a tuple, one bound per delta) is deprecated and will mean "
-                      "one float as on every other result type: use epsilon_lowers", DeprecationWarning,
-                      stacklevel=2)
-        return self.epsilon_lowers
+        """Deprecated (for one release): :attr:`epsilon_lowers`
+        (:func:`~dpaudit.onerun.isolated.deprecated_epsilon_lower`)."""
+        return deprecated_epsilon_lower(self.epsilon_lowers, "OneRunResult")
 
     @property
     def bounds(self) -> dict[float, float]:
