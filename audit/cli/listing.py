@@ -85,8 +85,8 @@ def _list_all(width: int = 100) -> str:
     sizes = ", ".join("onerun" if suite == "onerun" else "libraries" if suite == "libraries"
                       else f"{suite} ({len(catalog.suite(suite))}"
                       + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
-    # the pipeline suites train a real library (its extra): named, not built (dpaudit.pipelines.opacus_suite)
-    sizes += "".join(f", {suite} (real {suite.capitalize()} pipelines: the {suite} extra)" for suite in PIPELINE_SUITES)
+    # the pipeline suites train a real library (their extra; `run --help` says what they hold): named, not built
+    sizes += "".join(f", {suite}" for suite in PIPELINE_SUITES)
     out.append(f"Suites (run --suite NAME): {sizes}")
     out.append(f"Sweeps ({prog} sweep NAME): {', '.join(catalog.sweeps())}")
     out.append(f"Sample configs: {prog} list --configs; as JSON: {prog} list [NAME] --json")
