@@ -35,7 +35,7 @@ def test_scores_see_the_canaries_when_they_can():
     # The secret seed 0 drew before the secret came from fresh entropy (tests/onerun_seeded.py); with a
     # fresh secret this design exceeds 1.0 in about 4 of 20 games: the claim is one game's.
     leaky = replace(mle_design(n=2000, m=40, d=160, epsilon=200.0, output_noise=False), rule=Fixed(10, 10))
-    assert seeded(leaky, 0).epsilon_lower[0] > 1.0
+    assert seeded(leaky, 0).epsilon_lowers[0] > 1.0
 
 
 def test_correct_mle_passes_on_five_seeds(small):
@@ -94,7 +94,7 @@ def test_dedicated_scores_find_the_canaries_when_the_noise_allows():
     leaky = mle_dedicated_design(n=5000, m=200, d0=6, epsilon=8.0, calibration="paper", bug="tenth-noise",
                                  rule=Fixed(20, 20))
     assert leaky.expected == {}
-    assert seeded(leaky, 0).epsilon_lower[0] > 1.0
+    assert seeded(leaky, 0).epsilon_lowers[0] > 1.0
 
 
 def test_correct_dedicated_mle_passes_on_five_seeds(dedicated):

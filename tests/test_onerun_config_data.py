@@ -108,7 +108,7 @@ def test_a_config_with_files_gives_the_api_examples_counts_for_the_same_seed(tmp
     assert (scenario["m"], scenario["r"], scenario["v"]) == (api.m, api.r, api.v) == (M, 100, api.v)
     assert api.v > 50  # the trainer leaks: far more right guesses than a coin (a sanity check of the game)
     assert scenario["secret_sha256"] == api.secret_sha256 and scenario["tiebreak"] == str(api.tiebreak)
-    assert [b["epsilon_lower"] for b in scenario["bounds"]] == list(api.epsilon_lower)
+    assert [b["epsilon_lower"] for b in scenario["bounds"]] == list(api.epsilon_lowers)
     assert [c["verdict"] for c in scenario["claims"]] == [c.verdict for c in api.claims] == ["violation", "pass"]
 
 

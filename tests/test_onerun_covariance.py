@@ -50,7 +50,7 @@ def test_scores_find_the_canaries_when_the_noise_allows():
     # the canaries (so the scorer can fail a leaky release), and the claims still hold.
     design = covariance_design(epsilon=40.0, m=200, n=1000, rule=Fixed(20, 20))
     result = seeded(design, 0)
-    assert result.epsilon_lower[0] > 1.0 and result.relation == "zero-out"
+    assert result.epsilon_lowers[0] > 1.0 and result.relation == "zero-out"
     assert design.as_expected(result)
 
 

@@ -108,7 +108,7 @@ def test_rr_two_zero_gdp_mu_is_never_an_epsilon_delta_bound():
     assert 860 <= res.v <= 900  # a typical count
     misread = gdp_epsilon(res.gdp_mu_lower, 1e-5)
     assert misread > 3.3  # the invalid reading the shipped tools print (3.43 in the issue)
-    assert max(res.epsilon_lower) <= 2.0
+    assert max(res.epsilon_lowers) <= 2.0
     assert all(c.verdict == "pass" for c in res.claims)  # the true claim is not refuted by either bound
     doc = json.loads(res.to_json())
     assert all(b["epsilon_lower"] <= 2.0 for b in doc["bounds"])

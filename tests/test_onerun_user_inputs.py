@@ -75,8 +75,8 @@ def test_all_tied_scores_with_an_in_first_secret_give_no_right_guess_counted_wor
         one_run_bound(np.zeros(M), IN_FIRST, rule=Fixed(50, 50), tiebreak=WORST_CASE)
     monkeypatch.setattr("dpaudit.onerun.bound.check_secret_order", lambda bits: None)
     res = one_run_bound(np.zeros(M), IN_FIRST, rule=Fixed(50, 50), tiebreak=WORST_CASE)
-    assert res.v == 0 and res.epsilon_lower == (0.0,) and res.tiebreak is None
-    assert one_run_bound(np.zeros(M), IN_FIRST, tiebreak=WORST_CASE).epsilon_lower == (0.0,)  # grid: 5.163 before
+    assert res.v == 0 and res.epsilon_lowers == (0.0,) and res.tiebreak is None
+    assert one_run_bound(np.zeros(M), IN_FIRST, tiebreak=WORST_CASE).epsilon_lowers == (0.0,)  # grid: 5.163 before
 
 
 def _sorting_orders(scores: np.ndarray):
