@@ -49,9 +49,9 @@ def _errors(document: dict, against: dict) -> list[str]:
 
 def test_the_room_ships_one_schema_file_of_results():
     shipped = {p.name for p in resources.files("dpaudit.results").iterdir() if p.name.endswith(".json")}
-    assert shipped == {"run.schema.json", "sweep.schema.json"}
+    assert shipped == {"run.schema.json", "sweep.schema.json", "plan.schema.json"}  # plan's: the rule from run's
     cli = {p.name for p in resources.files("dpaudit.cli").joinpath("schemas").iterdir()}
-    assert "summary.schema.json" not in cli and "run.schema.json" not in cli
+    assert not cli & {"summary.schema.json", "run.schema.json", "plan.schema.json"}
 
 
 def test_summary_json_validates_against_the_assembled_schema_and_a_broken_one_is_refused(shown):

@@ -236,7 +236,7 @@ def _add_plan(sub: argparse._SubParsersAction[_Parser]) -> None:
     pl.add_argument("--pilots", type=_int_at_least(1), default=4,
                     help="one-run design: pilot games pooled to estimate the score model (default 4)")
     pl.add_argument("--json", action="store_true",
-                    help="print the plan as JSON (schema dpaudit/cli/schemas/plan.schema.json: kind multi-run-plan "
+                    help="print the plan as JSON (schema: python -m dpaudit.results plan; kind multi-run-plan "
                          "for a scenario of a suite, one-run-plan for a one-run design or --onerun)")
 
 

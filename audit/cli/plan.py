@@ -89,7 +89,7 @@ def plan_command(args: argparse.Namespace) -> int:
 
 
 def multi_run_document(found: budget_plan.BudgetPlan) -> dict[str, Any]:
-    """``plan SCENARIO --json`` for a multi-run scenario (schema ``schemas/plan.schema.json``, kind
+    """``plan SCENARIO --json`` for a multi-run scenario (schema :func:`dpaudit.results.schema.plan_schema`, kind
     ``multi-run-plan``): what the text says, as numbers.  ``samples_per_side`` is the budget of the
     first refutation (null: out of reach); per requirement, ``single`` is the one-look budget,
     ``sequential`` the budget whose last sequential look certifies, ``stop`` the expected stop of a

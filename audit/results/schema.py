@@ -5,7 +5,9 @@
 schema of ``summary --json`` is assembled from it here (:func:`summary_schema`): its own top level
 (the file it read, the exit status, each record with its outcome), and the run schema's ``$defs``
 and shared settings, never a copy kept equal by hand.  ``sweep.schema.json`` is the schema of
-``sweep.json``.  ``python -m dpaudit.results NAME`` prints any of them (``run``, ``summary``, ``sweep``).
+``sweep.json``; ``plan.schema.json`` the source of ``plan --json``'s, whose one-run rule is results.json's
+``$defs/rule``, filled in from the run schema (:func:`plan_schema`).  ``python -m dpaudit.results NAME``
+prints any of them (``run``, ``summary``, ``sweep``, ``plan``).
 
 A field added to a record in ``run.schema.json`` is a field of both assembled schemas.  A closed set
 that a registry owns is filled in here, from its owner, never listed in the file: the statistical
@@ -25,7 +27,7 @@ from typing import Any
 from dpaudit.engine import stattests
 from dpaudit.engine.verdicts import OUTCOMES
 
-__all__ = ["NAMES", "published", "run_schema", "summary_schema", "sweep_schema", "with_registries"]
+__all__ = ["NAMES", "plan_schema", "published", "run_schema", "summary_schema", "sweep_schema", "with_registries"]
 
 Schema = dict[str, Any]
 _INT64 = 9223372036854775807  # the largest count a record holds (int64)
@@ -90,7 +92,18 @@ def summary_schema(source: Mapping[str, Any] | None = None) -> Schema:
             "properties": {**shared, **copy.deepcopy(own)}, "$defs": run["$defs"], "additionalProperties": False}
 
 
-NAMES: dict[str, Callable[[], Schema]] = {"run": run_schema, "summary": summary_schema, "sweep": sweep_schema}
+def plan_schema() -> Schema:
+    """The schema of ``plan --json`` (kinds ``multi-run-plan`` and ``one-run-plan``): ``plan.schema.json``
+    with the one-run rule's shape taken from the run schema's ``$defs/rule``, so a design's rule in
+    ``plan --json`` is the rule results.json records."""
+    plan = json.loads(_shipped("plan.schema.json"))
+    plan.pop("$comment", None)  # the file's note that the rule comes from here
+    plan["$defs"]["rule"] = run_schema()["$defs"]["rule"]
+    return plan
+
+
+NAMES: dict[str, Callable[[], Schema]] = {"run": run_schema, "summary": summary_schema, "sweep": sweep_schema,
+                                          "plan": plan_schema}
 
 
 def published(name: str) -> Schema:
