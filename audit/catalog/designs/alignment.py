@@ -16,12 +16,14 @@ d ≥ m, :mod:`dpaudit.catalog.designs.mle_dedicated` gives each canary its own 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.entry import DesignEntry
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.preferences import BradleyTerry
@@ -29,7 +31,7 @@ from dpaudit.neighbors import Dataset
 from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["MLEOnRows", "mle_design"]
+__all__ = ["DESIGNS", "MLEOnRows", "mle_design"]
 
 # The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
 FAMILY = "alignment"
@@ -90,3 +92,9 @@ def mle_design(*, n: int = 100_000, m: int = 1000, d: int = 16, epsilon: float =
                         family=FAMILY,
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={d}, m={m} random-direction "
                                     f"canaries (residual-gradient scores)")
+
+
+DESIGNS = (
+    DesignEntry("align-alg1-instantiated", functools.partial(mle_design, calibration="instantiated")),
+    DesignEntry("align-alg1-paper", functools.partial(mle_design, calibration="paper")),
+)

@@ -40,12 +40,14 @@ as the level allows, but not "never"); at ε = 4, 8 and 16 it was rejected 0 of 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.entry import DesignEntry
 from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
@@ -55,7 +57,7 @@ from dpaudit.onerun.curves import CurveClaim, gdp
 from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["COV_RULE", "DedicatedCovariance", "covariance_design"]
+__all__ = ["COV_RULE", "DESIGNS", "DedicatedCovariance", "covariance_design"]
 
 # The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
 FAMILY = "alignment"
@@ -168,3 +170,6 @@ def covariance_design(*, n: int = 10_000, m: int = 1000, d0: int = 10, epsilon: 
                         description=f"Algorithm 2 ({calibration} sigma), Bradley-Terry, n={wrapper.n} (base {n}), "
                                     f"d={d}, m={m} rare vectors on dedicated coordinates, zero-out; mu per canary "
                                     f"{mu:.4g}")
+
+
+DESIGNS = (DesignEntry("align-alg2-tight", functools.partial(covariance_design, calibration="tight")),)

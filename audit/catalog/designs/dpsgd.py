@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
+from dpaudit.catalog.designs.entry import DesignEntry
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.dpsgd import (
     BUGS,
@@ -56,11 +57,9 @@ from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_thresh
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["CANARY_NORM", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "AccountantProfile", "PlannedIsolation",
-           "accountant_curve", "blackbox_design",
-           "family_rejection",
-           "isolated_family_rejection", "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design",
-           "whitebox_score"]
+__all__ = ["CANARY_NORM", "DESIGNS", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "AccountantProfile",
+           "PlannedIsolation", "accountant_curve", "blackbox_design", "family_rejection", "isolated_family_rejection",
+           "noise_for_epsilon", "planned_threshold", "shuffle_score", "whitebox_design", "whitebox_score"]
 
 # The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
 FAMILY = "dp-sgd"
@@ -377,3 +376,16 @@ def isolated_family_rejection(bound: IsolatedBound, mech: DPSGD, *, delta: float
                               rejects=lambda c: point_rejects(c, bound.tpr_lower, bound.fpr_upper),
                               method="independent-canary test (two Clopper-Pearson bounds), bisection over an "
                                      "ordered family; under the isolated-canary premise")
+
+
+# The suite's DP-SGD designs (their claims need dp-accounting's PLD: the onerun extra).
+_NEEDS = ("dp_accounting",)
+DESIGNS = (
+    DesignEntry("dpsgd-whitebox", functools.partial(whitebox_design, epsilon=8.0), _NEEDS),
+    DesignEntry("dpsgd-blackbox", functools.partial(blackbox_design, epsilon=8.0), _NEEDS),
+    # at m = 2000 and k+ = k- = 200: refuted with probability 0.999, not 0.93 (HALVED_RULE)
+    DesignEntry("dpsgd-whitebox-noise-halved", functools.partial(
+        whitebox_design, noise_multiplier=1.19, bug="noise-halved", m=HALVED_M, rule=HALVED_RULE), _NEEDS),
+    DesignEntry("dpsgd-whitebox-no-clip-canaries", functools.partial(
+        whitebox_design, noise_multiplier=1.19, bug="no-clip-canaries"), _NEEDS),
+)

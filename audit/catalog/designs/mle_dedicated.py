@@ -30,6 +30,7 @@ noise allows it.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from dpaudit.catalog.designs.entry import DesignEntry
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_mle import PrivateMLE, minimise_batch
 from dpaudit.mechanisms.faulty import PrivateMLEOnTenthNoise
@@ -46,7 +48,7 @@ from dpaudit.onerun.design import CanaryDesign
 from dpaudit.onerun.isolated import IsolatedCanaries, plan_threshold
 from dpaudit.onerun.rules import Fixed
 
-__all__ = ["MLE_RULE", "CoordinateComparison", "DedicatedMLE", "mle_dedicated_design"]
+__all__ = ["DESIGNS", "MLE_RULE", "CoordinateComparison", "DedicatedMLE", "mle_dedicated_design"]
 
 # The catalog family whose claims these designs check (dpaudit.catalog files each design by it).
 FAMILY = "alignment"
@@ -214,3 +216,9 @@ def mle_dedicated_design(*, n: int = 100_000, m: int = 1000, d0: int = 10, epsil
                         description=f"Algorithm 1 ({calibration}), Bradley-Terry, n={n}, d={wrapper.d} (d0={d0}), "
                                     f"m={m} canaries on dedicated coordinates (score: the fitted coordinate)")
 
+
+DESIGNS = (
+    DesignEntry("align-alg1-dedicated-instantiated", functools.partial(mle_dedicated_design,
+                                                                        calibration="instantiated")),
+    DesignEntry("align-alg1-dedicated-paper", functools.partial(mle_dedicated_design, calibration="paper")),
+)

@@ -9,16 +9,10 @@ needs the ``opacus`` extra and is added only when its import succeeds.
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-from collections.abc import Callable
-from dataclasses import dataclass
 
-from dpaudit.catalog.designs.alignment import mle_design
-from dpaudit.catalog.designs.covariance import covariance_design
-from dpaudit.catalog.designs.dpsgd import HALVED_M, HALVED_RULE, blackbox_design, whitebox_design
-from dpaudit.catalog.designs.mle_dedicated import mle_dedicated_design
-from dpaudit.catalog.designs.policy import TWIN_M, TWIN_RULE, dppg_design
+from dpaudit.catalog.designs import alignment, covariance, dpsgd, mle_dedicated, policy
+from dpaudit.catalog.designs.entry import DesignEntry
 from dpaudit.onerun.design import CanaryDesign
 
 __all__ = ["ENTRIES", "DesignEntry", "design_names", "entries", "left_out", "onerun_designs"]
@@ -38,46 +32,16 @@ def left_out() -> list[str]:
             for module, extra, what in OPTIONAL if not _available(module)]
 
 
-@dataclass(frozen=True)
-class DesignEntry:
-    """One design of the suite: its name, known without building it, and the builder that makes it
-    (building computes accountant curves, planned thresholds and base data: seconds of CPU), with
-    the modules its claims need (it is left out when one is not installed)."""
-
-    name: str
-    build: Callable[[], CanaryDesign]
-    needs: tuple[str, ...] = ()
-
-
 def _opacus() -> CanaryDesign:
     from dpaudit.catalog.designs.opacus_sgd import opacus_design  # optional dependency (the opacus extra)
 
     return opacus_design()
 
 
-_DPSGD = ("dp_accounting",)
-ENTRIES = (
-    DesignEntry("dpsgd-whitebox", functools.partial(whitebox_design, epsilon=8.0), _DPSGD),
-    DesignEntry("dpsgd-blackbox", functools.partial(blackbox_design, epsilon=8.0), _DPSGD),
-    # at m = 2000 and k+ = k- = 200: refuted with probability 0.999, not 0.93 (dpsgd.HALVED_RULE)
-    DesignEntry("dpsgd-whitebox-noise-halved", functools.partial(
-        whitebox_design, noise_multiplier=1.19, bug="noise-halved", m=HALVED_M, rule=HALVED_RULE), _DPSGD),
-    DesignEntry("dpsgd-whitebox-no-clip-canaries", functools.partial(
-        whitebox_design, noise_multiplier=1.19, bug="no-clip-canaries"), _DPSGD),
-    DesignEntry("dppg-whitebox", dppg_design),
-    # the twins at 1000 canary users and k+ = k- = 100: refuted with probability 0.998, not 0.917 (policy.TWIN_RULE)
-    DesignEntry("dppg-whitebox-wrong-relation", functools.partial(
-        dppg_design, bug="wrong-relation", m=TWIN_M, rule=TWIN_RULE)),
-    DesignEntry("dppg-whitebox-reward-convention", functools.partial(
-        dppg_design, bug="reward-convention", m=TWIN_M, rule=TWIN_RULE)),
-    DesignEntry("align-alg1-instantiated", functools.partial(mle_design, calibration="instantiated")),
-    DesignEntry("align-alg1-paper", functools.partial(mle_design, calibration="paper")),
-    DesignEntry("align-alg1-dedicated-instantiated", functools.partial(mle_dedicated_design,
-                                                                        calibration="instantiated")),
-    DesignEntry("align-alg1-dedicated-paper", functools.partial(mle_dedicated_design, calibration="paper")),
-    DesignEntry("align-alg2-tight", functools.partial(covariance_design, calibration="tight")),
-    DesignEntry("opacus-whitebox", _opacus, ("opacus", "dp_accounting")),
-)
+# Each design module registers its own designs (DESIGNS, beside its builders); the suite joins them in
+# order.  Opacus's module imports torch, so its one design is registered here and built lazily.
+ENTRIES = (*dpsgd.DESIGNS, *policy.DESIGNS, *alignment.DESIGNS, *mle_dedicated.DESIGNS, *covariance.DESIGNS,
+           DesignEntry("opacus-whitebox", _opacus, ("opacus", "dp_accounting")))
 
 
 def entries(*, include_opacus: bool = True) -> list[DesignEntry]:
