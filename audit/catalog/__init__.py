@@ -91,8 +91,9 @@ SEQUENTIAL_SUITES = ("errata",)
 #          the threshold on counts moved one standard error and projected to the estimation split, so a larger
 #          budget moves it deeper, where a lucky pilot count wins: seed 0 chose log-ratio 0.502 at 1e8 (ε_lower
 #          0.479) and 0.577 at q 1.3e-5 at 3e8 (0.492; that event misses w.p. 0.65 there), seed 1 at 3e8 certified
-#          (0.534); a Gaussian-shift model of the run misses in ~12 % at 3e8, 4 % at 1e9, 2 % at 3e9: the pilot's
-#          choice has to change, not the budget (docs/concepts.rst).
+#          (0.534); a Gaussian-shift model of the run misses in ~12 % at 3e8, 4 % at 1e9, 2 % at 3e9.  Certifying
+#          every threshold the pilot can pick (down to q 5e-8) takes ~3e10 per side (1.6–3 CPU hours a run): the
+#          pilot's choice has to change, not the budget (docs/concepts.rst).
 # errata   11 to hold + 17 refuted:                            11·5e-4 + 17·1e-4 = 0.0072 at c = 0.9995
 # libraries 25 to hold:                                        25·3e-4           = 0.0075 at c = 0.9997
 # onerun   its twins' powers and null rules (dpaudit.catalog.onerun): ≈ 0.005 at its designs' own levels.
