@@ -166,8 +166,11 @@ def extended() -> list[Scenario]:
         Scenario("align-trajectory-mle", mle("trajectory", "instantiated"), mle_pair("trajectory"),
                  {"align/alg1-instantiated": "pass", "align/alg1-chi": "pass"}, samples_factor=0.1,
                  about="Algorithm 1 on H = 3 trajectories, dpaudit's instantiation (lambda 67.6, sigma_b 103.3)"),
+        # the white box decides (its tight eps is exact); the samples' verdict is shown beside it.  A sampled
+        # refutation at 1e8 per side misses in ~28 % of runs and no affordable budget fixes it (the tail pilot
+        # picks a deeper, luckier threshold as the budget grows: dpaudit.catalog's suite derivation)
         Scenario("align-alg2-swap-1e-10", covariance("pairwise", delta=1e-10), covariance_pair("pairwise", "swap"),
-                 {"align/alg2-printed": "violation", "align/alg2-tight": "pass"}, samples_factor=100,
+                 {"align/alg2-printed": "exact-violation", "align/alg2-tight": "pass"}, samples_factor=100,
                  about="Algorithm 2 as printed, eps = 1, delta = 1e-10, swap: claim (0.5, 5e-11), tight eps 0.876"),
     ]
     for kind in ("kwise", "trajectory"):
