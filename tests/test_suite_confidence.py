@@ -112,3 +112,22 @@ def test_the_help_states_each_suites_confidence():
     stated = {"default": "default and full", "full": "default and full", "errata": "errata", "libraries": "libraries"}
     for name, confidence in catalog.SUITE_CONFIDENCE.items():
         assert f"{stated[name]} {confidence:g}" in text, name
+
+
+@pytest.mark.parametrize(("scenario", "suite"), [("align-alg2-zero-out", "errata"), ("laplace", "full")])
+def test_plan_plans_a_suites_scenario_at_its_suites_confidence_unless_told(monkeypatch, scenario, suite):
+    """`plan NAME` says what the run as its suite runs it needs: at the suite's confidence (the planner
+    itself is replaced by a recorder: the confidence it is asked for is what is under test)."""
+    from dpaudit.cli import plan as cli_plan
+
+    asked: list[float] = []
+
+    def recorder(scenario, *, confidence, **kw):
+        asked.append(confidence)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(cli_plan.budget_plan, "plan", recorder)
+    in_process("plan", scenario)
+    in_process("plan", scenario, "--confidence", "0.9")
+    assert asked == [catalog.SUITE_CONFIDENCE[suite], 0.9]
+

@@ -218,7 +218,9 @@ def _add_plan(sub: argparse._SubParsersAction[_Parser]) -> None:
     pl.add_argument("--samples", type=_int_at_least(100), default=1_000_000,
                     help="the run's base budget; the scenario's own is this times its samples_factor")
     pl.add_argument("--seed", type=_int_at_least(0), default=0, help="root seed (default: 0)")
-    pl.add_argument("--confidence", type=_confidence, default=0.95, help="confidence of each bound (default: 0.95)")
+    pl.add_argument("--confidence", type=_confidence, default=None,
+                    help="confidence of each bound (default: a built-in suite's scenario is planned at its suite's, "
+                         "as the suite runs it: errata 0.9995, full 0.9999; a one-run design or --onerun at 0.95)")
     pl.add_argument("--jobs", type=_jobs, default=-1, help="workers for the pilot (default: all cores)")
     pl.add_argument("--single-look", action="store_true",
                     help="plan a run without the sequential rule (the errata suite's scenarios use it)")

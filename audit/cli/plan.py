@@ -35,6 +35,10 @@ from dpaudit.results.document import dumps
 from dpaudit.runtime.execution import Execution
 from dpaudit.runtime.progress import Heartbeat, progress_line, projected_end
 
+# A one-run design's plan (and --onerun's) is at the audits' 0.95: the onerun suite's designs carry their
+# own levels; a multi-run scenario of a built-in suite is planned at its suite's (catalog.SUITE_CONFIDENCE).
+ONE_RUN_CONFIDENCE = 0.95
+
 
 def plan_command(args: argparse.Namespace) -> int:
     """``plan``: the scenario is looked up in the errata suite, then the full one (so it is built, and
@@ -42,6 +46,9 @@ def plan_command(args: argparse.Namespace) -> int:
     ``samples_per_side=N`` (or ``canaries=N``), then the explanation."""
     if args.delta is not None and args.epsilon is None:
         raise UsageError("--delta goes with --epsilon")
+    given_confidence = args.confidence
+    if args.confidence is None:  # one-run plans read args.confidence; a suite's scenario takes its suite's below
+        args.confidence = ONE_RUN_CONFIDENCE
     _model(args)  # the one-run flags' ranges, before the catalog's designs are built
     if args.onerun:
         if args.scenario is not None:
@@ -64,7 +71,10 @@ def plan_command(args: argparse.Namespace) -> int:
             index = names.index(args.scenario)
             _say(f"plan {args.scenario}: {budget_plan.announce()}; a progress line every 5 s with its projected end")
             with Heartbeat(f"plan {args.scenario}"):  # the simulations and timed chunks have no progress of their own
-                found = budget_plan.plan(scenarios[index], confidence=args.confidence, seed=args.seed, key=(index,),
+                # as its suite runs it: at the suite's confidence unless --confidence says otherwise
+                confidence = (catalog.SUITE_CONFIDENCE.get(suite, ONE_RUN_CONFIDENCE) if given_confidence is None
+                              else given_confidence)
+                found = budget_plan.plan(scenarios[index], confidence=confidence, seed=args.seed, key=(index,),
                                          samples=args.samples, epsilon=args.epsilon, delta=args.delta,
                                          execution=Execution(n_jobs=args.jobs, progress="log",
                                                              label=f"plan {args.scenario}: pilot audit"),
