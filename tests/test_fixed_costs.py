@@ -39,7 +39,8 @@ def _no_build(*args, **kwargs):
 
 
 @pytest.mark.parametrize("name, hint", [
-    ("nosuch", ""), ("dpsgd-whitebx", " (did you mean 'dpsgd-whitebox'?)"),
+    # a design that needs no extra (the DP-SGD ones are left out of the names without the onerun extra)
+    ("nosuch", ""), ("dppg-whitebx", " (did you mean 'dppg-whitebox'?)"),
     ("po-dp-pg-advantage-one-rum", " (did you mean 'po-dp-pg-advantage-one-run'?)")])
 def test_a_typo_in_plan_builds_no_design(monkeypatch, name, hint):
     monkeypatch.setattr(catalog, "onerun_suite", _no_build)
