@@ -50,6 +50,7 @@ __all__ = [
     "mechanisms",
     "onerun_names",
     "onerun_suite",
+    "report_families",
     "suggest",
     "suite",
     "sweeps",
@@ -165,6 +166,13 @@ def sweeps() -> dict[str, Callable[[int], tuple[Any, Pair]]]:
     """Every rate sweep (``dpaudit sweep NAME``), across families."""
     return _unique("sweep", [(n, s) for f in families() for n, s in f.sweeps.items()])
 
+
+
+def report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
+    """(name, about, claim ids, mechanism names) of each family: the PDF's sections (the reports layer
+    may not import the catalog, so whoever writes a report hands it over)."""
+    return tuple((f.name, f.about, frozenset(c.id for c in f.claims), frozenset(m.name for m in f.mechanisms))
+                 for f in families())
 
 def claims() -> dict[str, Claim]:
     """The claim registry: every claim id of every family, with its source, statement and status."""

@@ -4,18 +4,14 @@
 from __future__ import annotations
 
 import json
-import platform
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import joblib
-import numpy as np
-import scipy
-
-from dpaudit import catalog, reports
+from dpaudit import reports
+from dpaudit.catalog import report_families
 from dpaudit.cli.parser import UsageError, program_name
 from dpaudit.core import InputError, did_you_mean
 from dpaudit.results.document import dumps
@@ -104,16 +100,3 @@ def write_report(final: dict[str, Any], path: Path) -> bool:
         print(f"note: {path} skipped: {exc}", file=sys.stderr)
         return False
     return True
-
-
-def report_families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
-    """(name, about, claim ids, mechanism names) of each catalog family: the PDF's sections (the
-    reports layer may not import the catalog, so the app hands it over)."""
-    return tuple((f.name, f.about, frozenset(c.id for c in f.claims), frozenset(m.name for m in f.mechanisms))
-                 for f in catalog.families())
-
-
-def environment() -> dict[str, str]:
-    """The versions and platform a run's results record (Python, numpy, scipy, joblib, machine)."""
-    return {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-            "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}

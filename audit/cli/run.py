@@ -22,7 +22,6 @@ from dpaudit.claims import RDP, ZCDP
 from dpaudit.cli.common import (
     EXIT_FAIL,
     Session,
-    environment,
     load_attr,
     parse_params,
     report_families,
@@ -49,7 +48,7 @@ from dpaudit.neighbors import Pair
 from dpaudit.pipelines import opacus_suite
 from dpaudit.reports.text import errata_note, incomplete_note, printable, settings_words, summary_table
 from dpaudit.reports.text import footer as text_footer
-from dpaudit.results.document import dumps, envelope
+from dpaudit.results.document import dumps, envelope, environment
 from dpaudit.results.saved import check_plan_sizes
 from dpaudit.runs import config, rundir
 from dpaudit.runs.config import Plan, RunSettings

@@ -22,16 +22,11 @@ import dataclasses
 import importlib.metadata
 import json
 import math
-import platform
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import joblib
-import numpy as np
-import scipy
 
 from dpaudit import catalog, reports
 from dpaudit.catalog.onerun import OneRunScenario
@@ -43,7 +38,7 @@ from dpaudit.pipelines.opacus_plan import rule_for
 from dpaudit.pipelines.opacus_setting import accountant_steps
 from dpaudit.reports.text import footer as text_footer
 from dpaudit.reports.text import settings_words, summary_table
-from dpaudit.results.document import dumps, envelope
+from dpaudit.results.document import dumps, envelope, environment
 from dpaudit.runs.config import RunSettings
 from dpaudit.runtime.files import write_atomic
 
@@ -51,6 +46,7 @@ __all__ = ["PipelineDesign", "PipelineSpec", "design_of", "payload_of", "save_re
            "table_of"]
 
 COMMAND = ("python", "dpaudit.pipelines.opacus_record.save_results")  # no command line made this file
+PIPELINE_PACKAGES = ("torch", "opacus")  # recorded beside a command-line run's versions
 
 
 @dataclass(frozen=True)
@@ -154,31 +150,13 @@ def design_of(audit: OpacusAudit, result: OneRunResult, *, name: str,
                           expected=dict(expected or {}), description=spec.describe(), family=None)
 
 
-def environment() -> dict[str, str]:
-    """The versions and platform the record states (as a command-line run's, plus torch and opacus)."""
-    out = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
-           "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
-    for package in ("torch", "opacus"):
-        try:
-            out[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:  # pragma: no cover - the opacus extra is installed here
-            continue
-    return out
-
-
-def families() -> tuple[tuple[str, str, frozenset[str], frozenset[str]], ...]:
-    """(name, about, claim ids, mechanism names) of each catalog family, for the PDF's sections."""
-    return tuple((f.name, f.about, frozenset(c.id for c in f.claims), frozenset(m.name for m in f.mechanisms))
-                 for f in catalog.families())
-
-
 def payload_of(scenarios: Sequence[OneRunScenario], *, seed: int, confidence: float, seconds: float,
                started: float) -> dict[str, Any]:
     """The ``results.json`` document of finished pipeline scenarios (schema of a ``run``'s)."""
     settings = RunSettings(seed=seed, confidence=confidence)
     return envelope(list(scenarios), command=list(COMMAND), suite=None, settings=settings, started=started,  # type: ignore[arg-type]
-                    seconds=seconds, complete=True, planned=len(scenarios), environment=environment(),
-                    documents=catalog.documents(), fingerprint=None, families=families())
+                    seconds=seconds, complete=True, planned=len(scenarios), environment=environment(PIPELINE_PACKAGES),
+                    documents=catalog.documents(), fingerprint=None, families=catalog.report_families())
 
 
 def table_of(payload: dict[str, Any]) -> str:
@@ -212,7 +190,7 @@ def save_results(audit: OpacusAudit, result: OneRunResult, out: str | Path, *, n
     write_atomic(folder / "results.json", document)
     write_atomic(folder / "summary.txt", text)
     try:
-        reports.write_pdf(payload, folder / "report.pdf", families=families())
+        reports.write_pdf(payload, folder / "report.pdf", families=catalog.report_families())
     except reports.ReportExtraMissing as exc:  # the results and the table are written all the same
         text += f"note: {folder / 'report.pdf'} skipped: {exc}\n"
     return text

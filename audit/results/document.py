@@ -8,17 +8,23 @@ and ``to_dict``, :meth:`dpaudit.onerun.result.OneRunResult.to_dict`, a one-run s
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import platform
 import time
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
+
+import joblib
+import numpy as np
+import scipy
 
 from dpaudit import __version__
 from dpaudit.core import Document
 from dpaudit.engine.results import AuditResult
 from dpaudit.engine.verdicts import run_as_expected
 
-__all__ = ["SCHEMA_VERSION", "Families", "dumps", "envelope", "family_entry"]
+__all__ = ["SCHEMA_VERSION", "Families", "dumps", "envelope", "environment", "family_entry"]
 
 SCHEMA_VERSION = 2  # 2: records carry the combined finding, the claim's registry status and source
 Families = Sequence[tuple[str, str, Collection[str], Collection[str]]]
@@ -60,6 +66,19 @@ def envelope(results: Sequence[AuditResult], *, command: Sequence[str], suite: s
             "scenarios": [{**r.to_dict(), "family": family_entry(r.mechanism, recs, families)}
                           for r, recs in zip(results, per_result, strict=True)],
             "documents": {key: known[key].reference for key in cited if key in known}}
+
+
+def environment(packages: Sequence[str] = ()) -> dict[str, str]:
+    """The versions and platform a results file records (Python, numpy, scipy, joblib, machine), and
+    those of ``packages`` where installed (a pipeline audit's torch and opacus)."""
+    out = {"python": platform.python_version(), "numpy": np.__version__, "scipy": scipy.__version__,
+           "joblib": joblib.__version__, "machine": platform.machine(), "system": platform.system()}
+    for package in packages:
+        try:
+            out[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
 
 
 def dumps(payload: Any) -> str:
