@@ -1,19 +1,18 @@
 """``python -m audit bench``: the ceilings it divides by, and its JSON record."""
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 from scipy import stats
 
 from dpaudit.catalog import classic
-from dpaudit.cli import main
+from dpaudit.cli import main, parser
 from dpaudit.core import InputError
 from dpaudit.engine.bounds import all_subsets, ceiling, clopper_pearson, epsilon_from_bounds
 from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
 from dpaudit.neighbors import Dataset
-from dpaudit.runs import bench
+from dpaudit.runs import bench, costs
 from dpaudit.runs.bench import estimation_samples, split_and_count
 
 
@@ -116,22 +115,42 @@ def test_same_sample_ceiling_counts_the_audits_own_estimation_samples():
 
 
 def test_the_default_suite_row_runs_the_real_command_of_the_chosen_families(monkeypatch):
-    """The row times ``python -m dpaudit run --quiet`` in a new process (every family), or with
-    ``--family NAME`` for each family ``bench --family`` keeps, and reads back its exit code and
-    last line (the process is faked here: tests/test_scale.py runs it for real)."""
+    """The row measures ``python -m dpaudit run --quiet`` in a new process (every family), or with
+    ``--family NAME`` for each family ``bench --family`` keeps, and reads back its exit code, last
+    line, CPU and memory (the process is faked here: tests/test_scale.py runs it for real)."""
     seen = []
 
-    def fake(argv, **kwargs):
-        seen.append(argv)
-        return subprocess.CompletedProcess(argv, 1, stdout="table\nthe last line\n", stderr="")
+    def fake(args, **kwargs):
+        seen.append(list(args))
+        return costs.Cost(command="python -m dpaudit " + " ".join(args), cpu_seconds=2.5, wall_seconds=2.0,
+                          peak_mb=300.0, exit_code=1, last_line="the last line")
 
-    monkeypatch.setattr(bench.subprocess, "run", fake)
+    monkeypatch.setattr(costs, "command_cost", fake)
     whole, some = bench.default_suite(), bench.default_suite(["kl", "classic"])
-    assert [a[1:] for a in seen] == [["-m", "dpaudit", "run", "--quiet"],
-                                     ["-m", "dpaudit", "run", "--quiet", "--family", "kl", "--family", "classic"]]
+    assert seen == [["run", "--quiet"], ["run", "--quiet", "--family", "kl", "--family", "classic"]]
     assert whole["command"] == "python -m dpaudit run --quiet"
     assert some["command"] == "python -m dpaudit run --quiet --family kl --family classic"
-    assert (some["exit_code"], some["summary"]) == (1, "the last line") and some["seconds"] >= 0
+    assert (some["exit_code"], some["summary"], some["cpu_seconds"], some["peak_mb"]) == (1, "the last line", 2.5, 300)
+
+
+def test_bench_parts_are_the_parsers():
+    """``bench --only`` offers exactly the parts the bench has (the parser keeps its own copy so
+    that ``--help`` imports no numpy)."""
+    assert parser.BENCH_PARTS == bench.PARTS
+
+
+def test_throughput_ratio_is_of_median_cpu_over_interleaved_runs(monkeypatch):
+    """Ours and split-and-count alternate, in reverse order every other round, and the ratio is of
+    their median CPU seconds: a made-up clock charging ours 1, 1, 5 s and split 2 s gives 0.5 (the
+    mean would give 0.83)."""
+    order, cpu = [], iter([1.0, 2.0, 2.0, 1.0, 5.0, 2.0])
+    monkeypatch.setattr(bench, "_audit", lambda case, samples, seed, events="auto": order.append("ours") or 0.5)
+    monkeypatch.setattr(bench, "split_and_count", lambda *a, **k: order.append("split") or 0.4)
+    monkeypatch.setattr(bench, "cpu_timed", lambda fn: (fn(), next(cpu)))
+    row = bench.throughput(_case("randomized"), 20_000, 0, reps=3)
+    assert order[2:8] == ["ours", "split", "split", "ours", "ours", "split"]  # after one warm-up of each
+    assert row["ours_time_over_split"] == pytest.approx(0.5)
+    assert (row["ours_cpu_seconds"], row["split_cpu_seconds"], row["reps"]) == (1.0, 2.0, 3)
 
 
 def test_bench_family_keeps_the_named_families_and_refuses_others(capsys):

@@ -47,7 +47,8 @@ def _dispatch(args: argparse.Namespace, argv: list[str], session: Session) -> in
     if args.command == "bench":
         if args.out:
             check_output(args.out, "bench --out", folder=False)
-        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick, families=args.family)
+        report = bench.run(samples=args.samples, seeds=args.seeds, quick=args.quick, families=args.family,
+                           reps=args.reps, only=args.only, errata=args.errata, tests=args.tests)
         sys.stdout.write(dumps(report) + "\n" if args.json else bench.table(report))
         if args.out:
             write_atomic(args.out, dumps(report))

@@ -24,6 +24,8 @@ RELATIONS = ("add-remove", "swap", "label-flip", "zero-out", "user-level")
 PIPELINE_SUITES = ("opacus",)
 # The subcommands in the one order the usage line, the help's list and the "no command" message give.
 COMMANDS = ("run", "list", "report", "plan", "bench", "summary", "sweep")
+# The parts `bench --only` keeps (dpaudit.runs.bench.PARTS; tests/test_bench.py holds them equal).
+BENCH_PARTS = ("throughput", "views", "tightness", "benchmarks", "costs")
 
 
 # The exit codes, as --help states them (README.md, "Exit status", says the same).
@@ -256,6 +258,15 @@ def _add_bench(sub: argparse._SubParsersAction[_Parser]) -> None:
     bn.add_argument("--family", action="append", default=[], metavar="NAME",
                     help="only this family's cases, tightness rows and benchmarks, and the default suite's "
                          "scenarios of it (repeatable; see `list`)")
+    bn.add_argument("--reps", type=_int_at_least(1), default=3,
+                    help="interleaved runs of each timed command and of ours vs split-and-count per case; "
+                         "the median is reported (default 3)")
+    bn.add_argument("--only", action="append", default=[], choices=BENCH_PARTS, metavar="PART",
+                    help=f"only these parts of the bench (repeatable; one of {', '.join(BENCH_PARTS)})")
+    bn.add_argument("--errata", action="store_true",
+                    help="the costs include the errata suite's run (minutes)")
+    bn.add_argument("--tests", action="store_true",
+                    help="the costs include the README's test command, run in this checkout (minutes)")
 
 
 def _add_summary(sub: argparse._SubParsersAction[_Parser]) -> None:

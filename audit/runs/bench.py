@@ -35,13 +35,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import platform
-import subprocess
-import sys
+import resource
 import time
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,6 +51,7 @@ from dpaudit.engine.bounds import TESTS, best_candidate, better_test, both_tests
 from dpaudit.engine.runner import CHUNK, estimation_outputs
 from dpaudit.engine.streaming import SELECTION_FRACTION
 from dpaudit.engine.views import VIEWS
+from dpaudit.runs import costs
 
 CONFIDENCE = 0.95
 
@@ -136,17 +134,41 @@ def _audit(case: Any, samples: int, seed: int, events: str = "auto") -> float:
                            events=events).epsilon_lower
 
 
-def throughput(case: Any, samples: int, seed: int) -> dict[str, Any]:
-    """One bench case's times: ours, draw-and-count, split-and-count (same budget, same run)."""
+def cpu_timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """``fn()`` and the CPU seconds it took: this process's (every thread) and its waited-for children's."""
+    def now() -> float:
+        child = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + child.ru_utime + child.ru_stime
+    start = now()
+    out = fn()
+    return out, now() - start
+
+
+def throughput(case: Any, samples: int, seed: int, reps: int = 3) -> dict[str, Any]:
+    """One bench case's times: ours, draw-and-count, split-and-count (same budget, same run).  Ours
+    and split-and-count each run ``reps`` times, interleaved and in reverse order every other round;
+    ``ours_time_over_split`` is the ratio of their median CPU seconds (the acceptance figure: CPU,
+    because a shared machine inflates wall time without changing the work)."""
     _audit(case, 20_000, seed)  # warm caches and imports
-    eps, ours = timed(lambda: _audit(case, samples, seed))
+    split_and_count(case.mechanism, case.d, case.d_prime, 20_000, seed, case.deltas[0])
+    ours_cpu: list[float] = []
+    split_cpu: list[float] = []
+    for rep in range(reps):
+        for first in ((True, False) if rep % 2 == 0 else (False, True)):
+            if first:
+                (eps, ours), cpu = cpu_timed(lambda: timed(lambda: _audit(case, samples, seed)))
+                ours_cpu.append(cpu)
+            else:
+                (split_eps, split), cpu = cpu_timed(lambda: timed(lambda: split_and_count(
+                    case.mechanism, case.d, case.d_prime, samples, seed, case.deltas[0])))
+                split_cpu.append(cpu)
     rng = np.random.default_rng(seed)
     _, plain = timed(lambda: [case.reference(rng, samples) for _ in range(2)])
-    split_eps, split = timed(lambda: split_and_count(case.mechanism, case.d, case.d_prime, samples, seed,
-                                                     case.deltas[0]))
+    ours_med, split_med = float(np.median(ours_cpu)), float(np.median(split_cpu))
     row = {"family": case.name, "samples_per_side": samples, "ours_seconds": ours, "plain_seconds": plain,
            "split_seconds": split, "ours_per_second": 2 * samples / ours, "plain_per_second": 2 * samples / plain,
-           "ratio_ours_to_plain": plain / ours, "ours_time_over_split": ours / split,
+           "ratio_ours_to_plain": plain / ours, "ours_cpu_seconds": ours_med, "split_cpu_seconds": split_med,
+           "reps": reps, "ours_time_over_split": ours_med / split_med,
            "epsilon_lower": eps, "split_epsilon_lower": split_eps}
     ceiling = case.ceiling(estimation_samples(samples), CONFIDENCE).epsilon if case.ceiling is not None else 0.0
     if ceiling > 0:  # a budget too small for any event to certify anything has no ratio to show
@@ -185,21 +207,14 @@ def views_tightness(case: Any, samples: int, seeds: Sequence[int]) -> list[dict[
 
 
 def default_suite(families: Sequence[str] = ()) -> dict[str, Any]:
-    """Wall seconds of ``python -m dpaudit run --quiet`` in a new process (interpreter start, suite
-    build, every audit, the summary) at the default budget and workers, with its exit code (0:
-    every verdict as expected) and the run's own last line; with ``families``, of
-    ``run --quiet --family NAME ...`` (those families' scenarios of the suite)."""
-    # The child imports the dpaudit this bench runs from (a checkout on sys.path, or the installed one).
-    home = str(Path(__file__).parents[2])  # the folder holding the `dpaudit` package
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [home, os.environ.get("PYTHONPATH")]))}
+    """The cost of ``python -m dpaudit run --quiet`` in a new process (interpreter start, suite
+    build, every audit, the summary) at the default budget and workers: wall and CPU seconds, peak
+    memory, its exit code (0: every verdict as expected) and the run's own last line; with
+    ``families``, of ``run --quiet --family NAME ...`` (those families' scenarios of the suite)."""
     only = [arg for name in families for arg in ("--family", name)]
-    command = ["-m", "dpaudit", "run", "--quiet", *only]
-    start = time.perf_counter()
-    proc = subprocess.run([sys.executable, *command], capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - start
-    last = (proc.stdout.strip().splitlines() or [""])[-1]
-    return {"command": " ".join(["python", *command]), "seconds": seconds,  # the command it ran
-            "exit_code": proc.returncode, "summary": last}
+    cost = costs.command_cost(("run", "--quiet", *only))
+    return {"command": cost.command, "seconds": cost.wall_seconds, "cpu_seconds": cost.cpu_seconds,
+            "peak_mb": cost.peak_mb, "exit_code": cost.exit_code, "summary": cost.last_line}
 
 
 def _once(case: Any) -> Any:
@@ -222,37 +237,56 @@ def chosen_families(names: Sequence[str] = ()) -> list[Any]:
     return [f for f in catalog.families() if not names or f.name in names]
 
 
+PARTS = ("throughput", "views", "tightness", "benchmarks", "costs")
+"""What ``bench --only`` may keep: the throughput rows, the per-view tightness rows, the
+tightness rows, the families' extra benchmarks, and the commands' costs (:mod:`dpaudit.runs.costs`)."""
+
+
 def run(samples: int = 2_000_000, seed: int = 0, seeds: int = 1, quick: bool = False,
-        families: Sequence[str] = ()) -> dict[str, Any]:
-    """Throughput rows, per-view tightness rows (over ``seeds`` seeds from ``seed``), tightness
-    rows and each family's extra benchmarks.  ``quick``: the tightness rows at ``samples`` too
-    and no extra benchmarks (a smoke run of every row's machinery), nor the default suite's run.
-    ``families``: only these families (module docstring)."""
+        families: Sequence[str] = (), reps: int = 3, only: Sequence[str] = (), errata: bool = False,
+        tests: bool = False) -> dict[str, Any]:
+    """Throughput rows (``reps`` interleaved runs each), per-view tightness rows (over ``seeds``
+    seeds from ``seed``), tightness rows, each family's extra benchmarks, and the commands'
+    costs.  ``quick``: the tightness rows at ``samples`` too and no extra benchmarks nor costs (a
+    smoke run of every row's machinery).  ``families``: only these families (module docstring).
+    ``only``: only these of :data:`PARTS`.  ``errata``/``tests``: the costs include the errata
+    suite and the README's test command (minutes each)."""
+    parts = set(only or PARTS) - ({"benchmarks", "costs"} if quick else set())
     chosen = chosen_families(families)
     cases = [_once(c) for f in chosen for c in f.bench()]
-    rows = [throughput(case, samples, seed) for case in cases]
+    rows = [throughput(case, samples, seed, reps) for case in cases] if "throughput" in parts else []
     views = [r for case in cases if case.ceiling is not None
-             for r in views_tightness(case, samples, range(seed, seed + seeds))]
-    tight = []
-    for t in (_once(t) for f in chosen for t in f.tightness()):
-        n = samples if quick else t.samples
-        r, secs = timed(functools.partial(audit_mechanism, t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
-                                          deltas=t.deltas, relation=t.pair.relation))
-        row = {"audit": t.label, "samples_per_side": n, "epsilon_true": t.epsilon_true,
-               "epsilon_lower": r.epsilon_lower, "tightness": r.epsilon_lower / t.epsilon_true, "seconds": secs}
-        if t.ceiling is not None:
-            ceiling = t.ceiling(estimation_samples(n), CONFIDENCE).epsilon
-            same = same_sample_bound(t.mechanism, t.pair.d, t.pair.d_prime, t.ceiling, t.deltas[0], n, seed)
-            row.update(ceiling=ceiling, ceiling_pair=pair_ceiling(t.ceiling, estimation_samples(n)),
-                       ours_over_ceiling=r.epsilon_lower / ceiling, same_sample_ceiling=same,
-                       ours_over_same_sample_ceiling=r.epsilon_lower / same)
-        tight.append(row)
-    extra = {} if quick else {name: measure(seed) for f in chosen for name, measure in f.benchmarks.items()}
-    if not quick:
+             for r in views_tightness(case, samples, range(seed, seed + seeds))] if "views" in parts else []
+    tight = [tightness(t, samples if quick else t.samples, seed)
+             for f in chosen for t in (_once(t) for t in f.tightness())] if "tightness" in parts else []
+    extra = ({name: measure(seed) for f in chosen for name, measure in f.benchmarks.items()}
+             if "benchmarks" in parts else {})
+    if "costs" in parts:
         extra["default_suite"] = default_suite(families)
-    return {"throughput": rows, "views": views, "tightness": tight, **extra,
+        if not families:
+            extra["costs"] = costs.costs(reps=reps, errata=errata, tests=tests)
+    ratios = [r["ours_time_over_split"] for r in rows]
+    summary = ({"ours_over_split_median": float(np.median(ratios)), "ours_over_split_max": float(np.max(ratios)),
+                "ours_over_split_worst": rows[int(np.argmax(ratios))]["family"], "cases": len(rows)}
+               if rows else {})
+    return {"throughput": rows, "throughput_summary": summary, "views": views, "tightness": tight, **extra,
             "machine": {"python": platform.python_version(), "numpy": np.__version__,
                         "processor": platform.processor() or platform.machine()}}
+
+
+def tightness(t: Any, n: int, seed: int) -> dict[str, Any]:
+    """One tightness row: ε_lower at ``n`` per side against ε_true, and against its ceilings where it has one."""
+    r, secs = timed(functools.partial(audit_mechanism, t.mechanism, t.pair.d, t.pair.d_prime, samples=n, seed=seed,
+                                      deltas=t.deltas, relation=t.pair.relation))
+    row = {"audit": t.label, "samples_per_side": n, "epsilon_true": t.epsilon_true,
+           "epsilon_lower": r.epsilon_lower, "tightness": r.epsilon_lower / t.epsilon_true, "seconds": secs}
+    if t.ceiling is not None:
+        ceiling = t.ceiling(estimation_samples(n), CONFIDENCE).epsilon
+        same = same_sample_bound(t.mechanism, t.pair.d, t.pair.d_prime, t.ceiling, t.deltas[0], n, seed)
+        row.update(ceiling=ceiling, ceiling_pair=pair_ceiling(t.ceiling, estimation_samples(n)),
+                   ours_over_ceiling=r.epsilon_lower / ceiling, same_sample_ceiling=same,
+                   ours_over_same_sample_ceiling=r.epsilon_lower / same)
+    return row
 
 
 def _ratio(row: dict[str, Any], key: str) -> str:
@@ -262,7 +296,7 @@ def _ratio(row: dict[str, Any], key: str) -> str:
 def table(report: dict[str, Any]) -> str:
     lines = ["throughput (samples per second, both sides; plain = draw the same distribution and count one event; "
              "split = the plain split-and-count auditor, same budget, same sampler)",
-             f"{'family':24s} {'ours/s':>10s} {'plain/s':>10s} {'ours/plain':>10s} {'t_ours/t_split':>14s} "
+             f"{'family':24s} {'ours/s':>10s} {'plain/s':>10s} {'ours/plain':>10s} {'cpu ours/split':>14s} "
              f"{'eps_lower':>10s} {'ceiling':>8s} {'CP ceil':>8s} {'ours/ceil':>9s} {'split/ceil':>10s}"]
     for r in report["throughput"]:
         lines.append(f"{r['family']:24s} {r['ours_per_second']:10.3g} {r['plain_per_second']:10.3g} "
@@ -270,6 +304,11 @@ def table(report: dict[str, Any]) -> str:
                      f"{r.get('ceiling', float('nan')):8.4f} {r.get('ceiling_pair', float('nan')):8.4f} "
                      f"{_ratio(r, 'ours_over_ceiling'):>9s} "
                      f"{_ratio(r, 'split_over_ceiling'):>10s}")
+    summary = report.get("throughput_summary")
+    if summary:
+        lines.append("ours / split (CPU, median of each case's interleaved runs): "
+                     f"median {summary['ours_over_split_median']:.2f} over {summary['cases']} cases, "
+                     f"max {summary['ours_over_split_max']:.2f} ({summary['ours_over_split_worst']})")
     if report.get("views"):
         n = report["views"][0]["seeds"]
         lines += ["", f"eps_lower / ceiling per view ({n} seed(s); ceiling = the estimator's bound of the best event "
@@ -304,6 +343,9 @@ def table(report: dict[str, Any]) -> str:
                   f"{al['max_abs_difference']:.1e}"]
     suite = report.get("default_suite")
     if suite:
-        lines += ["", f"default suite ({suite['command']}): {suite['seconds']:.1f} s wall, exit {suite['exit_code']}: "
+        lines += ["", f"default suite ({suite['command']}): {suite['seconds']:.1f} s wall, "
+                  f"{suite['cpu_seconds']:.1f} CPU s, {suite['peak_mb']:.0f} MB, exit {suite['exit_code']}: "
                   f"{suite['summary']}"]
+    if report.get("costs"):
+        lines += ["", *costs.table(report["costs"])]
     return "\n".join(lines) + "\n"
