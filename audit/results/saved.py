@@ -28,7 +28,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 
@@ -156,13 +156,14 @@ def _validate(document: Any, schema: str, path: Path) -> None:
     naming the key path: ``records[0].seconds: -1 is less than the minimum of 0``."""
     if schema_accepts(schema, document):  # the common case, in milliseconds
         return
-    # refused: python jsonschema for the message and key path the loader has always given
-    errors = list(itertools.islice(_validator(schema).iter_errors(document), 1000))
-    # older jsonschema (4.0) also calls a key whose value failed "unevaluated": name the failure instead
-    error = best_match([e for e in errors if e.validator != "unevaluatedProperties"] or errors)
+    # refused: python jsonschema for the message and key path the loader has always given, over the
+    # elements jsonschema-rs found wrong (its walk of a large file's good records costs seconds)
+    narrowed, kept = _narrowed(schema, document)
+    error, parts = _worded(schema, narrowed, kept) if kept else (None, [])
+    if error is None:  # no narrowing, or the narrowed document does not show the error by itself
+        error, parts = _worded(schema, document, {})
     if error is None:
         return
-    parts = list(error.absolute_path)
     if error.validator == "required":  # name the missing key itself, not the object that lacks it
         parts += [next(k for k in error.validator_value if k not in error.instance)]
         message = "is missing (a required key)"
@@ -171,6 +172,46 @@ def _validate(document: Any, schema: str, path: Path) -> None:
         message = _shown(error.instance) + message[len(said):] if message.startswith(said) else message
     message = message if len(message) <= 300 else message[:297] + "..."
     raise InputError(f"{path}: {_key_path(parts) or '(top level)'}: {message}")
+
+
+def _worded(schema: str, document: Any, kept: dict[str, list[int]]) -> tuple[Any, list[str | int]]:
+    """Python jsonschema's best error of ``document`` and its key path, with each index into a
+    narrowed array (``kept``: the indices its elements had) mapped back; no error when the best
+    one is not inside a kept element (a narrowed array's own length or order, say)."""
+    errors = list(itertools.islice(_validator(schema).iter_errors(document), 1000))
+    # older jsonschema (4.0) also calls a key whose value failed "unevaluated": name the failure instead
+    error = best_match([e for e in errors if e.validator != "unevaluatedProperties"] or errors)
+    if error is None:
+        return None, []
+    parts = list(error.absolute_path)
+    if kept:
+        if len(parts) < 2 or parts[0] not in kept or not isinstance(parts[1], int):
+            return None, []
+        parts[1] = kept[str(parts[0])][parts[1]]
+    return error, parts
+
+
+def _narrowed(schema: str, document: Any) -> tuple[Any, dict[str, list[int]]]:
+    """``document`` with each top-level array cut to the elements jsonschema-rs finds an error in
+    (an array without one, to its first element), and the indices kept per array; ``{}`` when an
+    error lies outside every such element (or jsonschema-rs cannot take the document in): then
+    nothing is cut."""
+    if not isinstance(document, dict):
+        return document, {}
+    try:
+        paths = [list(e.instance_path) for e in
+                 itertools.islice(_compiled(schema, stattests.names()).iter_errors(document), 1000)]
+    except (ValueError, OverflowError, TypeError):
+        return document, {}
+    kept: dict[str, set[int]] = {}
+    for path in paths:
+        if len(path) < 2 or not isinstance(document.get(path[0]), list) or not isinstance(path[1], int):
+            return document, {}
+        kept.setdefault(path[0], set()).add(path[1])
+    order = {key: sorted(indices) for key, indices in kept.items()}
+    # an array with no error keeps its first element, which jsonschema-rs found valid: its length stays >= 1
+    good = {key: value[:1] for key, value in document.items() if isinstance(value, list) and key not in order}
+    return {**document, **good, **{key: [document[key][i] for i in idx] for key, idx in order.items()}}, order
 
 
 def _validator(schema: str) -> Draft202012Validator:
@@ -197,6 +238,8 @@ def schema_accepts(schema: str, document: Any) -> bool:
 
 class _Compiled(Protocol):  # what the loader asks of a jsonschema-rs validator (its class differs per draft)
     def is_valid(self, instance: Any) -> bool: ...
+
+    def iter_errors(self, instance: Any) -> Iterator[Any]: ...
 
 
 @functools.cache
