@@ -26,7 +26,7 @@ from dpaudit.onerun.planner import MU_MAX, best_fixed_rule
 from dpaudit.onerun.rules import Fixed, smallest_capable_k
 from dpaudit.onerun.steinke import rejects_zero
 
-__all__ = ["FALLBACK_MU", "claim_mu", "rule_from_claims"]
+__all__ = ["FALLBACK_MU", "claim_mu", "forget_plans", "rule_from_claims"]
 
 # μ = MU_MAX is (ε, 1e-5)-DP only past ε ≈ 285 (ε(δ) ≈ μ²/2 + μ·Φ⁻¹(1 − δ)): claims beyond are planned at MU_MAX
 EPSILON_PAST_MU_MAX = 300.0
@@ -73,6 +73,12 @@ def _planned(m: int, delta: float, confidence: float, mu: float, objective: str)
     # evaluations of p instead of epsilon_lower's ~70 (the bisection visits every k it visited before)
     floor = smallest_capable_k(m, alpha, lambda n, r, v, a: float(rejects_zero(n, r, v, delta=delta, alpha=a)))
     return rule if floor is None or rule.k_plus >= floor else Fixed(floor, floor)
+
+
+def forget_plans() -> None:
+    """Empty the cache of planned rules, so that the next plan is computed afresh (``dpaudit bench``
+    times a first call)."""
+    _planned.cache_clear()
 
 
 def _applies(claim: Guarantee | CurveClaim, relation: str | None) -> bool:
