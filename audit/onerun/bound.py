@@ -24,7 +24,7 @@ from dpaudit.onerun.game import FRESH, SUPPLIED, GameRecord, drawn_by_dpaudit, s
 from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
 from dpaudit.onerun.secret_order import check_secret_order
-from dpaudit.onerun.steinke import epsilon_lower, prior_guard
+from dpaudit.onerun.steinke import epsilon_lower, epsilon_upper, prior_guard
 
 __all__ = ["WORST_CASE", "bound_record", "check_callers_secret", "check_rule_for_secret", "check_tiebreak",
            "fresh_tiebreak", "is_balanced", "one_run_bound", "prior_guard"]
@@ -261,7 +261,7 @@ def _bound(scores: Any, secret: Any, *, source: str | None, rule: Fixed | Grid |
         bad = [(t.k_plus, t.k_minus) for t in tests if t.k_plus != t.k_minus]
         require(not bad, "rule", rule, f"produced unbalanced tests ({', '.join(f'({a}, {c})' for a, c in bad[:4])}): "
                 "with a secret you drew, only balanced tests (k_plus == k_minus) are valid whatever its bias")
-    per_test = np.array([[_eps(t, d, guarded) for d in deltas] for t in tests])
+    per_test = np.column_stack([_eps_column(tests, d, guarded) for d in deltas])
     best = int(np.argmax(per_test[:, 0]))
     eps_lower = tuple(float(x) for x in per_test.max(axis=0))
     mu = max(largest_rejected_mu(m=t.m, c_prime=t.r, c=t.v, tau=t.alpha) for t in tests)
@@ -277,6 +277,24 @@ def _eps(test: Test, delta: float, guarded: bool) -> float:
     """Steinke's bound of one test at δ; with a caller's secret, at most :func:`prior_guard`."""
     eps = epsilon_lower(test.m, test.r, test.v, delta=delta, alpha=test.alpha)
     return min(eps, prior_guard(test)) if guarded else eps
+
+
+def _eps_column(tests: tuple[Test, ...], delta: float, guarded: bool) -> np.ndarray:
+    """Each test's :func:`_eps` at δ, in order, except that a test whose bound provably cannot
+    exceed an earlier one's is skipped (−∞): its Steinke bound is < ``epsilon_upper`` (and a
+    caller's secret caps it at :func:`prior_guard`), so when that is ≤ the best so far, neither the
+    column's maximum nor its first argmax (the result's ``best``) depends on it.  A grid's tests of
+    many guesses, the costliest, are the ones this skips once a smaller k has done better."""
+    out = np.full(len(tests), -np.inf)
+    best = -np.inf
+    for i, t in enumerate(tests):
+        if best > 0:
+            upper = epsilon_upper(t.m, t.r, t.v, delta=delta, alpha=t.alpha)
+            if (min(upper, prior_guard(t)) if guarded else upper) <= best:
+                continue
+        out[i] = _eps(t, delta, guarded)
+        best = max(best, float(out[i]))
+    return out
 
 
 def _split_floor(claims: Claims, delta: float, relation: str | None) -> float:
@@ -327,5 +345,5 @@ def _check_claim(claim: Guarantee | CurveClaim, tests: tuple[Test, ...], deltas:
     if claim.delta in deltas:
         eps = float(per_test[:, deltas.index(claim.delta)].max())
     else:
-        eps = max(_eps(t, claim.delta, guarded) for t in tests)
+        eps = float(_eps_column(tests, claim.delta, guarded).max())
     return OneRunClaimCheck(claim=claim, rejected=eps > claim.epsilon, epsilon_lower=eps)

@@ -24,9 +24,9 @@ from dpaudit.core import Guarantee
 from dpaudit.onerun.curves import CurveClaim, gdp_mu
 from dpaudit.onerun.planner import MU_MAX, best_fixed_rule
 from dpaudit.onerun.rules import Fixed, smallest_capable_k
-from dpaudit.onerun.steinke import epsilon_lower
+from dpaudit.onerun.steinke import rejects_zero
 
-__all__ = ["FALLBACK_MU", "claim_mu", "rule_from_claims"]
+__all__ = ["FALLBACK_MU", "claim_mu", "forget_plans", "rule_from_claims"]
 
 # μ = MU_MAX is (ε, 1e-5)-DP only past ε ≈ 285 (ε(δ) ≈ μ²/2 + μ·Φ⁻¹(1 − δ)): claims beyond are planned at MU_MAX
 EPSILON_PAST_MU_MAX = 300.0
@@ -69,8 +69,16 @@ def _planned(m: int, delta: float, confidence: float, mu: float, objective: str)
     makes significant).  Cached: a suite or a test loop audits many games of one size and claim."""
     rule = best_fixed_rule(m, delta=delta, confidence=confidence, mu=mu, objective=objective)[0]
     alpha = 1.0 - confidence
-    floor = smallest_capable_k(m, alpha, lambda n, r, v, a: epsilon_lower(n, r, v, delta=delta, alpha=a))
+    # "epsilon_lower(n, r, v) > 0", the floor's question, answered exactly by rejects_zero in one or two
+    # evaluations of p instead of epsilon_lower's ~70 (the bisection visits every k it visited before)
+    floor = smallest_capable_k(m, alpha, lambda n, r, v, a: float(rejects_zero(n, r, v, delta=delta, alpha=a)))
     return rule if floor is None or rule.k_plus >= floor else Fixed(floor, floor)
+
+
+def forget_plans() -> None:
+    """Empty the cache of planned rules, so that the next plan is computed afresh (``dpaudit bench``
+    times a first call)."""
+    _planned.cache_clear()
 
 
 def _applies(claim: Guarantee | CurveClaim, relation: str | None) -> bool:

@@ -41,17 +41,35 @@ def _check_tau(tau: float) -> None:
 
 
 def rejects(binv: Binv, n: int, *, m: int, c_prime: int, c: int, tau: float, k: int = 2) -> np.ndarray:
-    """Algorithm 2 of Mahloujifar et al. for a batch of ``n`` curves at once (one bool each)."""
+    """Algorithm 2 of Mahloujifar et al. for a batch of ``n`` curves at once (one bool each).
+
+    ``binv``'s entry j must depend on ``r[j]`` alone (each curve's own B⁻¹).  The c steps stop as
+    soon as every curve's answer is known, which gives the answer of all c steps exactly, in
+    floating point too:
+
+    * **decided**: r and h never decrease (h′ = max(h, ·) ≥ h, so r + (i/(c′ − i))(h′ − h) ≥ r and
+      min(1, ·) keeps r ≤ 1; rounded addition is monotone), so once r + h > c′/m it stays so;
+    * **frozen**: a step that leaves r unchanged (bit for bit) leaves the next step's B⁻¹(r) the
+      value this step used, already ≤ h′, so h′ stays, r stays, and so does every later step.
+
+    Non-rejected curves freeze within tens of steps (r's increments shrink geometrically when the
+    curve is not rejected), so a test of c = 10⁵ right guesses costs tens of steps, not 10⁵
+    (``tests/test_onerun_speed_fdp.py`` holds it equal to the full recursion)."""
     check_counts(m, c_prime, c)
     _check_tau(tau)
     require(isinstance(k, int) and k >= 2, "k", k, "must be an integer >= 2")
     r = np.full(n, tau * c / m)
     h = np.full(n, tau * (c_prime - c) / m)
+    limit = c_prime / m
+    done = np.zeros(n, dtype=bool)
     for i in range(c - 1, -1, -1):
         h_new = np.maximum(h, (k - 1) * binv(r))
-        r = np.minimum(1.0, r + i / (c_prime - i) * (h_new - h))
-        h = h_new
-    return np.asarray(r + h > c_prime / m)
+        r_new = np.minimum(1.0, r + i / (c_prime - i) * (h_new - h))
+        done |= (r_new == r) | (r_new + h_new > limit)
+        r, h = r_new, h_new
+        if done.all():
+            break
+    return np.asarray(r + h > limit)
 
 
 def rejects_claim(claim: CurveClaim, *, m: int, c_prime: int, c: int, tau: float) -> bool:

@@ -30,7 +30,7 @@ from scipy import optimize, stats
 from dpaudit.core import require
 from dpaudit.onerun.rules import Test
 
-__all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "p_value"]
+__all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "epsilon_upper", "p_value", "rejects_zero"]
 
 _EPS_MAX = 60.0  # e^60/(1+e^60) is 1 in floating point: no count can reject beyond this
 _TOL = 1e-9
@@ -92,6 +92,20 @@ def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -
     return np.minimum(tail + 2.0 * m * delta * gain, 1.0)
 
 
+def _tail_top(r: int, v: int, alpha: float) -> float:
+    """The ε at which the pure tail P[Bin(r, q) ≥ v] reaches α (:data:`_EPS_MAX` when it never does
+    below it).  p ≥ f(v), so p first reaches α no later: :func:`epsilon_lower` scans [0, this] only."""
+    if stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-_EPS_MAX))) < alpha:
+        return _EPS_MAX
+    return float(optimize.brentq(lambda e: stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-e))) - alpha,
+                                 0.0, _EPS_MAX, xtol=1e-12))
+
+
+def _scan_grid(r: int, v: int, alpha: float) -> np.ndarray:
+    """The coarse scan of :func:`epsilon_lower`: 41 points on [0, :func:`_tail_top` + 1e-9]."""
+    return np.linspace(0.0, _tail_top(r, v, alpha) + 1e-9, 41)
+
+
 # A pure function of its five numbers, met again and again by a caller that bounds many games (a
 # rule's tests have fixed r, counts v near their mean): each answer is computed once per process.
 @functools.lru_cache(maxsize=1 << 16)
@@ -105,12 +119,7 @@ def epsilon_lower(m: int, r: int, v: int, *, delta: float, alpha: float) -> floa
     _check_level(delta, alpha)
     if v == 0 or p_value(m, r, v, 0.0, delta)[0] >= alpha:
         return 0.0
-    # p ≥ f(v), so p first reaches α no later than the tail does: scan [0, that point] only.
-    top = _EPS_MAX
-    if stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-_EPS_MAX))) >= alpha:
-        top = float(optimize.brentq(lambda e: stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-e))) - alpha,
-                                    0.0, _EPS_MAX, xtol=1e-12))
-    grid = np.linspace(0.0, top + 1e-9, 41)
+    grid = _scan_grid(r, v, alpha)
     ok = p_value(m, r, v, grid, delta) >= alpha
     if not ok.any():
         return _EPS_MAX
@@ -123,6 +132,44 @@ def epsilon_lower(m: int, r: int, v: int, *, delta: float, alpha: float) -> floa
         else:
             hi = mid
     return lo
+
+
+def epsilon_upper(m: int, r: int, v: int, *, delta: float, alpha: float) -> float:
+    """A strict upper bound on :func:`epsilon_lower` from two evaluations of p instead of ~70:
+    ``epsilon_lower(...) < epsilon_upper(...)`` always.  1e-9 when it is 0 (v = 0 or p(0) ≥ α);
+    else the scan's last point when p ≥ α there (the answer lies below the first such point); else
+    :data:`_EPS_MAX` + 1e-9 (no answer exceeds :data:`_EPS_MAX`).  A search for the largest bound
+    skips a candidate whose ``epsilon_upper`` is ≤ the best so far: it can neither win nor tie."""
+    check_counts(m, r, v)
+    _check_level(delta, alpha)
+    if v == 0 or p_value(m, r, v, 0.0, delta)[0] >= alpha:
+        return 1e-9
+    grid = _scan_grid(r, v, alpha)
+    return float(grid[-1]) if p_value(m, r, v, grid[-1:], delta)[0] >= alpha else _EPS_MAX + 1e-9
+
+
+def rejects_zero(m: int, r: int, v: int, *, delta: float, alpha: float) -> bool:
+    """``epsilon_lower(m, r, v, ...) > 0``, exactly, in one or two evaluations of p instead of ~70.
+
+    The same steps as :func:`epsilon_lower`, stopped as soon as the sign of its answer is known: 0
+    when p(0) ≥ α; else positive when p < α at the scan's second point (the crossing is past it, or
+    there is none and the answer is :data:`_EPS_MAX`); else the crossing is in the first interval and
+    the answer is positive iff one of the bisection's midpoints has p < α (lo leaves 0 there).
+    p is evaluated elementwise, so p at one point is the same float as in the scan's vector."""
+    check_counts(m, r, v)
+    _check_level(delta, alpha)
+    if v == 0 or p_value(m, r, v, 0.0, delta)[0] >= alpha:
+        return False
+    grid = _scan_grid(r, v, alpha)
+    if p_value(m, r, v, grid[1:2], delta)[0] < alpha:
+        return True
+    lo, hi = 0.0, float(grid[1])
+    while hi - lo > _TOL:
+        mid = 0.5 * (lo + hi)
+        if p_value(m, r, v, mid, delta)[0] < alpha:
+            return True
+        hi = mid
+    return False
 
 
 def epsilon_ceiling(m: int, *, delta: float, alpha: float) -> float:
