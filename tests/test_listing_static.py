@@ -89,3 +89,16 @@ def test_listing_builds_no_design_calibrates_nothing_and_imports_no_torch():
     assert last == "{'torch': False, 'calibrated': 0}"
     document = json.loads("\n".join(listed[listed.index("{"):]))
     assert {s["name"] for s in document["suites"]["onerun"]} == set(suite.design_names())
+
+
+def test_a_plugin_family_s_designs_are_built_and_listed_in_the_suite_s_order(monkeypatch):
+    """A plugin family's ``onerun`` is its own builder (no registered summary): the listing builds it,
+    as the suite does, between the built-in families' designs and the designs no family files."""
+    fixture = catalog.onerun_suite("default")[0]  # a cheap built design, renamed into the plugin's family
+    toy = dataclasses.replace(fixture, name="toy-one-run", family="toy-plugin", description="a plugin's design")
+    plugin = catalog.Family(name="toy-plugin", about="a plugin with a one-run design", onerun=lambda: [toy])
+    monkeypatch.setattr(catalog, "families", lambda: (*catalog.BUILTIN, plugin))
+    built = [DesignSummary.of(d) for d in catalog.onerun_suite("onerun")]
+    listed = listing.onerun_summaries("onerun")
+    assert listed == built and DesignSummary.of(toy) in listed
+    assert [s.name for s in listed][-1] == "toy-one-run"  # no built-in design is filed under no family

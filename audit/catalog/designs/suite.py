@@ -15,7 +15,7 @@ from dpaudit.catalog.designs import alignment, covariance, dpsgd, mle_dedicated,
 from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.onerun.design import CanaryDesign
 
-__all__ = ["ENTRIES", "DesignEntry", "DesignSummary", "design_names", "entries", "left_out", "onerun_designs",
+__all__ = ["ENTRIES", "OPACUS", "DesignEntry", "DesignSummary", "design_names", "entries", "left_out", "onerun_designs",
            "summaries"]
 
 # Designs whose claims need an optional dependency: (module, the extra that installs it, what needs it).
