@@ -70,6 +70,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_libraries_suite.py": "statistical",
     "test_list_hints.py": "cli",
     "test_list_plan_json.py": "cli",
+    "test_listing_static.py": "cli",
     "test_memory_budgets.py": "unit",
     "test_messages.py": "cli",
     "test_named_values.py": "unit",

@@ -3,6 +3,7 @@ profile is computed once however often the growing results file asks for it; ``p
 that is no scenario answers from the designs' registered names, building none; the registered
 names are the built designs' names."""
 
+import dataclasses
 import math
 
 import pytest
@@ -44,7 +45,7 @@ def _no_build(*args, **kwargs):
     ("po-dp-pg-advantage-one-rum", " (did you mean 'po-dp-pg-advantage-one-run'?)")])
 def test_a_typo_in_plan_builds_no_design(monkeypatch, name, hint):
     monkeypatch.setattr(catalog, "onerun_suite", _no_build)
-    failing = tuple(suite.DesignEntry(entry.name, _no_build, entry.needs) for entry in suite.ENTRIES)
+    failing = tuple(dataclasses.replace(entry, build=_no_build) for entry in suite.ENTRIES)
     monkeypatch.setattr(suite, "ENTRIES", failing)
     done = in_process("plan", name)
     assert done.returncode == 2, done.stderr

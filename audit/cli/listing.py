@@ -12,6 +12,8 @@ from typing import Any
 
 from dpaudit import catalog
 from dpaudit.catalog import SUITES
+from dpaudit.catalog.designs import suite as designs_suite
+from dpaudit.catalog.designs.entry import DesignSummary
 from dpaudit.cli.common import EXIT_OK
 from dpaudit.cli.parser import PIPELINE_SUITES, UsageError, program_name
 from dpaudit.core import InputError, did_you_mean
@@ -80,11 +82,11 @@ def _list_all(width: int = 100) -> str:
     out.append("Families (a third-party one joins through the dpaudit.families entry point):")
     for family in catalog.families():
         out.append("  " + textwrap.shorten(f"[{family.name}] {family.about}", width=width - 2, placeholder=" …"))
-    # one-run designs are counted where cheap to build (the onerun suite's take seconds: named, not counted);
-    # the libraries suite needs the libraries extra to be built: named, with the extra
+    # one-run designs are counted by their registered names (none is built); the onerun suite is named, not
+    # counted; the libraries suite needs the libraries extra to be built: named, with the extra
     sizes = ", ".join("onerun" if suite == "onerun" else "libraries" if suite == "libraries"
                       else f"{suite} ({len(catalog.suite(suite))}"
-                      + (f"+{n} one-run" if (n := len(catalog.onerun_suite(suite))) else "") + ")" for suite in SUITES)
+                      + (f"+{n} one-run" if (n := len(catalog.onerun_names(suite))) else "") + ")" for suite in SUITES)
     # the pipeline suites train a real library (their extra; `run --help` says what they hold): named, not built
     sizes += "".join(f", {suite}" for suite in PIPELINE_SUITES)
     out.append(f"Suites (run --suite NAME): {sizes}")
@@ -113,13 +115,14 @@ def mechanism_document(entry: catalog.MechanismEntry) -> dict[str, Any]:
 
 def catalog_document() -> dict[str, Any]:
     """``list --json`` (schema ``schemas/list.schema.json``): every family, mechanism (parameters,
-    registry claims), suite scenario and sweep."""
+    registry claims), suite scenario and sweep.  The one-run suite's designs are described by their
+    registered summaries: none is built (building one calibrates noise and composes accountants)."""
     families = [{"name": family.name, "about": family.about,
                  "mechanisms": [_mechanism_entry(entry) for entry in family.mechanisms]}
                 for family in catalog.families()]
     suites = {suite: [{"name": sc.name, "about": sc.about, "pair": sc.pair.description,
                        "relation": sc.pair.relation, "expected": dict(sc.expected)} for sc in catalog.suite(suite)]
-              + [_onerun_entry(design) for design in catalog.onerun_suite(suite)] for suite in SUITES
+              + [_onerun_entry(summary) for summary in onerun_summaries(suite)] for suite in SUITES
               if suite != "libraries" or libraries_installed()}
     return {"schema": LIST_SCHEMA_VERSION, "families": families, "suites": suites, "sweeps": list(catalog.sweeps())}
 
@@ -134,12 +137,26 @@ def libraries_installed() -> bool:
     return True
 
 
-def _onerun_entry(design: Any) -> dict[str, Any]:
+def onerun_summaries(suite: str) -> list[DesignSummary]:
+    """What ``list --json`` says of the one-run designs of suite ``suite``, in
+    :func:`dpaudit.catalog.onerun_suite`'s order.  For ``onerun``: a built-in family's designs are the
+    registry's entries filed under its name (their summaries, registered beside their builders, so none
+    is built), a plugin family's are built (``Family.onerun``), and the designs no family files come
+    last; the other suites' (the default suite's small fixtures: cheap) are built."""
+    if suite != "onerun":
+        return [DesignSummary.of(design) for design in catalog.onerun_suite(suite)]
+    out = [summary for family in catalog.families()
+           for summary in (designs_suite.summaries(family.name) if family in catalog.BUILTIN
+                           else [DesignSummary.of(design) for design in family.onerun()])]
+    return out + designs_suite.summaries(None)
+
+
+def _onerun_entry(summary: DesignSummary) -> dict[str, Any]:
     """A one-run (canary) scenario as ``list --json`` gives a suite's scenarios, with ``kind``
     ``one-run`` and its canaries: the neighbours are the canaries' inclusions, not a pair."""
-    pair = design.neighbours or f"{design.m} canaries, each in or out ({design.relation})"
-    return {"name": design.name, "about": design.description, "pair": pair, "relation": design.relation,
-            "expected": dict(design.expected), "kind": "one-run", "canaries": design.m}
+    pair = summary.neighbours or f"{summary.m} canaries, each in or out ({summary.relation})"
+    return {"name": summary.name, "about": summary.description, "pair": pair, "relation": summary.relation,
+            "expected": dict(summary.expected), "kind": "one-run", "canaries": summary.m}
 
 
 def _mechanism_details(entry: catalog.MechanismEntry) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.catalog.designs.entry import DesignEntry
+from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_mle import PrivateMLE
 from dpaudit.mechanisms.preferences import BradleyTerry
@@ -94,7 +94,14 @@ def mle_design(*, n: int = 100_000, m: int = 1000, d: int = 16, epsilon: float =
                                     f"canaries (residual-gradient scores)")
 
 
+def _summary(calibration: str, claim: str) -> DesignSummary:
+    return DesignSummary(f"align-alg1-{calibration}", FAMILY,
+                         f"Algorithm 1 ({calibration}), Bradley-Terry, n=100000, d=16, m=1000 random-direction "
+                         "canaries (residual-gradient scores)", 1000, ((claim, "pass"), ("align/alg1-chi", "pass")))
+
+
 DESIGNS = (
-    DesignEntry("align-alg1-instantiated", functools.partial(mle_design, calibration="instantiated")),
-    DesignEntry("align-alg1-paper", functools.partial(mle_design, calibration="paper")),
+    DesignEntry(_summary("instantiated", "align/alg1-instantiated"),
+                functools.partial(mle_design, calibration="instantiated")),
+    DesignEntry(_summary("paper", "align/alg1-printed"), functools.partial(mle_design, calibration="paper")),
 )

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.catalog.designs.entry import DesignEntry
+from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.catalog.designs.mle_dedicated import CoordinateComparison
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_covariance import PrivateCovariance
@@ -172,4 +172,8 @@ def covariance_design(*, n: int = 10_000, m: int = 1000, d0: int = 10, epsilon: 
                                     f"{mu:.4g}")
 
 
-DESIGNS = (DesignEntry("align-alg2-tight", functools.partial(covariance_design, calibration="tight")),)
+DESIGNS = (DesignEntry(DesignSummary(
+    "align-alg2-tight", FAMILY, "Algorithm 2 (tight sigma), Bradley-Terry, n=11000 (base 10000), d=1010, m=1000 rare "
+                                "vectors on dedicated coordinates, zero-out; mu per canary 0.8159", 1000,
+    (("align/alg2-corrected", "pass"), ("align/alg2-tight", "pass")), neighbours="zero-out"),
+    functools.partial(covariance_design, calibration="tight")),)

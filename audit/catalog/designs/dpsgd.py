@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from dpaudit.catalog.designs.entry import DesignEntry
+from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.dpsgd import (
     BUGS,
@@ -378,14 +378,29 @@ def isolated_family_rejection(bound: IsolatedBound, mech: DPSGD, *, delta: float
                                      "ordered family; under the isolated-canary premise")
 
 
-# The suite's DP-SGD designs (their claims need dp-accounting's PLD: the onerun extra).
+# The suite's DP-SGD designs (their claims need dp-accounting's PLD: the onerun extra).  Their summaries
+# name sigma = 0.656, noise_for_epsilon(8.0, 0.02, 500): what building calibrates (held equal by a test).
 _NEEDS = ("dp_accounting",)
+_PASS = (("dpsgd/accountant", "pass"), ("dpsgd/curve", "pass"))
+
+
+def _whitebox(name: str, sigma: float, m: int, bug: str, expected: tuple[tuple[str, str], ...]) -> DesignSummary:
+    return DesignSummary(name, FAMILY, f"DP-SGD reward model, sigma={sigma}, q=0.02, T=500, m={m} gradient canaries "
+                                       f"(white box), bug={bug}", m, expected)
+
+
 DESIGNS = (
-    DesignEntry("dpsgd-whitebox", functools.partial(whitebox_design, epsilon=8.0), _NEEDS),
-    DesignEntry("dpsgd-blackbox", functools.partial(blackbox_design, epsilon=8.0), _NEEDS),
+    DesignEntry(_whitebox("dpsgd-whitebox", 0.656, 1000, "none", _PASS),
+                functools.partial(whitebox_design, epsilon=8.0), _NEEDS),
+    DesignEntry(DesignSummary("dpsgd-blackbox", FAMILY, "DP-SGD reward model, sigma=0.656, m=1000 input canaries "
+                                                        "(black box)", 1000, _PASS),
+                functools.partial(blackbox_design, epsilon=8.0), _NEEDS),
     # at m = 2000 and k+ = k- = 200: refuted with probability 0.999, not 0.93 (HALVED_RULE)
-    DesignEntry("dpsgd-whitebox-noise-halved", functools.partial(
-        whitebox_design, noise_multiplier=1.19, bug="noise-halved", m=HALVED_M, rule=HALVED_RULE), _NEEDS),
-    DesignEntry("dpsgd-whitebox-no-clip-canaries", functools.partial(
-        whitebox_design, noise_multiplier=1.19, bug="no-clip-canaries"), _NEEDS),
+    DesignEntry(_whitebox("dpsgd-whitebox-noise-halved", 1.19, HALVED_M, "noise-halved",
+                          tuple(_EXPECTED["noise-halved"].items())),
+                functools.partial(whitebox_design, noise_multiplier=1.19, bug="noise-halved", m=HALVED_M,
+                                  rule=HALVED_RULE), _NEEDS),
+    DesignEntry(_whitebox("dpsgd-whitebox-no-clip-canaries", 1.19, 1000, "no-clip-canaries",
+                          tuple(_EXPECTED["no-clip-canaries"].items())),
+                functools.partial(whitebox_design, noise_multiplier=1.19, bug="no-clip-canaries"), _NEEDS),
 )

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.catalog.designs.entry import DesignEntry
+from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.core import Guarantee, require
 from dpaudit.mechanisms.align_mle import PrivateMLE, minimise_batch
 from dpaudit.mechanisms.faulty import PrivateMLEOnTenthNoise
@@ -217,8 +217,16 @@ def mle_dedicated_design(*, n: int = 100_000, m: int = 1000, d0: int = 10, epsil
                                     f"m={m} canaries on dedicated coordinates (score: the fitted coordinate)")
 
 
+def _summary(calibration: str, claim: str) -> DesignSummary:
+    return DesignSummary(f"align-alg1-dedicated-{calibration}", FAMILY,
+                         f"Algorithm 1 ({calibration}), Bradley-Terry, n=100000, d=1010 (d0=10), m=1000 canaries "
+                         "on dedicated coordinates (score: the fitted coordinate)", 1000,
+                         ((claim, "pass"), ("align/alg1-chi", "pass")))
+
+
 DESIGNS = (
-    DesignEntry("align-alg1-dedicated-instantiated", functools.partial(mle_dedicated_design,
-                                                                        calibration="instantiated")),
-    DesignEntry("align-alg1-dedicated-paper", functools.partial(mle_dedicated_design, calibration="paper")),
+    DesignEntry(_summary("instantiated", "align/alg1-instantiated"),
+                functools.partial(mle_dedicated_design, calibration="instantiated")),
+    DesignEntry(_summary("paper", "align/alg1-printed"),
+                functools.partial(mle_dedicated_design, calibration="paper")),
 )

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from dpaudit.catalog.designs.entry import DesignEntry
+from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.core import require
 from dpaudit.mechanisms.private_po import DPPG, PolicyEnv
 from dpaudit.neighbors import Dataset
@@ -159,10 +159,21 @@ def dppg_design(*, m: int = 500, d: int = 256, rounds: int = 100, per_round: int
 
 # The suite's DP-PG designs; the twins at 1000 canary users and k+ = k- = 100: refuted with probability
 # 0.998, not 0.917 (TWIN_RULE).
+# Their summaries name mu = 2GR/(m sigma) = 0.876 of the printed eps = 6 (held equal to the built designs' by a test).
+
+
+def _summary(bug: str, m: int, mu: str, expected: tuple[tuple[str, str], ...]) -> DesignSummary:
+    return DesignSummary(f"dppg-whitebox{'' if bug == 'none' else '-' + bug}", FAMILY,
+                         f"DP-PG one pass, d=256, T=100, 50 users/round, m={m} canary users, printed eps=6, "
+                         f"bug={bug}; mu per canary {mu} (claim 0.876)", m, expected, relation="user-level")
+
+
 DESIGNS = (
-    DesignEntry("dppg-whitebox", dppg_design),
-    DesignEntry("dppg-whitebox-wrong-relation", functools.partial(
-        dppg_design, bug="wrong-relation", m=TWIN_M, rule=TWIN_RULE)),
-    DesignEntry("dppg-whitebox-reward-convention", functools.partial(
-        dppg_design, bug="reward-convention", m=TWIN_M, rule=TWIN_RULE)),
+    DesignEntry(_summary("none", 500, "0.876", (("po/dp-pg", "pass"), ("po/meta", "pass"),
+                                                 ("po/dp-pg-tight", "pass"))), dppg_design),
+    DesignEntry(_summary("wrong-relation", TWIN_M, "1.75", (("po/dp-pg-tight", "violation"),)),
+                functools.partial(dppg_design, bug="wrong-relation", m=TWIN_M, rule=TWIN_RULE)),
+    DesignEntry(_summary("reward-convention", TWIN_M, "1.75", (
+        ("po/dp-pg", "not-applicable"), ("po/meta", "not-applicable"), ("po/dp-pg-curve-if-premise", "violation"))),
+                functools.partial(dppg_design, bug="reward-convention", m=TWIN_M, rule=TWIN_RULE)),
 )

@@ -12,10 +12,11 @@ from __future__ import annotations
 import importlib.util
 
 from dpaudit.catalog.designs import alignment, covariance, dpsgd, mle_dedicated, policy
-from dpaudit.catalog.designs.entry import DesignEntry
+from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.onerun.design import CanaryDesign
 
-__all__ = ["ENTRIES", "DesignEntry", "design_names", "entries", "left_out", "onerun_designs"]
+__all__ = ["ENTRIES", "OPACUS", "DesignEntry", "DesignSummary", "design_names", "entries", "left_out", "onerun_designs",
+           "summaries"]
 
 # Designs whose claims need an optional dependency: (module, the extra that installs it, what needs it).
 OPTIONAL = (("dp_accounting", "onerun", "the DP-SGD designs (their PLD accountant curves)"),
@@ -39,9 +40,13 @@ def _opacus() -> CanaryDesign:
 
 
 # Each design module registers its own designs (DESIGNS, beside its builders); the suite joins them in
-# order.  Opacus's module imports torch, so its one design is registered here and built lazily.
-ENTRIES = (*dpsgd.DESIGNS, *policy.DESIGNS, *alignment.DESIGNS, *mle_dedicated.DESIGNS, *covariance.DESIGNS,
-           DesignEntry("opacus-whitebox", _opacus, ("opacus", "dp_accounting")))
+# order.  Opacus's module imports torch, so its one design is registered here and built lazily (its summary
+# names dpsgd's calibrated sigma = 0.656 at epsilon = 8, as the DP-SGD designs').
+OPACUS = DesignEntry(DesignSummary("opacus-whitebox", dpsgd.FAMILY, "Opacus DP-SGD, sigma=0.656, q=0.02, T=500, m=1000 "
+                                                                    "input canaries (white box)", 1000,
+                                   (("opacus/pld-accountant", "pass"), ("opacus/pld-curve", "pass"))),
+                     _opacus, ("opacus", "dp_accounting"))
+ENTRIES = (*dpsgd.DESIGNS, *policy.DESIGNS, *alignment.DESIGNS, *mle_dedicated.DESIGNS, *covariance.DESIGNS, OPACUS)
 
 
 def entries(*, include_opacus: bool = True) -> list[DesignEntry]:
@@ -53,6 +58,12 @@ def entries(*, include_opacus: bool = True) -> list[DesignEntry]:
 def design_names(*, include_opacus: bool = True) -> list[str]:
     """The names of :func:`onerun_designs`' designs, in its order, without building one."""
     return [e.name for e in entries(include_opacus=include_opacus)]
+
+
+def summaries(family: str | None) -> list[DesignSummary]:
+    """What ``list`` says of the designs of catalog family ``family`` on this install (None: the designs
+    no family files), in :func:`onerun_designs`' order, without building one."""
+    return [e.summary for e in entries() if e.summary.family == family]
 
 
 def onerun_designs(*, include_opacus: bool = True) -> list[CanaryDesign]:
