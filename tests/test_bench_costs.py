@@ -49,12 +49,16 @@ def test_costs_ratio_is_list_json_over_list_and_table_prints_each(monkeypatch):
                           last_line=f"last of {args[-1]}", first_line=f"first of {args[-1]}")
 
     monkeypatch.setattr(costs, "command_cost", fake)
+    monkeypatch.setattr(costs, "rules_bench", lambda ms, reps: [{"m": ms[0], "planned_over_fixed": 1.25,
+                                                                  "planned_eps_over_fixed_eps": 1.5,
+                                                                  "fixed_cpu_s": 0.5}])
     figures = costs.costs(reps=3)
     assert figures["list"]["cpu_seconds"] == 1.2 and figures["list_json"]["cpu_seconds"] == 2.4
     assert figures["list_json_over_list"] == pytest.approx(2.0)
     assert "errata_suite" not in figures and "test_command" not in figures
     text = "\n".join(costs.table(figures))
     assert "list --json / list: 2.00" in text and "it prints: first of align-alg2-zero-out" in text
+    assert "m = 1,000,000: the rule planned from its claims / Fixed(m/10, m/10): 1.25" in text
 
 
 def test_the_test_command_is_the_readmes():

@@ -14,6 +14,8 @@ The figures:
 * ``list --json`` ÷ ``list``: the JSON catalog is a description of the same catalog;
 * ``plan`` of a typo: how long a user waits to hear the name is wrong;
 * ``plan align-alg2-zero-out``: the README's example, with the requirement it prints first;
+* a one-run bound at m = 10⁶ under the rule planned from its claims ÷ under ``Fixed``
+  (:func:`dpaudit.onerun.bench.rules_bench`, in this process: a library call, not a command);
 * optionally, the errata suite (``run --suite errata --quiet``) and the README's test command.
 """
 
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from dpaudit.onerun.bench import rules_bench
 
 __all__ = ["README_PLAN", "TEST_COMMAND", "Cost", "command_cost", "costs", "interleaved"]
 
@@ -113,6 +117,7 @@ def costs(reps: int = 3, errata: bool = False, tests: bool = False) -> dict[str,
     out["plan_typo"] = _summary(interleaved({"typo": TYPO_PLAN}, reps)["typo"])
     out["plan_readme"] = _summary([command_cost(README_PLAN)])
     out["default_run"] = _summary([command_cost(("run", "--quiet"))])
+    out["onerun_rules"] = rules_bench((10**6,), reps=reps)[0]
     if errata:
         out["errata_suite"] = _summary([command_cost(("run", "--suite", "errata", "--quiet"))])
     if tests:
@@ -127,8 +132,8 @@ def table(figures: Mapping[str, Any]) -> list[str]:
     lines = ["costs (each a process as a user types it; CPU = user + system, its children included; "
              "median of interleaved runs)"]
     for key, row in figures.items():
-        if not isinstance(row, Mapping):
-            continue
+        if not isinstance(row, Mapping) or not ("command" in row or "skipped" in row):
+            continue  # a ratio or a library call's row: printed below
         if "skipped" in row:
             lines.append(f"  {key:14s} skipped: {row['skipped']}")
             continue
@@ -138,4 +143,9 @@ def table(figures: Mapping[str, Any]) -> list[str]:
             lines.append(f"  {'':14s} it prints: {row['first_line']}")
     if "list_json_over_list" in figures:
         lines.append(f"  list --json / list: {figures['list_json_over_list']:.2f} (CPU, same run)")
+    rules = figures.get("onerun_rules")
+    if rules:
+        lines.append(f"  one-run bound at m = {rules['m']:,}: the rule planned from its claims / Fixed(m/10, m/10): "
+                     f"{rules['planned_over_fixed']:.2f} with a GDP claim, {rules['planned_eps_over_fixed_eps']:.2f} "
+                     f"with an (eps, delta) claim (CPU, Fixed {rules['fixed_cpu_s']:.2f} s)")
     return lines
