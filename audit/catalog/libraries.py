@@ -21,7 +21,15 @@ import numpy as np
 
 from dpaudit.catalog.family import Family, Scenario
 from dpaudit.core import Claim, Document
-from dpaudit.libraries import LibraryAudit, from_diffprivlib, from_opendp, from_pydp, library_version, load_library
+from dpaudit.libraries import (
+    LibraryAudit,
+    from_diffprivlib,
+    from_opendp,
+    from_pydp,
+    library_version,
+    load_library,
+    opendp_core,
+)
 
 __all__ = ["DIFFPRIVLIB", "OPENDP", "PYDP"]
 
@@ -33,7 +41,7 @@ FITS = 0.001     # 10³ per side: diffprivlib's models (about 5 ms a fit)
 
 
 def _opendp() -> Any:
-    dp = load_library("opendp.prelude", "opendp")
+    dp = opendp_core()
     dp.enable_features("contrib")
     return dp
 

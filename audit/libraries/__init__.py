@@ -19,13 +19,13 @@ import functools
 from typing import Any
 
 from dpaudit.core import InputError
-from dpaudit.libraries.common import EXTRA, LibraryAudit, library_version, load_library
+from dpaudit.libraries.common import EXTRA, LibraryAudit, library_version, load_library, opendp_core
 from dpaudit.libraries.diffprivlib_objects import from_diffprivlib
 from dpaudit.libraries.opendp_measurements import from_opendp
 from dpaudit.libraries.pydp_algorithms import from_pydp
 
 __all__ = ["EXTRA", "LIBRARIES", "LibraryAudit", "adapt", "from_diffprivlib", "from_opendp", "from_pydp",
-           "library_version", "load_library"]
+           "library_version", "load_library", "opendp_core"]
 
 LIBRARIES = ("opendp", "diffprivlib", "python-dp")
 

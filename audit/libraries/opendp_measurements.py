@@ -32,7 +32,7 @@ import numpy as np
 from dpaudit.adapters import from_factory, per_call
 from dpaudit.claims import ZCDP
 from dpaudit.core import Guarantee, InputError, Relation
-from dpaudit.libraries.common import LibraryAudit, library_version, load_library
+from dpaudit.libraries.common import LibraryAudit, library_version, opendp_core
 from dpaudit.neighbors import Pair
 
 __all__ = ["MEASURES", "METRICS", "from_opendp", "opendp_claims", "opendp_distance", "opendp_pair"]
@@ -178,7 +178,7 @@ def from_opendp(measurement: Any, *, d: Any = None, d_prime: Any = None, deltas:
     The pair is ``(d, d_prime)`` when given (checked against the input metric: its distance is the
     ``d_in`` of the claim), else :func:`opendp_pair`.  The claim is ``map(d_in)`` in the measurement's
     output measure (see the module's list; ``deltas`` are the points of a privacy profile)."""
-    dp = load_library("opendp.prelude", "opendp")
+    dp = opendp_core()
     meas, factory = _measurement(measurement, dp)
     metric = _metric_name(meas)
     if metric not in METRICS:
