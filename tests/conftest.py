@@ -102,8 +102,9 @@ def default_suite_run(tmp_path_factory):
 @pytest.fixture(scope="session")
 def listed_json():
     """``list --json`` in this process (the ``cli`` fixture's way), run once per test process and
-    shared by the tests that read its output: it plans every built-in suite's scenarios, about 10 s
-    of CPU a call.  The tests only read the returned text."""
+    shared by the tests that read its output: it builds every built-in suite's scenarios (the
+    one-run designs from their registered summaries, not built), about 1 s of CPU a call.  The tests
+    only read the returned text."""
     return in_process("list", "--json")
 
 
