@@ -25,14 +25,13 @@ import pytest
 from scipy import special, stats
 
 from dpaudit import catalog
-from dpaudit.catalog import alignment
 from dpaudit.engine import streaming
 from dpaudit.engine.estimate import bound_from_counts, resolve_views
 from dpaudit.engine.exact import epsilon_for_delta
 from dpaudit.engine.runner import LOOKS, SPENDING
 from dpaudit.engine.selection import select_events
 from dpaudit.engine.views import Event
-from dpaudit.mechanisms.align_covariance import CovarianceWitness, two_point_epsilon
+from dpaudit.mechanisms.align_covariance import CovarianceWitness, PrivateCovariance, two_point_epsilon
 
 LEVEL = 1e-3  # each statistical test below rejects a correct law with probability <= 0.001
 NAMES = ("align-alg2-zero-out", "align-trajectory-h1-cov")
@@ -97,7 +96,7 @@ def test_the_bits_white_box_is_its_two_point_curve_below_the_releases():
     for name in NAMES:
         sc = scenario(name)
         w, (d, dp) = sc.mechanism, (sc.pair.d, sc.pair.d_prime)
-        release = PrivateCovarianceOf(w)
+        release = release_of(w)
         bit, full = w.exact_epsilon(d, dp, 5e-7), release.exact_epsilon(d, dp, 5e-7)
         assert full is not None and 0.5 < bit < full  # refutes 0.5, below the release's 0.566
         assert bit == pytest.approx(math.log((w.output_distribution(d)[1] - 5e-7) / w.output_distribution(dp)[1]))
@@ -106,8 +105,8 @@ def test_the_bits_white_box_is_its_two_point_curve_below_the_releases():
         assert at_depth(w, 3.4, dp).exact_epsilon(d, dp, 5e-7) < 0.5
 
 
-def PrivateCovarianceOf(w: CovarianceWitness):  # noqa: N802 - reads as the class it builds
-    from dpaudit.mechanisms.align_covariance import PrivateCovariance
+def release_of(w: CovarianceWitness) -> PrivateCovariance:
+    """The release the witness thresholds (its own parameters, without the bit)."""
     return PrivateCovariance(w.model, w.epsilon, w.delta, w.calibration, w.relation)
 
 
