@@ -149,18 +149,25 @@ class CovarianceWitness(PrivateCovariance):
                 "entry", self.entry, "must be a pair (i, j) of indices >= 0")
         require(math.isfinite(self.threshold), "threshold", self.threshold, "must be a finite number")
 
+    def standardised(self, data) -> float:
+        """(c − Σ_D,ij)/σ(n): the threshold in standard deviations above the entry's mean under ``data``."""
+        cov = self.covariance(data)
+        require(max(self.entry) < cov.shape[0], "entry", self.entry, f"must index the {cov.shape[0]} x "
+                f"{cov.shape[1]} covariance of this record model")
+        return (self.threshold - float(cov[self.entry])) / self.sigma(len(data))
+
     def one_probability(self, data) -> float:
         """p_D = P[Σ̃_ij ≥ c] = Φ̄((c − Σ_D,ij)/σ(n)), from the upper tail directly (accurate deep in it)."""
-        z = (self.threshold - float(self.covariance(data)[self.entry])) / self.sigma(len(data))
-        return float(special.ndtr(-z))
+        return float(special.ndtr(-self.standardised(data)))
 
     def output_distribution(self, data) -> np.ndarray:
         """(P[bit = 0], P[bit = 1]) under ``data``: (Φ((c − Σ_D,ij)/σ), Φ̄((c − Σ_D,ij)/σ))."""
-        z = (self.threshold - float(self.covariance(data)[self.entry])) / self.sigma(len(data))
+        z = self.standardised(data)
         return np.array([special.ndtr(z), special.ndtr(-z)])
 
     def sample(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
         """``size`` bits, each the release's own draw thresholded (the per-sample reference)."""
+        self.standardised(data)  # the entry is checked before any draw
         i, j = self.entry
         width = self.covariance(data).shape[1]
         return (super().sample(data, size, rng)[:, i * width + j] >= self.threshold).astype(np.int64)

@@ -25,6 +25,7 @@ import pytest
 from scipy import special, stats
 
 from dpaudit import catalog
+from dpaudit.core import InputError
 from dpaudit.engine import streaming
 from dpaudit.engine.estimate import bound_from_counts, resolve_views
 from dpaudit.engine.exact import epsilon_for_delta
@@ -53,8 +54,7 @@ class OffWitness(CovarianceWitness):
     """A broken twin: its counts use the law of a threshold 0.05 σ higher than its per-sample bits."""
 
     def one_probability(self, data) -> float:
-        z = (self.threshold - float(self.covariance(data)[self.entry])) / self.sigma(len(data))
-        return float(special.ndtr(-(z + 0.05)))
+        return float(special.ndtr(-(self.standardised(data) + 0.05)))
 
 
 def law_p_values(w: CovarianceWitness, data, n: int, calls: int, seed: int) -> tuple[float, float, float]:
@@ -86,6 +86,18 @@ def test_the_counts_have_the_law_of_the_releases_draws_thresholded(depth):
     # the twin: counts whose law is 0.05 sd off in the threshold are told apart from the draws
     off = OffWitness(w.model, w.epsilon, w.delta, w.calibration, w.relation, w.entry, w.threshold)
     assert min(law_p_values(off, sc.pair.d, 4_000_000, 200, seed=12)) < LEVEL / 3
+
+
+def test_a_witness_refuses_an_entry_or_threshold_it_cannot_read():
+    sc = scenario("align-alg2-zero-out")
+    w = sc.mechanism
+    with pytest.raises(InputError, match="entry"):
+        CovarianceWitness(w.model, w.epsilon, w.delta, w.calibration, w.relation, (0, 2), w.threshold).sample(
+            sc.pair.d, 10, np.random.default_rng(0))
+    with pytest.raises(InputError, match="threshold"):
+        CovarianceWitness(w.model, w.epsilon, w.delta, w.calibration, w.relation, (0, 0), math.nan)
+    with pytest.raises(InputError, match="entry"):
+        CovarianceWitness(w.model, w.epsilon, w.delta, w.calibration, w.relation, (-1, 0), 1.0)
 
 
 def test_the_bits_white_box_is_its_two_point_curve_below_the_releases():
