@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
+from scipy import special
 
 from dpaudit.core import Guarantee, Relation, require
 from dpaudit.mechanisms.base import per_dataset
@@ -105,3 +106,78 @@ class PrivateCovariance(PrivateRelease):
         if shift == 0:
             return 0.0
         return gauss_epsilon(delta, shift / self.sigma(len(d))) if delta > 0 else math.inf
+
+
+def two_point_epsilon(p: float, q: float, delta: float) -> float:
+    """Exact ε(δ) of the bits Bernoulli(p) and Bernoulli(q), both directions.
+
+    For ε ≥ 0 at most one output has P(o) > e^ε Q(o), so the hockey-stick divergence
+    Σ_o (P(o) − e^ε Q(o))_+ ≤ δ holds iff P(o) − δ ≤ e^ε Q(o) at the output o where P exceeds Q:
+    ε(δ) = max(0, log((p − δ)/q), log((1 − q − δ)/(1 − p)), and the same with p and q exchanged);
+    inf when an output with mass above δ has none under the other side."""
+    def one_way(a: float, b: float) -> float:
+        if a <= delta:
+            return 0.0
+        return math.inf if b == 0 else max(0.0, math.log((a - delta) / b))
+    return max(one_way(p, q), one_way(1 - p, 1 - q), one_way(q, p), one_way(1 - q, 1 - p))
+
+
+@dataclass(frozen=True)
+class CovarianceWitness(PrivateCovariance):
+    """Algorithm 2's release seen through a witness event fixed in advance: the bit
+    1[Σ̃_ij ≥ c] of one entry (i, j) = ``entry`` of Σ̃ = Σ_D + G and a threshold c = ``threshold``.
+
+    *Its law is exact and in closed form.*  Σ̃_ij = Σ_D,ij + σ(n)·G_ij with G_ij ~ N(0, 1), so the bit is
+    Bernoulli(p_D) with p_D = Φ̄((c − Σ_D,ij)/σ(n)) (:meth:`output_distribution`), and ``size``
+    independent bits sum to Binomial(size, p_D): :meth:`sample_counts` draws that one binomial, the
+    law of ``np.bincount(sample(...))`` (``tests/test_errata_counts.py`` tests the two against each
+    other), at O(1) cost whatever ``size``; :meth:`sample` draws the release itself and thresholds it.
+
+    *Its claims are the release's.*  The bit is a post-processing of Σ̃ by a function fixed before any
+    draw (Dwork & Roth 2014, Prop. 2.1), so whatever (ε, δ) Σ̃ satisfies the bit satisfies: a bound
+    ε_lower > ε on the bit refutes the release's (ε, δ) claim, and a claim the release meets holds
+    for the bit.  Its white box (:meth:`exact_epsilon`) is the bit's own exact ε(δ) (at most the
+    release's, by the same argument)."""
+
+    entry: tuple[int, int] = (0, 0)   # (i, j): the entry of Σ̃ the witness event reads
+    threshold: float = 0.0            # c: the bit is 1 when Σ̃_ij >= c
+    name: ClassVar[str] = "align-covariance-witness"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        require(len(self.entry) == 2 and all(isinstance(k, (int, np.integer)) and k >= 0 for k in self.entry),
+                "entry", self.entry, "must be a pair (i, j) of indices >= 0")
+        require(math.isfinite(self.threshold), "threshold", self.threshold, "must be a finite number")
+
+    def standardised(self, data) -> float:
+        """(c − Σ_D,ij)/σ(n): the threshold in standard deviations above the entry's mean under ``data``."""
+        cov = self.covariance(data)
+        require(max(self.entry) < cov.shape[0], "entry", self.entry, f"must index the {cov.shape[0]} x "
+                f"{cov.shape[1]} covariance of this record model")
+        return (self.threshold - float(cov[self.entry])) / self.sigma(len(data))
+
+    def one_probability(self, data) -> float:
+        """p_D = P[Σ̃_ij ≥ c] = Φ̄((c − Σ_D,ij)/σ(n)), from the upper tail directly (accurate deep in it)."""
+        return float(special.ndtr(-self.standardised(data)))
+
+    def output_distribution(self, data) -> np.ndarray:
+        """(P[bit = 0], P[bit = 1]) under ``data``: (Φ((c − Σ_D,ij)/σ), Φ̄((c − Σ_D,ij)/σ))."""
+        z = self.standardised(data)
+        return np.array([special.ndtr(z), special.ndtr(-z)])
+
+    def sample(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` bits, each the release's own draw thresholded (the per-sample reference)."""
+        self.standardised(data)  # the entry is checked before any draw
+        i, j = self.entry
+        width = self.covariance(data).shape[1]
+        return (super().sample(data, size, rng)[:, i * width + j] >= self.threshold).astype(np.int64)
+
+    def sample_counts(self, data, size: int, rng: np.random.Generator) -> np.ndarray:
+        """(#bits 0, #bits 1) of ``size`` draws: one Binomial(size, p_D) draw, the law of the bincount of
+        :meth:`sample` (independent bits of equal law)."""
+        ones = int(rng.binomial(size, self.one_probability(data)))
+        return np.array([size - ones, ones], dtype=np.int64)
+
+    def exact_epsilon(self, d, d_prime, delta: float) -> float | None:
+        """The bit's exact ε(δ) (:func:`two_point_epsilon` of p_D and p_D′)."""
+        return two_point_epsilon(self.one_probability(d), self.one_probability(d_prime), delta)
