@@ -182,3 +182,22 @@ def test_bounds_at_an_index_are_the_full_bounds_there():
     index = np.array([3, 3, 499, 0, 250, 260, 17, 17, 120, 420, 77, 5])
     for n, delta in ((10**6, 0.0), (10**9, 5e-7)):
         assert np.array_equal(cands.bounds(n, delta, 0.9995, index), cands.bounds(n, delta, 0.9995)[index])
+
+
+def test_small_windows_that_cannot_reach_the_best_large_one_are_not_solved(monkeypatch):
+    """Tables scored by the exact conditional test (windows up to SCREEN_TERMS) are solved only where one
+    evaluation of their tail cannot rule them out; the ranking stays the full one."""
+    solved = []
+    real = jointratio.joint_epsilon
+    monkeypatch.setattr(jointratio, "joint_epsilon", lambda *a: solved.append(np.size(a[0])) or real(*a))
+    rng = np.random.default_rng(9)
+    n = 4e8  # p from 1e-6 (small windows, k ~ 400) to 1e-3 (large ones), the favoured side well ahead at the top
+    k1 = np.sort(10 ** rng.uniform(-6, -3, (12, 300)), axis=1) * n
+    k2 = k1 * np.exp(-np.linspace(0.1, 0.9, 300)) * (1 + 0.02 * rng.standard_normal((12, 300)))
+    small = jointratio.window_terms(k1, n, k2, n, jointratio.ODDS_SHARE * 0.0005) <= jointratio.SCREEN_TERMS
+    assert 0.2 < small.mean() < 0.8
+    best, value = joint_score_best(k1, n, k2, n, 5e-7, 0.00025)
+    assert sum(solved) < small.sum() / 4
+    monkeypatch.setattr(jointratio, "joint_epsilon", real)
+    ref_best, ref_value = _reference(k1, n, k2, n, 5e-7, 0.00025)
+    assert np.array_equal(best, ref_best) and np.array_equal(value, ref_value)

@@ -328,7 +328,8 @@ def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.nda
     neither the argmax nor tied with it, and is dropped.  Anchors get denser among the live
     candidates (:data:`PRUNE_STEPS`) until every live count is inverted exactly, by the same calls
     (elementwise) as :func:`joint_score`'s.  Windows of at most :data:`SCREEN_TERMS` terms are scored by
-    the exact test, as there, and always kept."""
+    the exact test, as there, and always kept; so are :data:`UNRULY_COUNTS`, where scipy's inversions
+    are not monotone (bounded by their own inversions, and never bounding another count)."""
     arrays = np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth)
     shape = arrays[0].shape
     if len(shape) == 0 or shape[-1] == 0:
@@ -338,16 +339,20 @@ def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.nda
     exact = np.full(k1.shape, -np.inf)
     small = window_terms(k1, n1, k2, n2, ODDS_SHARE * level) <= SCREEN_TERMS
     counts = _counts(k1, n1, k2, n2)
-    if small.any():  # each distinct (rounded) table solved once: joint_epsilon is elementwise
-        tables, where = np.unique(np.stack([v[small] for v in counts], axis=1), axis=0, return_inverse=True)
-        solved = joint_epsilon(tables[:, 0], tables[:, 1], tables[:, 2], tables[:, 3], delta, alpha)
-        exact[small] = solved[where.reshape(-1)]
+    rows = np.broadcast_to(np.arange(len(k1))[:, None], k1.shape)
     big = ~small
     if big.any():
         c1, c_n1, c2, c_n2 = (v[big] for v in counts)
         psi = np.exp(_start(c1, c_n1, c2, c_n2, ODDS_SHARE * level))
-        rows = np.broadcast_to(np.arange(len(k1))[:, None], k1.shape)[big]
-        exact[big] = _pruned_scores(psi, c1, c_n1, rows, exact.max(axis=1), delta, level)
+        exact[big] = _pruned_scores(psi, c1, c_n1, rows[big], exact.max(axis=1), delta, level)
+    if small.any():  # each distinct (rounded) table solved once, if it can reach its rows' best large one
+        tables, where = np.unique(np.stack([v[small] for v in counts], axis=1), axis=0, return_inverse=True)
+        floor = np.full(len(tables), np.inf)
+        np.minimum.at(floor, where.reshape(-1), exact.max(axis=1)[rows[small]])
+        solved = np.full(len(tables), -np.inf)
+        keep = _may_reach(tables, floor, delta, level)
+        solved[keep] = joint_epsilon(tables[keep, 0], tables[keep, 1], tables[keep, 2], tables[keep, 3], delta, alpha)
+        exact[small] = solved[where.reshape(-1)]
     best = np.argmax(exact, axis=1)
     return best.reshape(shape[:-1]), exact[np.arange(len(exact)), best].reshape(shape[:-1])
 
@@ -387,6 +392,36 @@ def _pruned_scores(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, rows: np.nda
     out = np.full(len(k1), -np.inf)
     out[live] = _corrected_from(psi[live], p_hi[where[live]], p_lo[where[live]] if delta > 0 else None, delta)
     return out
+
+
+def _may_reach(tables: np.ndarray, floor: np.ndarray, delta: float, alpha: float) -> np.ndarray:
+    """Whether each table's exact bound (:func:`epsilon_lower` at level ``alpha``) may reach ``floor``
+    − :data:`PRUNE_MARGIN`; False only where it provably does not.
+
+    The exact bound is log r_lo + log(1 − δ/p_lo) with r_lo = ψ_lo − p_hi·max(0, ψ_lo − 1) ≤ ψ_lo, so it
+    is below t + log(1 − δ/p_lo) whenever log ψ_lo < t.  The windowed tail share that ψ_lo solves for
+    (:func:`_solve`) increases in log ψ: where it is above α at t (one evaluation, no Newton steps), the
+    root is below t, and the solver's answer with it (its tolerance, 10⁻¹², is far inside the slack)."""
+    keep = np.ones(len(tables), dtype=bool)
+    k1, n1, k2, n2 = (tables[:, j] for j in range(4))
+    extra = np.zeros(len(tables))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if delta > 0:
+            p_lo = clopper_pearson_lower(k1, n1, (1.0 - ODDS_SHARE) * alpha / 2)
+            extra = np.where(p_lo > delta, np.log1p(-delta / np.maximum(p_lo, 1e-300)), -np.inf)
+        need = floor - PRUNE_MARGIN - extra  # log ψ_lo must reach this for the bound to reach the floor
+        need = need - PRUNE_MARGIN * np.maximum(1.0, np.abs(need))
+    keep[extra == -np.inf] = False  # the bound is -inf whatever ψ_lo is
+    test = np.flatnonzero(keep & np.isfinite(need) & (k1 > _support(k1, n1, k2, n2)[0]))
+    if test.size:
+        level = ODDS_SHARE * alpha
+        a, b = _windows(k1[test], n1[test], k2[test], n2[test], level)
+        segments = [_log_weights(int(a[i]), int(b[i]), n1[j], n2[j], k1[j] + k2[j]) for i, j in enumerate(test)]
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            gap, _ = _gap(*_flatten(segments, (k1[test] - a).astype(np.int64), np.arange(test.size)), need[test],
+                          np.log(level))
+        keep[test[gap > PRUNE_MARGIN]] = False  # NaN keeps
+    return keep
 
 
 def _bracket(values: np.ndarray, known: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
