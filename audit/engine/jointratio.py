@@ -327,9 +327,10 @@ def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.nda
     :data:`PRUNE_MARGIN` (far above the formula's rounding) is strictly below the maximum, so it is
     neither the argmax nor tied with it, and is dropped.  Anchors get denser among the live
     candidates (:data:`PRUNE_STEPS`) until every live count is inverted exactly, by the same calls
-    (elementwise) as :func:`joint_score`'s.  Windows of at most :data:`SCREEN_TERMS` terms are scored by
-    the exact test, as there, and always kept; so are :data:`UNRULY_COUNTS`, where scipy's inversions
-    are not monotone (bounded by their own inversions, and never bounding another count)."""
+    (elementwise) as :func:`joint_score`'s; :data:`UNRULY_COUNTS`, where scipy's inversions are not
+    monotone, are bounded by their own inversions and never bound another count.  Windows of at most
+    :data:`SCREEN_TERMS` terms are scored by the exact test, as there, each distinct table once, unless
+    one evaluation of its tail shows it below its rows' best large candidate (:func:`_may_reach`)."""
     arrays = np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth)
     shape = arrays[0].shape
     if len(shape) == 0 or shape[-1] == 0:
