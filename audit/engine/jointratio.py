@@ -245,13 +245,26 @@ def epsilon_lower(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray
 
 def _corrected(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, delta: float, alpha: float) -> np.ndarray:
     """log of the bound of (p − δ)/q from ψ_lo and the Clopper–Pearson bounds of p (module docstring)."""
+    p_hi, p_lo = _p_bounds(k1, n1, delta, alpha)
+    return _corrected_from(psi, p_hi, p_lo, delta)
+
+
+def _p_bounds(k1: np.ndarray, n1: np.ndarray, delta: float, alpha: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """(p_hi, p_lo) of :func:`_corrected`: the Clopper–Pearson bounds of p at their shares of ``alpha``
+    (p_lo only when δ > 0)."""
     alpha_p = (1.0 - ODDS_SHARE) * alpha
     p_hi = clopper_pearson_upper(k1, n1, alpha_p if delta == 0 else alpha_p / 2)
+    return p_hi, (clopper_pearson_lower(k1, n1, alpha_p / 2) if delta > 0 else None)
+
+
+def _corrected_from(psi: np.ndarray, p_hi: np.ndarray, p_lo: np.ndarray | None, delta: float) -> np.ndarray:
+    """log(ψ − p_hi·max(0, ψ − 1)) + log(1 − δ/p_lo) (module docstring): non-increasing in p_hi,
+    non-decreasing in p_lo (−inf where the ratio is ≤ 0 or p_lo ≤ δ)."""
     ratio = psi - p_hi * np.maximum(0.0, psi - 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         eps = np.where(ratio > 0, np.log(np.maximum(ratio, 1e-300)), -np.inf)
         if delta > 0:
-            p_lo = clopper_pearson_lower(k1, n1, alpha_p / 2)
+            assert p_lo is not None  # structural: _p_bounds gives p_lo whenever delta > 0
             eps = np.where(p_lo > delta, eps + np.log1p(-delta / np.maximum(p_lo, 1e-300)), -np.inf)
     return eps
 
@@ -286,6 +299,144 @@ def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.
     small = window_terms(k1, n1, k2, n2, ODDS_SHARE * 2.0 * alpha) <= SCREEN_TERMS
     out[small] = joint_epsilon(k1[small], n1[small], k2[small], n2[small], delta, alpha)
     return out
+
+
+PRUNE_MARGIN = 1e-9    # in ε: a candidate is dropped only this far below its row's sure maximum (rounding ~1e-15)
+PRUNE_WIDEN = 1e-9     # relative widening of a bracketed Clopper–Pearson bound (betainccinv's own error ~1e-14)
+PRUNE_STEPS = (64, 8)  # anchor spacings among the live counts before the remaining ones are inverted
+# Counts whose inversion has a beta parameter of exactly 1000 (k₁ = 1000 for p_lo, k₁ + 1 = 1000 for p_hi):
+# scipy 1.17's betaincinv/betainccinv answer wrongly there at large n (p_lo(1000) = 1.9e-6 at n = 10⁹,
+# twice its neighbours'), so these are never anchors and are always inverted themselves.
+UNRULY_COUNTS = (999.0, 1000.0)
+
+
+def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.ndarray, n_oth: np.ndarray | float,
+                     delta: float, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (the last axis holds one ranking's candidates): the index and the value of the largest
+    :func:`joint_score`, exactly ``j = np.argmax(s, axis=-1)`` and ``s[..., j]`` of ``s = joint_score(...)``,
+    with the Clopper–Pearson inversions of p (``betainccinv``, the cost of a score at large counts) only
+    for the candidates that can still win.
+
+    Why it is exact: at large counts the score is :func:`_corrected_from` of ψ (closed form, computed
+    for all) and of p_hi, p_lo, the Clopper–Pearson bounds of p = k₁/n₁, which both increase with k₁ at
+    fixed n₁ (beta quantiles are stochastically ordered in their parameters).  With the bounds inverted
+    at a few anchor counts, each count k₁ between two anchors a ≤ k₁ ≤ b gets p(a) ≤ p(k₁) ≤ p(b)
+    (widened by :data:`PRUNE_WIDEN`); the score is non-increasing in p_hi and non-decreasing in p_lo,
+    so these give a lower and an upper bound of every candidate's score.  The largest lower bound of a
+    row is at most the row's maximum; a candidate whose upper bound is below it by more than
+    :data:`PRUNE_MARGIN` (far above the formula's rounding) is strictly below the maximum, so it is
+    neither the argmax nor tied with it, and is dropped.  Anchors get denser among the live
+    candidates (:data:`PRUNE_STEPS`) until every live count is inverted exactly, by the same calls
+    (elementwise) as :func:`joint_score`'s; :data:`UNRULY_COUNTS`, where scipy's inversions are not
+    monotone, are bounded by their own inversions and never bound another count.  Windows of at most
+    :data:`SCREEN_TERMS` terms are scored by the exact test, as there, each distinct table once, unless
+    one evaluation of its tail shows it below its rows' best large candidate (:func:`_may_reach`)."""
+    arrays = np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth)
+    shape = arrays[0].shape
+    if len(shape) == 0 or shape[-1] == 0:
+        raise ValueError(f"joint_score_best: the counts' shape {shape} has no candidate axis (the last one)")
+    k1, n1, k2, n2 = (np.asarray(v, dtype=float).reshape(-1, shape[-1]) for v in arrays)
+    level = 2.0 * alpha
+    exact = np.full(k1.shape, -np.inf)
+    small = window_terms(k1, n1, k2, n2, ODDS_SHARE * level) <= SCREEN_TERMS
+    counts = _counts(k1, n1, k2, n2)
+    rows = np.broadcast_to(np.arange(len(k1))[:, None], k1.shape)
+    big = ~small
+    if big.any():
+        c1, c_n1, c2, c_n2 = (v[big] for v in counts)
+        psi = np.exp(_start(c1, c_n1, c2, c_n2, ODDS_SHARE * level))
+        exact[big] = _pruned_scores(psi, c1, c_n1, rows[big], exact.max(axis=1), delta, level)
+    if small.any():  # each distinct (rounded) table solved once, if it can reach its rows' best large one
+        tables, where = np.unique(np.stack([v[small] for v in counts], axis=1), axis=0, return_inverse=True)
+        floor = np.full(len(tables), np.inf)
+        np.minimum.at(floor, where.reshape(-1), exact.max(axis=1)[rows[small]])
+        solved = np.full(len(tables), -np.inf)
+        keep = _may_reach(tables, floor, delta, level)
+        solved[keep] = joint_epsilon(tables[keep, 0], tables[keep, 1], tables[keep, 2], tables[keep, 3], delta, alpha)
+        exact[small] = solved[where.reshape(-1)]
+    best = np.argmax(exact, axis=1)
+    return best.reshape(shape[:-1]), exact[np.arange(len(exact)), best].reshape(shape[:-1])
+
+
+def _pruned_scores(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, rows: np.ndarray, floor: np.ndarray,
+                   delta: float, alpha: float) -> np.ndarray:
+    """The scores :func:`_corrected` gives (ψ, k₁, n₁ per candidate, ``rows`` its row), or −inf for a
+    candidate shown to be below its row's maximum (:func:`joint_score_best`); ``floor`` per row is a
+    known lower bound of that maximum (the exactly scored small windows')."""
+    pairs, where = np.unique(np.stack([n1, k1], axis=1), axis=0, return_inverse=True)
+    where = where.reshape(-1)
+    known = np.zeros(len(pairs), dtype=bool)
+    unruly = np.isin(pairs[:, 1], UNRULY_COUNTS)
+    p_hi, p_lo = np.ones(len(pairs)), np.ones(len(pairs))
+    live = np.ones(len(k1), dtype=bool)
+    floor = floor.astype(float)
+    for step in (*PRUNE_STEPS, 1):
+        wanted = np.unique(where[live])
+        wanted = np.union1d(np.union1d(wanted[::step], wanted[-1:]), np.flatnonzero(unruly))
+        wanted = wanted[~known[wanted]]
+        hi, lo = _p_bounds(pairs[wanted, 1], pairs[wanted, 0], delta, alpha)
+        p_hi[wanted], known[wanted] = hi, True
+        if lo is not None:
+            p_lo[wanted] = lo
+        if step == 1:
+            break
+        (hi_low, hi_high), (lo_low, lo_high) = (_bracket(v, known & ~unruly, pairs[:, 0]) for v in (p_hi, p_lo))
+        i = where[live]
+        odd = unruly[i]  # bounded by their own inversions, not by neighbours'
+        hi_low[i[odd]], hi_high[i[odd]], lo_low[i[odd]], lo_high[i[odd]] = (p_hi[i[odd]], p_hi[i[odd]], p_lo[i[odd]],
+                                                                             p_lo[i[odd]])
+        low = _corrected_from(psi[live], hi_high[i], lo_low[i] if delta > 0 else None, delta)
+        high = _corrected_from(psi[live], hi_low[i], lo_high[i] if delta > 0 else None, delta)
+        np.maximum.at(floor, rows[live], low)
+        drop = high < floor[rows[live]] - PRUNE_MARGIN  # NaN never drops
+        live[np.flatnonzero(live)[drop]] = False
+    out = np.full(len(k1), -np.inf)
+    out[live] = _corrected_from(psi[live], p_hi[where[live]], p_lo[where[live]] if delta > 0 else None, delta)
+    return out
+
+
+def _may_reach(tables: np.ndarray, floor: np.ndarray, delta: float, alpha: float) -> np.ndarray:
+    """Whether each table's exact bound (:func:`epsilon_lower` at level ``alpha``) may reach ``floor``
+    − :data:`PRUNE_MARGIN`; False only where it provably does not.
+
+    The exact bound is log r_lo + log(1 − δ/p_lo) with r_lo = ψ_lo − p_hi·max(0, ψ_lo − 1) ≤ ψ_lo, so it
+    is below t + log(1 − δ/p_lo) whenever log ψ_lo < t.  The windowed tail share that ψ_lo solves for
+    (:func:`_solve`) increases in log ψ: where it is above α at t (one evaluation, no Newton steps), the
+    root is below t, and the solver's answer with it (its tolerance, 10⁻¹², is far inside the slack)."""
+    keep = np.ones(len(tables), dtype=bool)
+    k1, n1, k2, n2 = (tables[:, j] for j in range(4))
+    extra = np.zeros(len(tables))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if delta > 0:
+            p_lo = clopper_pearson_lower(k1, n1, (1.0 - ODDS_SHARE) * alpha / 2)
+            extra = np.where(p_lo > delta, np.log1p(-delta / np.maximum(p_lo, 1e-300)), -np.inf)
+        need = floor - PRUNE_MARGIN - extra  # log ψ_lo must reach this for the bound to reach the floor
+        need = need - PRUNE_MARGIN * np.maximum(1.0, np.abs(need))
+    keep[extra == -np.inf] = False  # the bound is -inf whatever ψ_lo is
+    test = np.flatnonzero(keep & np.isfinite(need) & (k1 > _support(k1, n1, k2, n2)[0]))
+    if test.size:
+        level = ODDS_SHARE * alpha
+        a, b = _windows(k1[test], n1[test], k2[test], n2[test], level)
+        segments = [_log_weights(int(a[i]), int(b[i]), n1[j], n2[j], k1[j] + k2[j]) for i, j in enumerate(test)]
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            gap, _ = _gap(*_flatten(segments, (k1[test] - a).astype(np.int64), np.arange(test.size)), need[test],
+                          np.log(level))
+        keep[test[gap > PRUNE_MARGIN]] = False  # NaN keeps
+    return keep
+
+
+def _bracket(values: np.ndarray, known: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds of a quantity non-decreasing along sorted (group, k) pairs within each group,
+    in [0, 1], known at ``known``: the nearest known value below and above in the same group, widened by
+    :data:`PRUNE_WIDEN` (0 and 1 where there is none)."""
+    index = np.arange(len(values))
+    below = np.maximum.accumulate(np.where(known, index, -1))
+    above = np.minimum.accumulate(np.where(known, index, len(values))[::-1])[::-1]
+    ok_below = (below >= 0) & (group[np.maximum(below, 0)] == group)
+    ok_above = (above < len(values)) & (group[np.minimum(above, len(values) - 1)] == group)
+    low = np.where(ok_below, values[np.maximum(below, 0)] * (1 - PRUNE_WIDEN), 0.0)
+    high = np.where(ok_above, np.minimum(values[np.minimum(above, len(values) - 1)] * (1 + PRUNE_WIDEN), 1.0), 1.0)
+    return low, high
 
 
 def woolf_epsilon(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray | float, n2: np.ndarray | float,

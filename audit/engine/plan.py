@@ -95,7 +95,6 @@ class Candidates:
         if not self.families or pilot <= 0:
             return np.full(SIMULATIONS, self.best(n, delta, confidence))
         alpha = (1 - confidence) / 2
-        rows = np.arange(SIMULATIONS)
         picks = np.zeros(SIMULATIONS, dtype=np.int64)
         best = np.full(SIMULATIONS, -np.inf)
         noise = np.random.default_rng(0)
@@ -105,18 +104,20 @@ class Candidates:
                 cells = np.diff(probs, prepend=0.0).clip(min=0.0) * pilot
                 z = noise.standard_normal((SIMULATIONS, len(family)))
                 counts.append(np.maximum(np.cumsum(cells + np.sqrt(cells) * z, axis=1), 0.0))
-            score = streaming.pilot_scores(counts[0], counts[1], pilot, n, delta, alpha)
-            j = np.argmax(score, axis=1)
-            better = score[rows, j] > best
-            best[better], picks[better] = score[rows, j][better], family[j][better]
+            # the argmax of streaming.pilot_scores per simulation, inverting only the candidates that can win
+            j, top = streaming.pilot_best(counts[0], counts[1], pilot, n, delta, alpha)
+            better = top > best
+            best[better], picks[better] = top[better], family[j][better]
         return picks
 
-    def bounds(self, n: int, delta: float, confidence: float) -> np.ndarray:
+    def bounds(self, n: int, delta: float, confidence: float, index: np.ndarray | None = None) -> np.ndarray:
         """Each candidate's bound (:func:`dpaudit.engine.estimate.bound_from_counts`'s, by the better test,
-        vectorised) from its expected counts (pn, qn) on n outputs per side (−inf where p ≤ δ)."""
+        vectorised) from its expected counts (pn, qn) on n outputs per side (−inf where p ≤ δ); only
+        those at ``index`` when given (the same values: the tests are elementwise)."""
         alpha = (1 - confidence) / 2
         m = max(n, 1)
-        return np.where(self.p > delta, both_tests(self.p * m, m, self.q * m, m, delta, alpha), -np.inf)
+        p, q = (self.p, self.q) if index is None else (self.p[index], self.q[index])
+        return np.where(p > delta, both_tests(p * m, m, q * m, m, delta, alpha), -np.inf)
 
     def best(self, n: int, delta: float, confidence: float) -> int:
         """The candidate a run with n estimation outputs per side would choose: the best expected bound."""
@@ -189,7 +190,7 @@ def _split(budget: int, threshold: bool, discrete: bool = False) -> tuple[int, i
 
 def _median_bound(cands: Candidates, picks: np.ndarray, n: int, delta: float, confidence: float) -> float:
     """The median over simulated choices of the chosen candidate's expected bound on n outputs per side."""
-    values = cands.bounds(n, delta, confidence)[picks]
+    values = cands.bounds(n, delta, confidence, picks)
     return max(0.0, float(np.median(np.where(np.isfinite(values), values, 0.0))))
 
 
@@ -486,10 +487,18 @@ def _requirement(setting: _Setting, want: _Wanted, cands: Candidates) -> Require
     name, dl, target, conf, exact, event, _ = want
     threshold = event.view == "threshold" and event.statistic is not None
     mech, discrete = setting.mech, setting.discrete
+    memo: dict[tuple[int, int, int], tuple[Candidates, np.ndarray]] = {}
+
+    def choices(n_sel: int, pilot: int, n_est: int) -> tuple[Candidates, np.ndarray]:
+        """cands.choices, once per split: both searches and the stop evaluate the same budgets (a
+        deterministic function of the split: its simulations draw from fixed seeds)."""
+        if (n_sel, pilot, n_est) not in memo:
+            memo[n_sel, pilot, n_est] = cands.choices(n_sel, pilot, n_est, dl, conf)
+        return memo[n_sel, pilot, n_est]
 
     def certifies(b: int) -> bool:
         n_sel, pilot, n_est = _split(b, threshold, discrete)
-        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+        chosen, picks = choices(n_sel, pilot, n_est)
         return _median_bound(chosen, picks, n_est, dl, conf) > target
 
     single = _smallest(certifies)
@@ -497,20 +506,20 @@ def _requirement(setting: _Setting, want: _Wanted, cands: Candidates) -> Require
     if single is not None:
         n_sel, pilot, n_est = _split(single, threshold, discrete)
         # the simulated choice whose bound is the median one (_median_bound's), not a median of indices
-        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
-        pick = int(picks[np.argsort(chosen.bounds(n_est, dl, conf)[picks], kind="stable")[len(picks) // 2]])
+        chosen, picks = choices(n_sel, pilot, n_est)
+        pick = int(picks[np.argsort(chosen.bounds(n_est, dl, conf, picks), kind="stable")[len(picks) // 2]])
         decided = (float(chosen.p[pick]), float(chosen.q[pick]))
 
     def last_look(b: int) -> bool:
         n_sel, pilot, n_est = _split(b, threshold, discrete)
         n_last, share = _looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est))[-1]
-        chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)  # chosen for the whole estimation split
+        chosen, picks = choices(n_sel, pilot, n_est)  # chosen for the whole estimation split
         return _median_bound(chosen, picks, n_last, dl, 1 - (1 - conf) * share) > target
 
     seq_budget = _smallest(last_look)
     stop = None
     n_sel, pilot, n_est = _split(setting.budget, threshold, discrete)
-    chosen, picks = cands.choices(n_sel, pilot, n_est, dl, conf)
+    chosen, picks = choices(n_sel, pilot, n_est)
     for i, (n_look, share) in enumerate(_looks(n_est, streaming.chunk_size(mech, runner.CHUNK, n_est)), start=1):
         if _median_bound(chosen, picks, n_look, dl, 1 - (1 - conf) * share) > target:
             stop = (i, n_sel + pilot + n_look)

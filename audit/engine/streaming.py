@@ -37,6 +37,7 @@ import numpy as np
 
 from dpaudit.core import InputError
 from dpaudit.engine.bounds import joint_score
+from dpaudit.engine.jointratio import joint_score_best
 from dpaudit.engine.selection import count_members
 from dpaudit.engine.statistics import Statistic
 from dpaudit.engine.views import SIDES, Event
@@ -52,8 +53,8 @@ CHUNK = 1 << 18             # pilot chunk size (the runner's: one chunk of outpu
 Kind = tuple[str, tuple[int, ...]]  # (dtype.str, shape of one output), as dpaudit.engine.runner.output_kind
 
 __all__ = ["COUNTS_CHUNK_FACTOR", "COUNTS_MIN_CHUNKS", "PILOT_CAP", "SELECTION_CAP", "chunk_size", "count_from_counts",
-           "counts_capable", "membership", "pilot_scores", "pilot_size", "refine_thresholds", "selection_size",
-           "threshold_grid"]
+           "counts_capable", "membership", "pilot_best", "pilot_scores", "pilot_size", "refine_thresholds",
+           "selection_size", "threshold_grid"]
 
 
 SELECTION_FRACTION = 0.2  # the selection split's share of a budget (selection.DISCRETE_VECTOR_FRACTION: when it grows)
@@ -178,10 +179,25 @@ def pilot_scores(k_fav: np.ndarray, k_oth: np.ndarray, n_pilot: int, n_est: int,
     tail does not look like a sure win, without the full Clopper–Pearson pessimism that pulls
     thresholds toward the centre), then the estimator's joint test (``alpha`` per side of the pair it
     replaces; :func:`dpaudit.engine.bounds.joint_score`, a close approximation at large counts) on ``n_est``."""
+    p, q = _pessimistic(k_fav, k_oth, n_pilot)
+    return joint_score(p * n_est, n_est, q * n_est, n_est, delta, alpha)
+
+
+def pilot_best(k_fav: np.ndarray, k_oth: np.ndarray, n_pilot: int, n_est: int, delta: float, alpha: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (candidates on the last axis): the index and value of the largest :func:`pilot_scores`,
+    exactly ``np.argmax`` of them, with the costly inversions only for candidates that can still win
+    (:func:`dpaudit.engine.jointratio.joint_score_best`)."""
+    p, q = _pessimistic(k_fav, k_oth, n_pilot)
+    return joint_score_best(p * n_est, n_est, q * n_est, n_est, delta, alpha)
+
+
+def _pessimistic(k_fav: np.ndarray, k_oth: np.ndarray, n_pilot: int) -> tuple[np.ndarray, np.ndarray]:
+    """(p, q) of pilot counts, each moved one standard error the pessimistic way (:func:`pilot_scores`)."""
     k_fav, k_oth = np.asarray(k_fav, dtype=float), np.asarray(k_oth, dtype=float)
     p = np.maximum(k_fav - np.sqrt(k_fav), 0.0) / n_pilot
     q = np.minimum(k_oth + np.sqrt(k_oth) + 1.0, n_pilot) / n_pilot
-    return joint_score(p * n_est, n_est, q * n_est, n_est, delta, alpha)
+    return p, q
 
 
 def refine_thresholds(events: Sequence[Event], x: np.ndarray, y: np.ndarray, *, n_pilot: int, n_est: int,
