@@ -29,6 +29,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_batched_scoring.py": "unit",
     "test_bench.py": "unit",
     "test_bench_costs.py": "unit",
+    "test_betainv.py": "unit",
     "test_blame_wording.py": "unit",
     "test_check_mechanism.py": "unit",
     "test_citizen.py": "cli",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scipy import special
 
 from dpaudit.engine import jointratio, streaming
 from dpaudit.engine.jointratio import clopper_pearson_lower, clopper_pearson_upper, joint_score, joint_score_best
@@ -94,41 +95,41 @@ def test_a_pruning_that_drops_a_winner_is_caught(monkeypatch):
 
 
 @pytest.mark.parametrize("n", [1e6, 1e9, 3e10])
-def test_computed_clopper_pearson_bounds_are_monotone_in_k_but_at_the_unruly_counts(n):
-    """The one property of scipy's inversions the pruning leans on: at fixed n both bounds do not
-    decrease with k, up to far less than the relative widening PRUNE_WIDEN, on consecutive counts and on
-    a wide spread of them, except next to UNRULY_COUNTS (a beta parameter of 1000), which the pruning
-    never uses as anchors.  Should scipy answer wrongly elsewhere, this fails and says where."""
+def test_computed_clopper_pearson_bounds_are_monotone_in_k(n):
+    """The one property of the inversions the pruning leans on: at fixed n both bounds do not decrease
+    with k, up to far less than the relative widening PRUNE_WIDEN, on consecutive counts (999 and 1000
+    included, where scipy's own inversions are not monotone: dpaudit.engine.betainv checks them) and on
+    a wide spread of them.  Should an inversion answer wrongly elsewhere, this fails and says where."""
     rng = np.random.default_rng(int(np.log10(n)))
     spread = np.unique(np.round(10 ** rng.uniform(0, np.log10(n) - 0.01, 3000)))
     k = np.unique(np.concatenate([np.arange(0, 3000), spread, spread + 1])).astype(float)
     k = k[k < n]
     nn = np.full(k.shape, n)
-    clean = ~np.isin(k, jointratio.UNRULY_COUNTS)
     for alpha in (0.0025, 0.000025):
-        for bound in (clopper_pearson_upper(k[clean], nn[clean], alpha),
-                      clopper_pearson_lower(k[clean], nn[clean], alpha)):
+        for bound in (clopper_pearson_upper(k, nn, alpha), clopper_pearson_lower(k, nn, alpha)):
             drop = bound[:-1] - bound[1:]  # positive where a larger k got a smaller bound
-            bad = k[clean][:-1][drop > bound[1:] * jointratio.PRUNE_WIDEN * 1e-3]
+            bad = k[:-1][drop > bound[1:] * jointratio.PRUNE_WIDEN * 1e-3]
             assert bad.size == 0, f"non-monotone Clopper-Pearson bounds at k = {bad[:5]} (n = {n:g}, alpha = {alpha})"
 
 
-def test_the_unruly_counts_are_bounded_by_their_own_inversions(monkeypatch):
-    """At n = 10⁹ scipy puts p_lo(1000) at twice its neighbours' (the row's winner in the full scoring, by
-    that error); with every window scored in closed form (SCREEN_TERMS 0: in the planner such small
-    counts are scored exactly and never pruned) the pruned ranking still agrees, and, the twin, it
-    would not if those counts were used as anchors."""
-    monkeypatch.setattr(jointratio, "SCREEN_TERMS", 0)
+def test_the_ranking_around_1000_counts_is_exact():
+    """At n = 10⁹ scipy alone put p_lo(1000) at twice its neighbours' (the row's winner by that error);
+    with the checked inversions, and every window scored in closed form (SCREEN_TERMS 0), the pruned
+    ranking equals the full one and the winner is not 1000 counts; the twin: scipy's own inversion
+    would have made it the winner."""
     n, delta = 1e9, 5e-7
     k1 = np.tile(np.arange(900.0, 1100.0), (3, 1))
     k2 = np.full(k1.shape, 60.0)
-    ref_best, ref_value = _reference(k1, n, k2, n, delta, 0.00025)
-    assert (k1[0, ref_best] == 1000.0).all()  # the error wins the full ranking
-    best, value = joint_score_best(k1, n, k2, n, delta, 0.00025)
-    assert np.array_equal(best, ref_best) and np.array_equal(value, ref_value)
-    monkeypatch.setattr(jointratio, "UNRULY_COUNTS", ())
-    best, value = joint_score_best(k1, n, k2, n, delta, 0.00025)
-    assert not np.array_equal(value, ref_value)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(jointratio, "SCREEN_TERMS", 0)
+        ref_best, ref_value = _reference(k1, n, k2, n, delta, 0.00025)
+        best, value = joint_score_best(k1, n, k2, n, delta, 0.00025)
+        assert np.array_equal(best, ref_best) and np.array_equal(value, ref_value)
+        assert (k1[0, ref_best] != 1000.0).all()
+        m.setattr(jointratio.betainv, "betaincinv", special.betaincinv)  # scipy's alone
+        m.setattr(jointratio.betainv, "betainccinv", special.betainccinv)
+        wrong_best, _ = _reference(k1, n, k2, n, delta, 0.00025)
+        assert (k1[0, wrong_best] == 1000.0).all()
 
 
 def test_pilot_best_is_the_argmax_of_pilot_scores():

@@ -45,6 +45,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+from dpaudit.engine import betainv
 from dpaudit.engine.stattest import StatTest, register
 
 ODDS_SHARE = 0.9      # of α spent on the conditional test of ψ; the rest bounds p (the correction)
@@ -205,7 +206,7 @@ def clopper_pearson_upper(k: np.ndarray, n: np.ndarray, alpha: float) -> np.ndar
     """Beta⁻¹(1 − α; k + 1, n − k), 1 when k = n."""
     below = k < n
     out = np.ones(np.shape(k))
-    out[below] = special.betainccinv(k[below] + 1, n[below] - k[below], alpha)
+    out[below] = betainv.betainccinv(k[below] + 1, n[below] - k[below], alpha)
     return out
 
 
@@ -213,7 +214,7 @@ def clopper_pearson_lower(k: np.ndarray, n: np.ndarray, alpha: float) -> np.ndar
     """Beta⁻¹(α; k, n − k + 1), 0 when k = 0."""
     pos = k > 0
     out = np.zeros(np.shape(k))
-    out[pos] = special.betaincinv(k[pos], n[pos] - k[pos] + 1, alpha)
+    out[pos] = betainv.betaincinv(k[pos], n[pos] - k[pos] + 1, alpha)
     return out
 
 
@@ -304,10 +305,6 @@ def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.
 PRUNE_MARGIN = 1e-9    # in ε: a candidate is dropped only this far below its row's sure maximum (rounding ~1e-15)
 PRUNE_WIDEN = 1e-9     # relative widening of a bracketed Clopper–Pearson bound (betainccinv's own error ~1e-14)
 PRUNE_STEPS = (64, 8)  # anchor spacings among the live counts before the remaining ones are inverted
-# Counts whose inversion has a beta parameter of exactly 1000 (k₁ = 1000 for p_lo, k₁ + 1 = 1000 for p_hi):
-# scipy 1.17's betaincinv/betainccinv answer wrongly there at large n (p_lo(1000) = 1.9e-6 at n = 10⁹,
-# twice its neighbours'), so these are never anchors and are always inverted themselves.
-UNRULY_COUNTS = (999.0, 1000.0)
 
 
 def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.ndarray, n_oth: np.ndarray | float,
@@ -327,8 +324,8 @@ def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.nda
     :data:`PRUNE_MARGIN` (far above the formula's rounding) is strictly below the maximum, so it is
     neither the argmax nor tied with it, and is dropped.  Anchors get denser among the live
     candidates (:data:`PRUNE_STEPS`) until every live count is inverted exactly, by the same calls
-    (elementwise) as :func:`joint_score`'s; :data:`UNRULY_COUNTS`, where scipy's inversions are not
-    monotone, are bounded by their own inversions and never bound another count.  Windows of at most
+    (elementwise) as :func:`joint_score`'s (checked inversions, :mod:`dpaudit.engine.betainv`, monotone
+    in k₁ where scipy's alone are not).  Windows of at most
     :data:`SCREEN_TERMS` terms are scored by the exact test, as there, each distinct table once, unless
     one evaluation of its tail shows it below its rows' best large candidate (:func:`_may_reach`)."""
     arrays = np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth)
@@ -366,13 +363,12 @@ def _pruned_scores(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, rows: np.nda
     pairs, where = np.unique(np.stack([n1, k1], axis=1), axis=0, return_inverse=True)
     where = where.reshape(-1)
     known = np.zeros(len(pairs), dtype=bool)
-    unruly = np.isin(pairs[:, 1], UNRULY_COUNTS)
     p_hi, p_lo = np.ones(len(pairs)), np.ones(len(pairs))
     live = np.ones(len(k1), dtype=bool)
     floor = floor.astype(float)
     for step in (*PRUNE_STEPS, 1):
         wanted = np.unique(where[live])
-        wanted = np.union1d(np.union1d(wanted[::step], wanted[-1:]), np.flatnonzero(unruly))
+        wanted = np.union1d(wanted[::step], wanted[-1:])
         wanted = wanted[~known[wanted]]
         hi, lo = _p_bounds(pairs[wanted, 1], pairs[wanted, 0], delta, alpha)
         p_hi[wanted], known[wanted] = hi, True
@@ -380,11 +376,8 @@ def _pruned_scores(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, rows: np.nda
             p_lo[wanted] = lo
         if step == 1:
             break
-        (hi_low, hi_high), (lo_low, lo_high) = (_bracket(v, known & ~unruly, pairs[:, 0]) for v in (p_hi, p_lo))
+        (hi_low, hi_high), (lo_low, lo_high) = (_bracket(v, known, pairs[:, 0]) for v in (p_hi, p_lo))
         i = where[live]
-        odd = unruly[i]  # bounded by their own inversions, not by neighbours'
-        hi_low[i[odd]], hi_high[i[odd]], lo_low[i[odd]], lo_high[i[odd]] = (p_hi[i[odd]], p_hi[i[odd]], p_lo[i[odd]],
-                                                                             p_lo[i[odd]])
         low = _corrected_from(psi[live], hi_high[i], lo_low[i] if delta > 0 else None, delta)
         high = _corrected_from(psi[live], hi_low[i], lo_high[i] if delta > 0 else None, delta)
         np.maximum.at(floor, rows[live], low)

@@ -28,6 +28,7 @@ from scipy import stats
 
 from dpaudit.core import RELATIONS, Guarantee, InputError, is_real, require
 from dpaudit.engine.api import RunContext, audit_mechanism
+from dpaudit.engine.bounds import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.estimate import Bound
 from dpaudit.engine.results import AuditResult, caught_words, detectable_dict, two_verdicts
 from dpaudit.mechanisms.base import capabilities
@@ -433,8 +434,8 @@ def _check_output_distribution(mechanism: Any, side: str, data: Any, samples: in
         fail(check, f"on {side}, sample returned output {int(outside[0])} ({int(counts[outside[0]])} times) "
                     "which output_distribution gives probability 0")
     half = CHECK_ALPHA / len(p) / 2
-    lower = np.where(counts > 0, stats.beta.ppf(half, np.maximum(counts, 1), samples - counts + 1), 0.0)
-    upper = np.where(counts < samples, stats.beta.ppf(1 - half, counts + 1, np.maximum(samples - counts, 1)), 1.0)
+    lower = clopper_pearson_lower(counts, samples, half)  # checked inverses: scipy's beta.ppf errs at 1000
+    upper = clopper_pearson_upper(counts, samples, half)
     wrong = np.flatnonzero((p < lower) | (p > upper))
     if wrong.size:
         i = int(wrong[0])
