@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -44,6 +44,9 @@ class Split:
     fit_y: np.ndarray
     score_x: np.ndarray
     score_y: np.ndarray
+    # What the selection computes on these halves and its report shows again (a view's codes of
+    # the outputs, a statistic's values): kept here so the display reads them, not recomputes them.
+    memo: ChunkCache | None = field(default=None, compare=False)
 
     @property
     def n_fit(self) -> tuple[int, int]:
@@ -99,6 +102,29 @@ class ChunkCache:
     def statistic(self, statistic: Statistic, outputs: np.ndarray) -> np.ndarray:
         return self.once(("statistic", id(statistic)), lambda: statistic(outputs))
 
+    def get(self, key: Hashable) -> Any:
+        """The value computed under ``key``, or None."""
+        return self._values.get(key)
+
+
+def halves_memo(memo: ChunkCache | None, x: np.ndarray, y: np.ndarray) -> ChunkCache | None:
+    """``memo`` when it holds what the selection computed on the halves of exactly ``x`` and ``y``
+    (:func:`dpaudit.engine.selection.candidate_views` records them), else None."""
+    held = memo.get(("split",)) if memo is not None else None
+    return memo if held is not None and held[0] is x and held[1] is y else None
+
+
+def rejoined(memo: ChunkCache | None, key: Hashable, x: np.ndarray, y: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-output values the selection computed on the four halves (fit x, fit y, score x, score y)
+    of ``x`` and ``y`` under ``key``, rejoined per side (x = its fitting half then its scoring
+    half): the same values a view computes on ``x`` and ``y`` again, without the second pass."""
+    held = halves_memo(memo, x, y)
+    parts = held.get(key) if held is not None else None
+    if parts is None:
+        return None
+    return np.concatenate([parts[0], parts[2]]), np.concatenate([parts[1], parts[3]])
+
 
 class View(Protocol):
     """One way of proposing and counting output events.
@@ -131,8 +157,10 @@ class View(Protocol):
         """The view's own entries of ``event.to_dict()``."""
         ...
 
-    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
-        """The selection samples ``x`` (D) and ``y`` (D′) summarised for reports."""
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int,
+                memo: ChunkCache | None = None) -> dict[str, Any]:
+        """The selection samples ``x`` (D) and ``y`` (D′) summarised for reports (``memo``: what
+        the selection computed on their halves, :func:`rejoined`)."""
         ...
 
 
@@ -218,6 +246,10 @@ def category_counts(parts: Sequence[np.ndarray], most: int) -> tuple[np.ndarray,
     """The distinct categories of the four halves ``parts`` (fit x, fit y, score x, score y) and
     each half's count per category; None when there are more than ``most`` categories (a view
     then proposes nothing rather than a prefix order over noise)."""
+    dense = _dense_counts(parts)
+    if dense is not None:
+        values, counts = dense
+        return (None if len(values) > most else (values, counts))
     values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
     if len(values) > most:
         return None
@@ -226,9 +258,31 @@ def category_counts(parts: Sequence[np.ndarray], most: int) -> tuple[np.ndarray,
                     for i in range(len(parts))]
 
 
-def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins: int) -> dict[str, Any]:
-    """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 %."""
-    sx, sy = statistic(x), statistic(y)
+DENSE_SPAN = 1 << 20  # integer categories spanning at most this many values are counted by bincount
+
+
+def _dense_counts(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """:func:`category_counts` without its sort, for signed integer ``parts`` spanning at most
+    :data:`DENSE_SPAN` values (the floating view's codes: below 2^12·5): one bincount per part over
+    the span, the categories its occupied cells — the same sorted distinct values and counts as
+    ``np.unique``'s, in linear time.  None for any other input (the caller sorts)."""
+    if not parts or any(p.dtype.kind != "i" or p.ndim != 1 for p in parts) or not all(len(p) for p in parts):
+        return None
+    low = min(int(p.min()) for p in parts)
+    span = max(int(p.max()) for p in parts) - low + 1
+    if span > DENSE_SPAN:
+        return None
+    cells = [np.bincount(p - low if low else p, minlength=span) for p in parts]
+    present = np.flatnonzero(np.sum(cells, axis=0))
+    return present + low, [c[present].astype(float) for c in cells]
+
+
+def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins: int,
+                        memo: ChunkCache | None = None) -> dict[str, Any]:
+    """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 % (its
+    values read from the selection's ``memo`` when it holds them)."""
+    known = rejoined(memo, ("values", statistic), x, y)
+    sx, sy = known if known is not None else (statistic(x), statistic(y))
     pooled = np.concatenate([sx, sy])
     pooled = pooled[np.isfinite(pooled)]
     if not len(pooled):
