@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from dpaudit.core import require
 from dpaudit.engine.bounds import Candidates, best_candidates, better_test, projected_counts
-from dpaudit.engine.statistics import RowCodec, fit_statistics
+from dpaudit.engine.statistics import Linear, RowCodec, fit_statistics
 from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
 from dpaudit.engine.views.tabulated import tabulate
 from dpaudit.runtime.execution import single_threaded_blas
@@ -125,7 +126,7 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
         integer = fx.ndim == 2 and fx.dtype.kind in "biu" and fy.dtype.kind in "biu"
         for stat in tabulate(fit_statistics(fx, fy, rng), RowCodec.fit(fx, fy, x2, y2) if integer else None):
             values = Split(stat(fx), stat(fy), stat(x2), stat(y2), memo)
-            memo.once(("values", stat), lambda v=values: (v.fit_x, v.fit_y, v.score_x, v.score_y))
+            memo.once(("values", stat), lambda v=values: v)  # for display: the values and their sorted halves
             for view in on_statistics:
                 out += view.candidates(values, stat)
     return out, (len(x2), len(y2))
@@ -251,7 +252,9 @@ def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
     for i, ev in enumerate(events):
         by_view.setdefault(ev.view, []).append(i)
     out = np.empty(len(events), dtype=np.int64)
-    with single_threaded_blas():
+    # BLAS runs only in a linear statistic's product: other events need no thread limit (whose
+    # set-up and restore, a query of every loaded library, cost more than counting a small chunk)
+    with single_threaded_blas() if any(isinstance(ev.statistic, Linear) for ev in events) else nullcontext():
         for name, idx in by_view.items():
             out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
     return out

@@ -136,20 +136,36 @@ class RowCodec:
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
         """Σ_j v_j·stride_j − Σ_j low_j·stride_j in wrapping int64 arithmetic: exact for a row in the
         box, whose code lies in [0, 2^62) (arithmetic mod 2^64 is exact on results in range, so
-        v_j·stride_j may wrap); a row outside gets −1.  Column by column, with no (n, m) int64
-        temporary; the outside mask only for a column whose extremes leave the box."""
+        v_j·stride_j may wrap); a row outside gets −1.  One integer product of the rows with the
+        strides (einsum: int64 sums of products, no float rounding, no (n, m) temporary), the
+        outside mask only where the outputs' extremes leave the box."""
         x = np.asarray(outputs).reshape(len(outputs), -1)
+        offset = _wrapped(sum(int(lo) * int(st) for lo, st in zip(self.low, self.strides, strict=True)))
+        if x.dtype.kind not in "biu" or (x.dtype.kind == "u" and x.dtype.itemsize == 8):
+            return self._by_column(x, offset)
+        codes = np.einsum("ij,j->i", x, self.strides)
+        codes -= offset
+        if len(x) and not (x.min() >= self.low.max() and x.max() <= self.high.min()):  # else: all in the box
+            outside = np.zeros(len(x), dtype=bool)
+            for j in range(x.shape[1]):
+                col = x[:, j]
+                outside |= (col < self.low[j]) | (col > self.high[j])
+            codes[outside] = -1
+        return codes
+
+    def _by_column(self, x: np.ndarray, offset: np.int64) -> np.ndarray:
+        """:meth:`__call__` column by column, for uint64 values (compared as int64, not as the float64
+        numpy mixes uint64 and int64 in) and any other dtype."""
         codes = np.zeros(len(x), dtype=np.int64)
         outside = np.zeros(len(x), dtype=bool)
         for j in range(x.shape[1]):
             col = x[:, j]
-            if col.dtype.kind == "u" and col.dtype.itemsize == 8:  # as int64, not the float64 numpy mixes them in
+            if col.dtype.kind == "u":
                 outside |= col > _INT64_MAX
                 col = col.astype(np.int64)
-            if len(col) and (col.min() < self.low[j] or col.max() > self.high[j]):
-                outside |= (col < self.low[j]) | (col > self.high[j])
-            codes += col * self.strides[j]  # an int64 product for every integer and boolean dtype
-        codes -= _wrapped(sum(int(lo) * int(st) for lo, st in zip(self.low, self.strides, strict=True)))
+            outside |= (col < self.low[j]) | (col > self.high[j])
+            codes += col.astype(np.int64) * self.strides[j]
+        codes -= offset
         codes[outside] = -1
         return codes
 
@@ -338,8 +354,10 @@ def fit_statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> li
 
 def sorted_unique(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(s, return_counts=True)`` through a stable sort, which is linear on the
-    concatenated sorted runs the selection split hands over (see selection.candidate_views)."""
-    s = np.sort(s, kind="stable")
+    concatenated sorted runs the selection split hands over (see selection.candidate_views); an
+    array already in order (the pooled fitting values, :attr:`Split.pooled_fit`) is not sorted again."""
+    if not (len(s) < 2 or bool(np.all(s[1:] >= s[:-1]))):  # NaN compares false: sorted then, as before
+        s = np.sort(s, kind="stable")
     if len(s) == 0:
         return s, np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))

@@ -277,27 +277,61 @@ def _dense_counts(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndar
     return present + low, [c[present].astype(float) for c in cells]
 
 
+QUANTILES = (0.001, 0.999)  # the display histogram's range: the central 99.8 % of the pooled values
+
+
+def tail_ends(values: Split) -> tuple[float, float] | None:
+    """``np.quantile`` of the pooled values of ``values``' four halves at :data:`QUANTILES`, from their
+    sorted halves (:attr:`Split.sorted_halves`) instead of a partition of every value: the m
+    smallest and m largest pooled values (m past both quantiles' ranks) laid out sorted around a
+    filler at the m-th smallest make an array of the same length with the same order statistics
+    at those ranks, so numpy's quantile of it is the same number.  None where that could differ
+    or the caller's other branches apply: a non-finite value, a zero among the order statistics
+    used (−0.0 and 0.0 are equal but print apart), too few values, or not lo < hi."""
+    halves = values.sorted_halves
+    n = sum(len(h) for h in halves)
+    m = int(2 * QUANTILES[0] * n) + 4
+    if 4 * m >= n or not all(np.isfinite(h[0]) and np.isfinite(h[-1]) for h in halves if len(h)):
+        return None
+    low = np.sort(np.concatenate([h[:m] for h in halves]))[:m]
+    high = np.sort(np.concatenate([h[-m:] for h in halves]))[-m:]
+    if not (low != 0).all() or not (high != 0).all():
+        return None
+    proxy = np.concatenate([low, np.full(n - 2 * m, low[-1]), high])
+    lo, hi = np.quantile(proxy, QUANTILES)
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) and hi > lo else None
+
+
 def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins: int,
                         memo: ChunkCache | None = None) -> dict[str, Any]:
-    """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 % (its
-    values read from the selection's ``memo`` when it holds them)."""
-    known = rejoined(memo, ("values", statistic), x, y)
-    sx, sy = known if known is not None else (statistic(x), statistic(y))
-    pooled = np.concatenate([sx, sy])
-    pooled = pooled[np.isfinite(pooled)]
-    if not len(pooled):
-        pooled = np.zeros(1)
+    """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 %.  Where
+    the selection's ``memo`` holds the statistic's values on the halves of ``x`` and ``y``, they are
+    read from it, the range comes from their sorted halves (:func:`tail_ends`) and each side's
+    counts are the sums of its halves' (the same counts: every value is binned on its own)."""
+    held = halves_memo(memo, x, y)
+    values = held.get(("values", statistic)) if held is not None else None
+    # per side, its parts: the two halves the selection computed, or the statistic of all its outputs
+    sides = ([statistic(x)], [statistic(y)]) if values is None else (
+        [values.fit_x, values.score_x], [values.fit_y, values.score_y])
+    ends = tail_ends(values) if values is not None else None
     with np.errstate(over="ignore", invalid="ignore"):
-        lo, hi = np.quantile(pooled, [0.001, 0.999])
-        if not (np.isfinite(lo) and np.isfinite(hi)):  # the interpolation of values near ±1.8e308 overflowed
-            lo, hi = np.quantile(pooled, [0.001, 0.999], method="nearest")
-        if not hi > lo:
-            lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
+        if ends is not None:
+            lo, hi = ends
+        else:
+            pooled = np.concatenate([*sides[0], *sides[1]])
+            pooled = pooled[np.isfinite(pooled)]
+            if not len(pooled):
+                pooled = np.zeros(1)
+            lo, hi = np.quantile(pooled, QUANTILES)
+            if not (np.isfinite(lo) and np.isfinite(hi)):  # the interpolation of values near ±1.8e308 overflowed
+                lo, hi = np.quantile(pooled, QUANTILES, method="nearest")
+            if not hi > lo:
+                lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
         edges = np.linspace(lo, hi, bins + 1)
         if np.isfinite(hi - lo) and len(np.unique(edges)) == bins + 1:
             # Equal bins given as a count and a range: numpy's arithmetic path, checked against these
             # same linspace edges (the counts of edges given as an array, without sorting the values).
-            counts = [np.histogram(s, bins, (lo, hi))[0].tolist() for s in (sx, sy)]
+            counts = [sum(np.histogram(s, bins, (lo, hi))[0] for s in parts).tolist() for parts in sides]
         else:
             # A range wider than the largest float (±1.7e308) or narrower than bins of distinct
             # floats (subnormals): exact edges, each a float between the ends, duplicates merged.
@@ -307,6 +341,6 @@ def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins
                 v = float(edges[0])
                 edges = np.array([v, np.nextafter(v, np.inf)] if v < np.finfo(float).max
                                  else [np.nextafter(v, -np.inf), v])
-            counts = [np.histogram(s[np.isfinite(s)], edges)[0].tolist() for s in (sx, sy)]
+            counts = [sum(np.histogram(s[np.isfinite(s)], edges)[0] for s in parts).tolist() for parts in sides]
     return {"kind": "histogram", "statistic": statistic.name, "edges": edges.tolist(),
             "D": counts[0], "D'": counts[1], "n": [len(x), len(y)]}
