@@ -280,25 +280,37 @@ def _dense_counts(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndar
 QUANTILES = (0.001, 0.999)  # the display histogram's range: the central 99.8 % of the pooled values
 
 
-def tail_ends(values: Split) -> tuple[float, float] | None:
-    """``np.quantile`` of the pooled values of ``values``' four halves at :data:`QUANTILES`, from their
-    sorted halves (:attr:`Split.sorted_halves`) instead of a partition of every value: the m
-    smallest and m largest pooled values (m past both quantiles' ranks) laid out sorted around a
-    filler at the m-th smallest make an array of the same length with the same order statistics
-    at those ranks, so numpy's quantile of it is the same number.  None where that could differ
-    or the caller's other branches apply: a non-finite value, a zero among the order statistics
-    used (−0.0 and 0.0 are equal but print apart), too few values, or not lo < hi."""
-    halves = values.sorted_halves
+def _ranked(halves: Sequence[np.ndarray], r: int) -> float:
+    """The value of rank ``r`` (from 0) among the pooled sorted ``halves``: among the r + 1 smallest
+    (or, for a rank in the upper half, the largest) values of each, sorted (a few hundred values)."""
     n = sum(len(h) for h in halves)
-    m = int(2 * QUANTILES[0] * n) + 4
-    if 4 * m >= n or not all(np.isfinite(h[0]) and np.isfinite(h[-1]) for h in halves if len(h)):
+    if r < n // 2:
+        return float(np.sort(np.concatenate([h[:r + 1] for h in halves]))[r])
+    top = n - r  # the value is the top-th largest
+    return float(np.sort(np.concatenate([h[max(0, len(h) - top):] for h in halves]))[-top])
+
+
+def tail_ends(values: Split) -> tuple[float, float] | None:
+    """``np.quantile`` of the pooled values of ``values``' four halves at :data:`QUANTILES` (numpy's
+    default, Hyndman & Fan's 7th: index (n − 1)·q, the values at its floor and the next rank
+    interpolated by its fraction γ), from their sorted halves (:attr:`Split.sorted_halves`) instead
+    of a partition of every value: the two order statistics are read off the sorted halves and
+    numpy interpolates them itself, as ``np.quantile([a, b], γ)`` (index 1·γ, the same γ).  None
+    where that could differ or the caller's other branches apply: a non-finite value, a zero
+    among the order statistics (−0.0 and 0.0 are equal but print apart), too few values, or not lo < hi."""
+    halves = [h for h in values.sorted_halves if len(h)]
+    n = sum(len(h) for h in halves)
+    if n < 4 or not all(np.isfinite(h[0]) and np.isfinite(h[-1]) for h in halves):
         return None
-    low = np.sort(np.concatenate([h[:m] for h in halves]))[:m]
-    high = np.sort(np.concatenate([h[-m:] for h in halves]))[-m:]
-    if not (low != 0).all() or not (high != 0).all():
-        return None
-    proxy = np.concatenate([low, np.full(n - 2 * m, low[-1]), high])
-    lo, hi = np.quantile(proxy, QUANTILES)
+    virtual = (n - 1) * np.asarray(QUANTILES)
+    below = np.floor(virtual)
+    ends = []
+    for k, gamma in zip(below.astype(np.intp), virtual - below, strict=True):
+        pair = np.array([_ranked(halves, int(k)), _ranked(halves, int(k) + 1)])
+        if not pair.all():
+            return None
+        ends.append(float(np.quantile(pair, np.array([gamma]))[0]))
+    lo, hi = ends
     return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) and hi > lo else None
 
 
