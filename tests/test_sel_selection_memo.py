@@ -182,3 +182,32 @@ def test_tail_ends_are_numpys_quantiles(seed):
     assert ends is not None  # the shortcut is taken here
     assert tuple(ends) == tuple(np.quantile(np.concatenate(parts), QUANTILES))
     assert tuple(ends) != tuple(np.quantile(np.concatenate(parts[:3]), QUANTILES))  # twin: every part counts
+
+
+def _quantile_bins_as_before(s, inner=256):
+    """quantile_bins as first written (every branch through the membership test and np.repeat)."""
+    values, counts = sorted_unique(s)
+    is_atom = counts >= max(5, 1e-3 * len(s))
+    atoms = np.sort(values[is_atom][np.argsort(-counts[is_atom])[:64]])
+    kept = ~np.isin(values, atoms)
+    rest = np.repeat(values[kept], counts[kept])
+    if len(rest) == 0:
+        return atoms, np.array([])
+    n = len(rest)
+    ranks = np.linspace(0, n - 1, min(inner, max(2, n // 50))).astype(int)
+    tail = np.unique(np.geomspace(1, max(1, n / 8), 24).astype(int))
+    ranks = np.unique(np.concatenate([ranks, tail - 1, n - tail]))
+    return atoms, np.unique(rest[np.clip(ranks, 0, n - 1)])
+
+
+@pytest.mark.parametrize("kind", ["continuous", "ties", "atoms"])
+def test_quantile_bins_as_before(kind):
+    from dpaudit.engine.statistics import quantile_bins
+    rng = np.random.default_rng(8)
+    s = {"continuous": rng.laplace(size=20_000), "ties": np.round(rng.laplace(size=20_000) * 10_000),
+         "atoms": np.where(rng.random(20_000) < 0.2, -1.0, rng.normal(size=20_000))}[kind]
+    bins, (atoms, edges) = quantile_bins(np.sort(s)), _quantile_bins_as_before(np.sort(s))
+    assert np.array_equal(bins.atoms, atoms) and bins.atoms.dtype == atoms.dtype
+    assert np.array_equal(bins.edges, edges)
+    assert (len(atoms) > 0) == (kind == "atoms")  # both branches are exercised
+    assert (len(np.unique(s)) < len(s)) == (kind != "continuous")  # and ties without atoms

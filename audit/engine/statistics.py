@@ -369,10 +369,14 @@ def quantile_bins(s: np.ndarray, inner: int = 256) -> Bins:
     of the rest, dense in both tails."""
     values, counts = sorted_unique(s)
     is_atom = counts >= max(5, 1e-3 * len(s))
-    atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
-    atoms = np.sort(atoms)
-    kept = ~np.isin(values, atoms)
-    rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
+    if is_atom.any():
+        atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
+        atoms = np.sort(atoms)
+        kept = ~np.isin(values, atoms)
+        rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
+    else:  # no atom: every value is kept (the same arrays, without the membership test and copies)
+        atoms = values[:0]
+        rest = values if len(values) == len(s) else np.repeat(values, counts)  # no ties: each value once
     if len(rest) == 0:
         return Bins(atoms, np.array([]))
     n = len(rest)

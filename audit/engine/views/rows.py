@@ -117,7 +117,8 @@ def _chunk_cells(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> np.
     """The chunk's count of every code of ``codec``'s box (one bincount, shared by its events)."""
     def compute() -> np.ndarray:
         codes = _chunk_codes(cache, codec, outputs)
-        return np.bincount(codes[codes >= 0], minlength=codec.size)
+        inside = codes if not len(codes) or codes.min() >= 0 else codes[codes >= 0]  # no mask when all are in the box
+        return np.bincount(inside, minlength=codec.size)
     return cache.once(("rows-cells", id(codec)), compute)
 
 
