@@ -126,7 +126,7 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
         integer = fx.ndim == 2 and fx.dtype.kind in "biu" and fy.dtype.kind in "biu"
         for stat in tabulate(fit_statistics(fx, fy, rng), RowCodec.fit(fx, fy, x2, y2) if integer else None):
             values = Split(stat(fx), stat(fy), stat(x2), stat(y2), memo)
-            memo.once(("values", stat), lambda v=values: v)  # for display: the values and their sorted halves
+            memo.keep(("values", stat), values)  # for display: the values and their sorted halves
             for view in on_statistics:
                 out += view.candidates(values, stat)
     return out, (len(x2), len(y2))

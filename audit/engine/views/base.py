@@ -102,6 +102,10 @@ class ChunkCache:
     def statistic(self, statistic: Statistic, outputs: np.ndarray) -> np.ndarray:
         return self.once(("statistic", id(statistic)), lambda: statistic(outputs))
 
+    def keep(self, key: Hashable, value: Any) -> None:
+        """``value`` under ``key``, unless one is there already."""
+        self._values.setdefault(key, value)
+
     def get(self, key: Hashable) -> Any:
         """The value computed under ``key``, or None."""
         return self._values.get(key)
@@ -343,7 +347,7 @@ def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins
         if np.isfinite(hi - lo) and len(np.unique(edges)) == bins + 1:
             # Equal bins given as a count and a range: numpy's arithmetic path, checked against these
             # same linspace edges (the counts of edges given as an array, without sorting the values).
-            counts = [sum(np.histogram(s, bins, (lo, hi))[0] for s in parts).tolist() for parts in sides]
+            counts = [np.sum([np.histogram(s, bins, (lo, hi))[0] for s in parts], axis=0).tolist() for parts in sides]
         else:
             # A range wider than the largest float (±1.7e308) or narrower than bins of distinct
             # floats (subnormals): exact edges, each a float between the ends, duplicates merged.
@@ -353,6 +357,7 @@ def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins
                 v = float(edges[0])
                 edges = np.array([v, np.nextafter(v, np.inf)] if v < np.finfo(float).max
                                  else [np.nextafter(v, -np.inf), v])
-            counts = [sum(np.histogram(s[np.isfinite(s)], edges)[0] for s in parts).tolist() for parts in sides]
+            counts = [np.sum([np.histogram(s[np.isfinite(s)], edges)[0] for s in parts], axis=0).tolist()
+                      for parts in sides]
     return {"kind": "histogram", "statistic": statistic.name, "edges": edges.tolist(),
             "D": counts[0], "D'": counts[1], "n": [len(x), len(y)]}
