@@ -146,11 +146,14 @@ class RowCodec:
         codes = np.einsum("ij,j->i", x, self.strides)
         codes -= offset
         if len(x) and not (x.min() >= self.low.max() and x.max() <= self.high.min()):  # else: all in the box
-            outside = np.zeros(len(x), dtype=bool)
-            for j in range(x.shape[1]):
-                col = x[:, j]
-                outside |= (col < self.low[j]) | (col > self.high[j])
-            codes[outside] = -1
+            lows, highs = _column_extremes(x)
+            leave = np.flatnonzero((lows < self.low) | (highs > self.high))  # the columns that leave the box
+            if len(leave):
+                outside = np.zeros(len(x), dtype=bool)
+                for j in leave:
+                    col = x[:, j]
+                    outside |= (col < self.low[j]) | (col > self.high[j])
+                codes[outside] = -1
         return codes
 
     def _by_column(self, x: np.ndarray, offset: np.int64) -> np.ndarray:
