@@ -211,3 +211,33 @@ def test_quantile_bins_as_before(kind):
     assert np.array_equal(bins.edges, edges)
     assert (len(atoms) > 0) == (kind == "atoms")  # both branches are exercised
     assert (len(np.unique(s)) < len(s)) == (kind != "continuous")  # and ties without atoms
+
+
+def test_the_rows_view_keeps_every_distinct_row():
+    """settled() reads the distinct rows of the split from the rows view's memo of each half: they
+    are the distinct rows of the outputs (in lexicographic order once pooled)."""
+    rng = np.random.default_rng(9)
+    x, y = rng.integers(-1, 2, size=(3000, 5), dtype=np.int8), rng.integers(-1, 2, size=(3000, 5), dtype=np.int8)
+    y[:, 0] = np.maximum(y[:, 0], 0)  # one column's box differs between the halves' codecs
+    kept = []
+    for a, b in ((x[:1500], y[:1500]), (x[1500:], y[1500:])):
+        memo = ChunkCache()
+        selection.candidate_views(a, b, ("rows",), np.random.default_rng(0), memo)
+        codec, values = memo.get(("rows-seen",))
+        kept.append(codec.decode(values))
+    pooled = np.unique(np.concatenate(kept), axis=0)
+    assert np.array_equal(pooled, np.unique(np.concatenate([x, y]).astype(np.int64), axis=0))
+    assert not np.array_equal(np.unique(kept[0], axis=0), pooled) or len(pooled) == len(kept[0])  # twin
+
+
+@pytest.mark.parametrize("shift", [0.0, 3.0])
+def test_settled_on_clear_and_unclear_choices(shift):
+    """Two halves of outputs with a clear best row agree (settled); with none (the same law) they
+    mostly do not: the check still tells the two apart."""
+    rng = np.random.default_rng(10)
+    n = 40_000
+    x = rng.integers(0, 3, size=(n, 3))
+    y = rng.integers(0, 3, size=(n, 3))
+    if shift:
+        y[rng.random(n) < 0.3] = (2, 2, 2)
+    assert selection.settled(x, y, 0.0, (10 * n, 10 * n), 0.95) == bool(shift)

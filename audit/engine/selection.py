@@ -91,12 +91,23 @@ def settled(x: np.ndarray, y: np.ndarray, delta: float, n_est: tuple[int, int], 
     (Alg. 5, Alg. 1 and 4 at ε = 1) and on 0–7 of 20 where rows are hard to tell apart (Alg. 1, 2
     and 4 at ε = 0.1, Alg. 2 at ε = 1)."""
     hx, hy = len(x) // 2, len(y) // 2
-    found = _row_codes(x, y)
-    seen = found[0].decode(found[1]) if found is not None else np.unique(np.concatenate([x, y]), axis=0)
-    picks = [select_events(a, b, [delta], n_est, confidence, ("rows",))[0][0] for a, b in ((x[:hx], y[:hy]),
-                                                                                      (x[hx:], y[hy:]))]
+    memos = (ChunkCache(), ChunkCache())
+    picks = [select_events(a, b, [delta], n_est, confidence, ("rows",), memo=m)[0][0]
+             for (a, b), m in zip(((x[:hx], y[:hy]), (x[hx:], y[hy:])), memos, strict=True)]
+    seen = _seen_rows(x, y, memos)
     return picks[0].favours == picks[1].favours and bool(np.array_equal(picks[0].contains(seen),
                                                                         picks[1].contains(seen)))
+
+
+def _seen_rows(x: np.ndarray, y: np.ndarray, memos: Sequence[ChunkCache]) -> np.ndarray:
+    """The distinct rows of ``x`` and ``y``, in lexicographic order: the union of the distinct rows
+    the rows view found in each half (``memos``, with the codec of its box) when it kept them, else
+    read from ``x`` and ``y`` themselves."""
+    kept = [m.get(("rows-seen",)) for m in memos]
+    if all(k is not None for k in kept):
+        return np.unique(np.concatenate([codec.decode(values) for codec, values in kept]), axis=0)
+    found = _row_codes(x, y)
+    return found[0].decode(found[1]) if found is not None else np.unique(np.concatenate([x, y]), axis=0)
 
 
 def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator,

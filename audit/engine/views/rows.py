@@ -164,6 +164,7 @@ class Rows:
                 split.memo.once(("rows-counts", codec), lambda: (values, c))
                 # for dpaudit.engine.selection.rows_exhaustive: the distinct rows of the fitting halves
                 split.memo.once(("rows-fit-distinct",), lambda: int(np.count_nonzero(c[0] + c[1])))
+                split.memo.keep(("rows-seen",), (codec, values))  # every distinct row of the split, as codes
 
             def make(fav: str, idx: np.ndarray) -> Event:
                 return Event(fav, self.name, members=np.sort(values[idx]), codec=codec)
