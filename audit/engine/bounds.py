@@ -262,15 +262,16 @@ def best_candidates(families: Sequence[Candidates], delta: float, alpha: float, 
     scores = [float(exact[a + j]) for a, j in zip(cuts[:-1], picks, strict=True)]
     refined = [i for i, f in enumerate(families) if f.refine_level is not None and math.isfinite(scores[i])]
     if refined:
-        rows = np.concatenate([np.arange(cuts[i], cuts[i + 1]) for i in refined])
+        # Only the near-ties can be taken, so only they are scored at the milder level (each score is
+        # element-wise: the same numbers as when every shortlisted row was scored).
+        near = {i: exact[cuts[i]:cuts[i + 1]] >= scores[i] - NEAR * abs(scores[i]) for i in refined}
+        rows = np.concatenate([cuts[i] + np.flatnonzero(near[i]) for i in refined])
         milder_levels = [f.refine_level if f.refine_level is not None else f.alpha_sel for f in families]
         milder = np.full(len(top), -np.inf)
         m1, m2, m_sel, m_est, m_levels = _stacked(families, top[rows], milder_levels)
         milder[rows] = _projected(m1, m2, m_sel, m_est, delta, alpha, clopper_pearson, m_levels)
         for i in refined:
-            a, b = cuts[i], cuts[i + 1]
-            near = exact[a:b] >= scores[i] - NEAR * abs(scores[i])
-            picks[i] = int(np.argmax(np.where(near, milder[a:b], -np.inf)))
+            picks[i] = int(np.argmax(np.where(near[i], milder[cuts[i]:cuts[i + 1]], -np.inf)))
     return [(score, int(top[cuts[i] + picks[i]] - starts[i])) for i, score in enumerate(scores)]
 
 

@@ -143,6 +143,12 @@ class Estimate:
 MAX_WIDTH = 10_000
 MIN_SAMPLES = 10  # per side in audit_samples: fewer leave an empty split
 
+def _finite_sum(arr: np.ndarray) -> bool:
+    """Whether the sum of ``arr`` is finite (then every value is: one pass, no mask)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return bool(np.isfinite(np.add.reduce(arr, axis=None)))
+
+
 def check_outputs(outputs: Any, size: int | None = None, where: str = "sample") -> np.ndarray:
     """Validate a batch of mechanism outputs: numeric, finite, shape (n,) or (n, k)."""
     try:
@@ -157,7 +163,9 @@ def check_outputs(outputs: Any, size: int | None = None, where: str = "sample") 
             f"each output must hold 1 to {MAX_WIDTH} values")
     if size is not None:
         require(arr.shape[0] == size, f"{where} output length", arr.shape[0], f"must equal size={size}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+    # A finite sum has no NaN or infinity among its terms (each would make it NaN or infinite);
+    # only a sum that is not finite (an overflow of finite values included) needs the element check.
+    if arr.dtype.kind == "f" and not _finite_sum(arr) and not np.all(np.isfinite(arr)):
         raise InputError(f"{where} returned non-finite outputs (NaN or inf): no verdict is computed on them")
     return arr
 

@@ -47,7 +47,7 @@ from dpaudit.engine.streaming import (
     selection_size,
 )
 from dpaudit.engine.tradeoff import tradeoff_points
-from dpaudit.engine.views import Event
+from dpaudit.engine.views import ChunkCache, Event
 from dpaudit.runtime.blame import what_code_did
 from dpaudit.runtime.checkpoint import events_fingerprint, recording
 from dpaudit.runtime.chunks import Chunks, parts, plan_chunks
@@ -453,8 +453,9 @@ def _select(run: _Run, tally: _Tally, *, discrete: bool | None, events: str | Se
         x, y = _extend_selection(run, tally, kinds, x, y, start=len(chunk_sizes(n_sel)), extra=extra)
         n_sel, n_est = n_sel + extra, n_est - extra
     tally.phase = "the event selection on the selection split"
+    memo = ChunkCache()  # what the selection computes on x and y and the display shows again
     picked, family = select_events(x, y, run.deltas, (n_est, n_est), run.confidences, resolve_views(discrete, events),
-                                   run.seed, tradeoff_points=TRADEOFF_POINTS)
+                                   run.seed, tradeoff_points=TRADEOFF_POINTS, memo=memo)
     # Huge budgets: a streamed tail pilot, part of the selection split, re-chooses tail thresholds.
     tally.phase = "the tail pilot (part of the selection split)"
     pilot = pilot_size(run.samples, run.selection_fraction, n_sel)
@@ -468,7 +469,8 @@ def _select(run: _Run, tally: _Tally, *, discrete: bool | None, events: str | Se
     n_sel, n_est = n_sel + pilot, n_est - pilot
     sizes = _estimation_chunks(run.mechanism, n_est)
     chosen = list(picked)
-    display = describe_outputs(x, y, chosen[0])
+    display = describe_outputs(x, y, chosen[0], memo=memo)
+    del memo
     # the selection split's frequencies of the chosen events: the first forecast of the sequential stop
     seen = (np.stack([count_members(x, chosen), count_members(y, chosen)]), len(x)) if run.sequential and \
         run.targets else None

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, NamedTuple
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from dpaudit.core import require
 from dpaudit.engine.bounds import Candidates, best_candidates, better_test, projected_counts
-from dpaudit.engine.statistics import RowCodec, fit_statistics
+from dpaudit.engine.statistics import Linear, RowCodec, fit_statistics
 from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
 from dpaudit.engine.views.tabulated import tabulate
 from dpaudit.runtime.execution import single_threaded_blas
@@ -58,6 +59,15 @@ def rows_exhaustive(x: np.ndarray, y: np.ndarray) -> bool:
     return found is not None and len(found[1]) <= math.isqrt(min(len(x), len(y)))
 
 
+def _exhaustive(fx: np.ndarray, fy: np.ndarray, memo: ChunkCache) -> bool:
+    """:func:`rows_exhaustive` of the fitting halves, from the rows view's count of their distinct
+    rows when it ran on them (``memo``; the same count, whatever box its codes are over), else computed."""
+    known = memo.get(("rows-fit-distinct",))
+    if known is not None and fx.ndim == 2 and fx.shape[1] >= 2 and len(fx) and len(fy):
+        return bool(known <= math.isqrt(min(len(fx), len(fy))))
+    return rows_exhaustive(fx, fy)
+
+
 # The selection share of an audit of discrete vector outputs whose choice the default 20 % does
 # not settle (:func:`dpaudit.engine.runner.extension_size`).  Where the rows view is exhaustive
 # (:func:`rows_exhaustive`) the best event is a union of rows, and rows whose likelihood ratios
@@ -81,16 +91,27 @@ def settled(x: np.ndarray, y: np.ndarray, delta: float, n_est: tuple[int, int], 
     (Alg. 5, Alg. 1 and 4 at ε = 1) and on 0–7 of 20 where rows are hard to tell apart (Alg. 1, 2
     and 4 at ε = 0.1, Alg. 2 at ε = 1)."""
     hx, hy = len(x) // 2, len(y) // 2
-    found = _row_codes(x, y)
-    seen = found[0].decode(found[1]) if found is not None else np.unique(np.concatenate([x, y]), axis=0)
-    picks = [select_events(a, b, [delta], n_est, confidence, ("rows",))[0][0] for a, b in ((x[:hx], y[:hy]),
-                                                                                      (x[hx:], y[hy:]))]
+    memos = (ChunkCache(), ChunkCache())
+    picks = [select_events(a, b, [delta], n_est, confidence, ("rows",), memo=m)[0][0]
+             for (a, b), m in zip(((x[:hx], y[:hy]), (x[hx:], y[hy:])), memos, strict=True)]
+    seen = _seen_rows(x, y, memos)
     return picks[0].favours == picks[1].favours and bool(np.array_equal(picks[0].contains(seen),
                                                                         picks[1].contains(seen)))
 
 
-def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator
-                    ) -> tuple[list[Family], tuple[int, int]]:
+def _seen_rows(x: np.ndarray, y: np.ndarray, memos: Sequence[ChunkCache]) -> np.ndarray:
+    """The distinct rows of ``x`` and ``y``, in lexicographic order: the union of the distinct rows
+    the rows view found in each half (``memos``, with the codec of its box) when it kept them, else
+    read from ``x`` and ``y`` themselves."""
+    kept = [m.get(("rows-seen",)) for m in memos]
+    if all(k is not None for k in kept):
+        return np.unique(np.concatenate([codec.decode(values) for codec, values in kept]), axis=0)
+    found = _row_codes(x, y)
+    return found[0].decode(found[1]) if found is not None else np.unique(np.concatenate([x, y]), axis=0)
+
+
+def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.random.Generator,
+                    memo: ChunkCache | None = None) -> tuple[list[Family], tuple[int, int]]:
     """Candidate families on the selection samples ``x`` (D) and ``y`` (D′), and the sample
     sizes their counts come from.
 
@@ -99,18 +120,24 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
     for each statistic (fitted once, only when some statistic view is asked for; for integer
     vectors read from a table over their box, :mod:`dpaudit.engine.views.tabulated`), the statistic
     views in registry order.
+
+    ``memo`` (optional) keeps what the views compute on the halves and the report shows again
+    (:func:`describe_outputs`), beside the arrays ``x`` and ``y`` they belong to.
     """
     (fx, x2), (fy, y2) = _halves(x), _halves(y)
+    memo = memo if memo is not None else ChunkCache()
+    memo.once(("split",), lambda: (x, y))
     chosen = [view for name, view in VIEWS.items() if name in views]
     out: list[Family] = []
     for view in chosen:
         if not view.statistic_based:
-            out += view.candidates(Split(fx, fy, x2, y2), None)
+            out += view.candidates(Split(fx, fy, x2, y2, memo), None)
     on_statistics = [view for view in chosen if view.statistic_based]
-    if on_statistics and not ("rows" in views and rows_exhaustive(fx, fy)):
+    if on_statistics and not ("rows" in views and _exhaustive(fx, fy, memo)):
         integer = fx.ndim == 2 and fx.dtype.kind in "biu" and fy.dtype.kind in "biu"
         for stat in tabulate(fit_statistics(fx, fy, rng), RowCodec.fit(fx, fy, x2, y2) if integer else None):
-            values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
+            values = Split(stat(fx), stat(fy), stat(x2), stat(y2), memo)
+            memo.keep(("values", stat), values)  # for display: the values and their sorted halves
             for view in on_statistics:
                 out += view.candidates(values, stat)
     return out, (len(x2), len(y2))
@@ -236,7 +263,9 @@ def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
     for i, ev in enumerate(events):
         by_view.setdefault(ev.view, []).append(i)
     out = np.empty(len(events), dtype=np.int64)
-    with single_threaded_blas():
+    # BLAS runs only in a linear statistic's product: other events need no thread limit (whose
+    # set-up and restore, a query of every loaded library, cost more than counting a small chunk)
+    with single_threaded_blas() if any(isinstance(ev.statistic, Linear) for ev in events) else nullcontext():
         for name, idx in by_view.items():
             out[idx] = VIEWS[name].count(outputs, [events[i] for i in idx], cache)
     return out
@@ -244,11 +273,12 @@ def count_members(outputs: np.ndarray, events: Sequence[Event]) -> np.ndarray:
 
 def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: tuple[int, int],
                   confidence: float | Sequence[float], views: Sequence[str] = tuple(VIEWS), seed: int = 0,
-                  tradeoff_points: int = 0) -> tuple[list[Event], list[Event]]:
+                  tradeoff_points: int = 0, memo: ChunkCache | None = None) -> tuple[list[Event], list[Event]]:
     """One event per δ, chosen on the selection samples ``x`` (under D) and ``y`` (under D′),
     and (with ``tradeoff_points``) a nested family of the first δ's view for the trade-off curve.
 
     ``confidence`` may be one value or one per δ (a curve claim tested at Bonferroni levels).
+    ``memo``: a :class:`ChunkCache` to keep what :func:`describe_outputs` shows again.
     """
     if isinstance(confidence, (int, float, np.generic)):  # np.isscalar's cases here, numpy scalars included
         confidences = [confidence] * len(deltas)
@@ -258,7 +288,7 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     for v in views:
         require(v in VIEWS, "events", v, f"views are {', '.join(VIEWS)}")
     with single_threaded_blas():
-        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed))
+        families, n_score = candidate_views(x, y, views, np.random.default_rng(seed), memo)
     require(bool(families), "events", list(views), "no view applies to these outputs (rows needs integer outputs)")
     n_fit = (len(x) // 2, len(y) // 2)
     picks = [choose(families, n_score, n_est, d, (1 - c) / 2, n_fit) for d, c in zip(deltas, confidences, strict=True)]
@@ -266,7 +296,9 @@ def select_events(x: np.ndarray, y: np.ndarray, deltas: Sequence[float], n_est: 
     return [p.event for p in picks], family
 
 
-def describe_outputs(x: np.ndarray, y: np.ndarray, event: Event, bins: int = 40, top: int = 12) -> dict[str, Any]:
+def describe_outputs(x: np.ndarray, y: np.ndarray, event: Event, bins: int = 40, top: int = 12,
+                     memo: ChunkCache | None = None) -> dict[str, Any]:
     """What the selection split looked like, for reports, as ``event``'s view shows it: the most
-    frequent outputs (rows view) or a histogram of the chosen statistic, under D and D′."""
-    return VIEWS[event.view].display(x, y, event, bins, top)
+    frequent outputs (rows view) or a histogram of the chosen statistic, under D and D′ (what
+    the selection computed on ``x`` and ``y`` read from its ``memo``, not computed again)."""
+    return VIEWS[event.view].display(x, y, event, bins, top, memo)

@@ -76,6 +76,24 @@ _INT64_MAX = (1 << 63) - 1
 _MAX_CODE = 1 << 62        # integer row codes stay below this (int64, with room for the sentinel)
 
 
+def _wrapped(value: int) -> np.int64:
+    """A Python integer as the int64 it is congruent to mod 2^64."""
+    return np.int64(((value + (1 << 63)) % (1 << 64)) - (1 << 63))
+
+
+NARROW_ROW = 64  # values per row up to which column extremes are taken column by column
+
+
+def _column_extremes(m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each column's minimum and maximum of the (n, w) matrix ``m``: column by column for narrow
+    rows (a strided pass per column is several times faster than numpy's axis-0 reduction, whose
+    inner loop is one short row), else by that reduction."""
+    if m.shape[1] > NARROW_ROW:
+        return m.min(axis=0), m.max(axis=0)
+    cols = [m[:, j] for j in range(m.shape[1])]
+    return np.array([c.min() for c in cols], dtype=m.dtype), np.array([c.max() for c in cols], dtype=m.dtype)
+
+
 @dataclass(frozen=True, eq=False)
 class RowCodec:
     """Integer outputs (scalars or rows of integer vectors) as one int64 code each: the mixed-radix
@@ -95,9 +113,10 @@ class RowCodec:
         """The codec of the box around ``parts`` (integer outputs), or None when its codes would
         not fit in an int64 (the caller falls back to byte keys)."""
         mats = [np.asarray(p).reshape(len(p), -1) for p in parts if len(p)]
+        extremes = [_column_extremes(m) for m in mats]
         # Python integers: uint64 outputs up to 2^64 - 1 do not fit an int64 (cast, they would wrap).
-        lows = [min(int(v) for v in col) for col in zip(*(m.min(axis=0) for m in mats), strict=True)]
-        highs = [max(int(v) for v in col) for col in zip(*(m.max(axis=0) for m in mats), strict=True)]
+        lows = [min(int(v) for v in col) for col in zip(*(e[0] for e in extremes), strict=True)]
+        highs = [max(int(v) for v in col) for col in zip(*(e[1] for e in extremes), strict=True)]
         if max(highs) > _INT64_MAX or min(lows) < -_INT64_MAX - 1:
             return None  # the byte keys (dpaudit.engine.statistics.keys) tell such rows apart
         spans = [h - lo + 1 for lo, h in zip(lows, highs, strict=True)]
@@ -115,16 +134,41 @@ class RowCodec:
         return int(self.strides[0] * (self.high[0] - self.low[0] + 1))
 
     def __call__(self, outputs: np.ndarray) -> np.ndarray:
+        """Σ_j v_j·stride_j − Σ_j low_j·stride_j in wrapping int64 arithmetic: exact for a row in the
+        box, whose code lies in [0, 2^62) (arithmetic mod 2^64 is exact on results in range, so
+        v_j·stride_j may wrap); a row outside gets −1.  One integer product of the rows with the
+        strides (einsum: int64 sums of products, no float rounding, no (n, m) temporary), the
+        outside mask only where the outputs' extremes leave the box."""
         x = np.asarray(outputs).reshape(len(outputs), -1)
+        offset = _wrapped(sum(int(lo) * int(st) for lo, st in zip(self.low, self.strides, strict=True)))
+        if x.dtype.kind not in "biu" or (x.dtype.kind == "u" and x.dtype.itemsize == 8):
+            return self._by_column(x, offset)
+        codes = np.einsum("ij,j->i", x, self.strides)
+        codes -= offset
+        if len(x) and not (x.min() >= self.low.max() and x.max() <= self.high.min()):  # else: all in the box
+            lows, highs = _column_extremes(x)
+            leave = np.flatnonzero((lows < self.low) | (highs > self.high))  # the columns that leave the box
+            if len(leave):
+                outside = np.zeros(len(x), dtype=bool)
+                for j in leave:
+                    col = x[:, j]
+                    outside |= (col < self.low[j]) | (col > self.high[j])
+                codes[outside] = -1
+        return codes
+
+    def _by_column(self, x: np.ndarray, offset: np.int64) -> np.ndarray:
+        """:meth:`__call__` column by column, for uint64 values (compared as int64, not as the float64
+        numpy mixes uint64 and int64 in) and any other dtype."""
         codes = np.zeros(len(x), dtype=np.int64)
         outside = np.zeros(len(x), dtype=bool)
-        for j in range(x.shape[1]):  # column by column: no (n, m) int64 temporary
+        for j in range(x.shape[1]):
             col = x[:, j]
-            if col.dtype.kind == "u":  # compared as int64, not as the float64 numpy mixes uint64 and int64 in
+            if col.dtype.kind == "u":
                 outside |= col > _INT64_MAX
                 col = col.astype(np.int64)
             outside |= (col < self.low[j]) | (col > self.high[j])
-            codes += (col.astype(np.int64) - self.low[j]) * self.strides[j]
+            codes += col.astype(np.int64) * self.strides[j]
+        codes -= offset
         codes[outside] = -1
         return codes
 
@@ -313,8 +357,10 @@ def fit_statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> li
 
 def sorted_unique(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(s, return_counts=True)`` through a stable sort, which is linear on the
-    concatenated sorted runs the selection split hands over (see selection.candidate_views)."""
-    s = np.sort(s, kind="stable")
+    concatenated sorted runs the selection split hands over (see selection.candidate_views); an
+    array already in order (the pooled fitting values, :attr:`Split.pooled_fit`) is not sorted again."""
+    if not (len(s) < 2 or bool(np.all(s[1:] >= s[:-1]))):  # NaN compares false: sorted then, as before
+        s = np.sort(s, kind="stable")
     if len(s) == 0:
         return s, np.zeros(0, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
@@ -326,10 +372,14 @@ def quantile_bins(s: np.ndarray, inner: int = 256) -> Bins:
     of the rest, dense in both tails."""
     values, counts = sorted_unique(s)
     is_atom = counts >= max(5, 1e-3 * len(s))
-    atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
-    atoms = np.sort(atoms)
-    kept = ~np.isin(values, atoms)
-    rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
+    if is_atom.any():
+        atoms = values[is_atom][np.argsort(-counts[is_atom])[:_MAX_ATOMS]]
+        atoms = np.sort(atoms)
+        kept = ~np.isin(values, atoms)
+        rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
+    else:  # no atom: every value is kept (the same arrays, without the membership test and copies)
+        atoms = values[:0]
+        rest = values if len(values) == len(s) else np.repeat(values, counts)  # no ties: each value once
     if len(rest) == 0:
         return Bins(atoms, np.array([]))
     n = len(rest)

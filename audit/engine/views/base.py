@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -44,6 +44,9 @@ class Split:
     fit_y: np.ndarray
     score_x: np.ndarray
     score_y: np.ndarray
+    # What the selection computes on these halves and its report shows again (a view's codes of
+    # the outputs, a statistic's values): kept here so the display reads them, not recomputes them.
+    memo: ChunkCache | None = field(default=None, compare=False)
 
     @property
     def n_fit(self) -> tuple[int, int]:
@@ -99,6 +102,33 @@ class ChunkCache:
     def statistic(self, statistic: Statistic, outputs: np.ndarray) -> np.ndarray:
         return self.once(("statistic", id(statistic)), lambda: statistic(outputs))
 
+    def keep(self, key: Hashable, value: Any) -> None:
+        """``value`` under ``key``, unless one is there already."""
+        self._values.setdefault(key, value)
+
+    def get(self, key: Hashable) -> Any:
+        """The value computed under ``key``, or None."""
+        return self._values.get(key)
+
+
+def halves_memo(memo: ChunkCache | None, x: np.ndarray, y: np.ndarray) -> ChunkCache | None:
+    """``memo`` when it holds what the selection computed on the halves of exactly ``x`` and ``y``
+    (:func:`dpaudit.engine.selection.candidate_views` records them), else None."""
+    held = memo.get(("split",)) if memo is not None else None
+    return memo if held is not None and held[0] is x and held[1] is y else None
+
+
+def rejoined(memo: ChunkCache | None, key: Hashable, x: np.ndarray, y: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-output values the selection computed on the four halves (fit x, fit y, score x, score y)
+    of ``x`` and ``y`` under ``key``, rejoined per side (x = its fitting half then its scoring
+    half): the same values a view computes on ``x`` and ``y`` again, without the second pass."""
+    held = halves_memo(memo, x, y)
+    parts = held.get(key) if held is not None else None
+    if parts is None:
+        return None
+    return np.concatenate([parts[0], parts[2]]), np.concatenate([parts[1], parts[3]])
+
 
 class View(Protocol):
     """One way of proposing and counting output events.
@@ -131,8 +161,10 @@ class View(Protocol):
         """The view's own entries of ``event.to_dict()``."""
         ...
 
-    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
-        """The selection samples ``x`` (D) and ``y`` (D′) summarised for reports."""
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int,
+                memo: ChunkCache | None = None) -> dict[str, Any]:
+        """The selection samples ``x`` (D) and ``y`` (D′) summarised for reports (``memo``: what
+        the selection computed on their halves, :func:`rejoined`)."""
         ...
 
 
@@ -218,6 +250,10 @@ def category_counts(parts: Sequence[np.ndarray], most: int) -> tuple[np.ndarray,
     """The distinct categories of the four halves ``parts`` (fit x, fit y, score x, score y) and
     each half's count per category; None when there are more than ``most`` categories (a view
     then proposes nothing rather than a prefix order over noise)."""
+    dense = _dense_counts(parts)
+    if dense is not None:
+        values, counts = dense
+        return (None if len(values) > most else (values, counts))
     values, inverse = np.unique(np.concatenate(parts), return_inverse=True)
     if len(values) > most:
         return None
@@ -226,24 +262,92 @@ def category_counts(parts: Sequence[np.ndarray], most: int) -> tuple[np.ndarray,
                     for i in range(len(parts))]
 
 
-def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins: int) -> dict[str, Any]:
-    """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 %."""
-    sx, sy = statistic(x), statistic(y)
-    pooled = np.concatenate([sx, sy])
-    pooled = pooled[np.isfinite(pooled)]
-    if not len(pooled):
-        pooled = np.zeros(1)
+DENSE_SPAN = 1 << 20  # integer categories spanning at most this many values are counted by bincount
+
+
+def _dense_counts(parts: Sequence[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]] | None:
+    """:func:`category_counts` without its sort, for signed integer ``parts`` spanning at most
+    :data:`DENSE_SPAN` values (the floating view's codes: below 2^12·5): one bincount per part over
+    the span, the categories its occupied cells — the same sorted distinct values and counts as
+    ``np.unique``'s, in linear time.  None for any other input (the caller sorts)."""
+    if not parts or any(p.dtype.kind != "i" or p.ndim != 1 for p in parts) or not all(len(p) for p in parts):
+        return None
+    low = min(int(p.min()) for p in parts)
+    span = max(int(p.max()) for p in parts) - low + 1
+    if span > DENSE_SPAN:
+        return None
+    cells = [np.bincount(p - low if low else p, minlength=span) for p in parts]
+    present = np.flatnonzero(np.sum(cells, axis=0))
+    return present + low, [c[present].astype(float) for c in cells]
+
+
+QUANTILES = (0.001, 0.999)  # the display histogram's range: the central 99.8 % of the pooled values
+
+
+def _ranked(halves: Sequence[np.ndarray], r: int) -> float:
+    """The value of rank ``r`` (from 0) among the pooled sorted ``halves``: among the r + 1 smallest
+    (or, for a rank in the upper half, the largest) values of each, sorted (a few hundred values)."""
+    n = sum(len(h) for h in halves)
+    if r < n // 2:
+        return float(np.sort(np.concatenate([h[:r + 1] for h in halves]))[r])
+    top = n - r  # the value is the top-th largest
+    return float(np.sort(np.concatenate([h[max(0, len(h) - top):] for h in halves]))[-top])
+
+
+def tail_ends(values: Split) -> tuple[float, float] | None:
+    """``np.quantile`` of the pooled values of ``values``' four halves at :data:`QUANTILES` (numpy's
+    default, Hyndman & Fan's 7th: index (n − 1)·q, the values at its floor and the next rank
+    interpolated by its fraction γ), from their sorted halves (:attr:`Split.sorted_halves`) instead
+    of a partition of every value: the two order statistics are read off the sorted halves and
+    numpy interpolates them itself, as ``np.quantile([a, b], γ)`` (index 1·γ, the same γ).  None
+    where that could differ or the caller's other branches apply: a non-finite value, a zero
+    among the order statistics (−0.0 and 0.0 are equal but print apart), too few values, or not lo < hi."""
+    halves = [h for h in values.sorted_halves if len(h)]
+    n = sum(len(h) for h in halves)
+    if n < 4 or not all(np.isfinite(h[0]) and np.isfinite(h[-1]) for h in halves):
+        return None
+    virtual = (n - 1) * np.asarray(QUANTILES)
+    below = np.floor(virtual)
+    ends = []
+    for k, gamma in zip(below.astype(np.intp), virtual - below, strict=True):
+        pair = np.array([_ranked(halves, int(k)), _ranked(halves, int(k) + 1)])
+        if not pair.all():
+            return None
+        ends.append(float(np.quantile(pair, np.array([gamma]))[0]))
+    lo, hi = ends
+    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) and hi > lo else None
+
+
+def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins: int,
+                        memo: ChunkCache | None = None) -> dict[str, Any]:
+    """A histogram of ``statistic`` under D (``x``) and D′ (``y``) over its central 99.8 %.  Where
+    the selection's ``memo`` holds the statistic's values on the halves of ``x`` and ``y``, they are
+    read from it, the range comes from their sorted halves (:func:`tail_ends`) and each side's
+    counts are the sums of its halves' (the same counts: every value is binned on its own)."""
+    held = halves_memo(memo, x, y)
+    values = held.get(("values", statistic)) if held is not None else None
+    # per side, its parts: the two halves the selection computed, or the statistic of all its outputs
+    sides = ([statistic(x)], [statistic(y)]) if values is None else (
+        [values.fit_x, values.score_x], [values.fit_y, values.score_y])
+    ends = tail_ends(values) if values is not None else None
     with np.errstate(over="ignore", invalid="ignore"):
-        lo, hi = np.quantile(pooled, [0.001, 0.999])
-        if not (np.isfinite(lo) and np.isfinite(hi)):  # the interpolation of values near ±1.8e308 overflowed
-            lo, hi = np.quantile(pooled, [0.001, 0.999], method="nearest")
-        if not hi > lo:
-            lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
+        if ends is not None:
+            lo, hi = ends
+        else:
+            pooled = np.concatenate([*sides[0], *sides[1]])
+            pooled = pooled[np.isfinite(pooled)]
+            if not len(pooled):
+                pooled = np.zeros(1)
+            lo, hi = np.quantile(pooled, QUANTILES)
+            if not (np.isfinite(lo) and np.isfinite(hi)):  # the interpolation of values near ±1.8e308 overflowed
+                lo, hi = np.quantile(pooled, QUANTILES, method="nearest")
+            if not hi > lo:
+                lo, hi = float(pooled.min()) - 0.5, float(pooled.max()) + 0.5
         edges = np.linspace(lo, hi, bins + 1)
         if np.isfinite(hi - lo) and len(np.unique(edges)) == bins + 1:
             # Equal bins given as a count and a range: numpy's arithmetic path, checked against these
             # same linspace edges (the counts of edges given as an array, without sorting the values).
-            counts = [np.histogram(s, bins, (lo, hi))[0].tolist() for s in (sx, sy)]
+            counts = [np.sum([np.histogram(s, bins, (lo, hi))[0] for s in parts], axis=0).tolist() for parts in sides]
         else:
             # A range wider than the largest float (±1.7e308) or narrower than bins of distinct
             # floats (subnormals): exact edges, each a float between the ends, duplicates merged.
@@ -253,6 +357,7 @@ def statistic_histogram(x: np.ndarray, y: np.ndarray, statistic: Statistic, bins
                 v = float(edges[0])
                 edges = np.array([v, np.nextafter(v, np.inf)] if v < np.finfo(float).max
                                  else [np.nextafter(v, -np.inf), v])
-            counts = [np.histogram(s[np.isfinite(s)], edges)[0].tolist() for s in (sx, sy)]
+            counts = [np.sum([np.histogram(s[np.isfinite(s)], edges)[0] for s in parts], axis=0).tolist()
+                      for parts in sides]
     return {"kind": "histogram", "statistic": statistic.name, "edges": edges.tolist(),
             "D": counts[0], "D'": counts[1], "n": [len(x), len(y)]}

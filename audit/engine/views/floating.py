@@ -29,11 +29,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.engine.statistics import Statistic
-from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, category_counts, prefix_families
+from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, category_counts, prefix_families, rejoined
 
 TRAILING_CAP = 4       # trailing zero bits beyond this share a category
 MAX_CATEGORIES = 4096  # beyond this many categories the view is skipped
-_MANTISSA = np.uint64((1 << 52) - 1)
+_LOW_BITS = np.uint64((1 << TRAILING_CAP) - 1)
+# min(trailing zero bits, TRAILING_CAP) of each value of the mantissa's lowest TRAILING_CAP bits
+# (all zero: TRAILING_CAP or more, a zero mantissa included)
+_TRAILING = np.array([TRAILING_CAP] + [(v & -v).bit_length() - 1 for v in range(1, 1 << TRAILING_CAP)],
+                     dtype=np.int64)
 
 
 def applies(outputs: np.ndarray) -> bool:
@@ -45,10 +49,8 @@ def codes(outputs: np.ndarray) -> np.ndarray:
     """The category code of each output: (sign·2048 + biased exponent)·(cap + 1) + trailing class."""
     bits = np.ascontiguousarray(outputs, dtype=np.float64).reshape(len(outputs)).view(np.uint64)
     head = (bits >> np.uint64(52)).astype(np.int64)  # sign bit and the 11 exponent bits
-    mantissa = bits & _MANTISSA
-    lowest = mantissa & (~mantissa + np.uint64(1))  # the lowest set bit (0 for a zero mantissa)
-    trailing = np.where(mantissa == 0, TRAILING_CAP, np.log2(np.maximum(lowest, 1).astype(np.float64)))
-    return head * (TRAILING_CAP + 1) + np.minimum(trailing, TRAILING_CAP).astype(np.int64)
+    # min(trailing zero bits of the mantissa, cap) depends only on its lowest cap bits: a table lookup
+    return head * (TRAILING_CAP + 1) + _TRAILING[(bits & _LOW_BITS).astype(np.intp)]
 
 
 def describe_code(code: int) -> str:
@@ -76,8 +78,10 @@ class Floating:
     def candidates(self, split: Split, statistic: Statistic | None = None) -> list[Family]:
         if not (applies(split.fit_x) and applies(split.fit_y)):
             return []
-        found = category_counts([codes(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)],
-                                MAX_CATEGORIES)
+        parts = [codes(a) for a in (split.fit_x, split.fit_y, split.score_x, split.score_y)]
+        if split.memo is not None:
+            split.memo.once(("floating",), lambda: parts)  # for display: codes computed once
+        found = category_counts(parts, MAX_CATEGORIES)
         if found is None or len(found[0]) < 2:
             return []
         values, c = found
@@ -100,12 +104,14 @@ class Floating:
     def fields(self, event: Event) -> dict[str, Any]:
         return {"categories": [describe_code(c) for c in _members(event)]}
 
-    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int,
+                memo: ChunkCache | None = None) -> dict[str, Any]:
         """The ``top`` most frequent categories with their counts under D and D′."""
-        cx, cy = codes(x), codes(y)
-        values, inverse = np.unique(np.concatenate([cx, cy]), return_inverse=True)
-        kx = np.bincount(inverse[: len(cx)], minlength=len(values))
-        ky = np.bincount(inverse[len(cx):], minlength=len(values))
+        known = rejoined(memo, ("floating",), x, y)
+        cx, cy = known if known is not None else (codes(x), codes(y))
+        found = category_counts([cx, cy], len(cx) + len(cy))
+        assert found is not None  # structural: at most one category per output
+        values, (kx, ky) = found[0], [c.astype(np.int64) for c in found[1]]
         order = np.argsort(-(kx + ky), kind="stable")[:top]
         return {"kind": "outputs", "values": [describe_code(v) for v in values[order]],
                 "D": kx[order].tolist(), "D'": ky[order].tolist(), "n": [len(x), len(y)],

@@ -75,6 +75,7 @@ class Histogram:
         _, bins, members = _parts(event)
         return {"cells": len(members), "atoms": bins.atoms.tolist()}
 
-    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int,
+                memo: ChunkCache | None = None) -> dict[str, Any]:
         """A histogram of the statistic."""
-        return {**statistic_histogram(x, y, _parts(event)[0], bins), "threshold": None, "upper": None}
+        return {**statistic_histogram(x, y, _parts(event)[0], bins, memo), "threshold": None, "upper": None}

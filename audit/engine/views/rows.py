@@ -16,7 +16,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from dpaudit.engine.statistics import RowCodec, Statistic, keys
-from dpaudit.engine.views.base import ChunkCache, Event, Family, Split, category_counts, prefix_families
+from dpaudit.engine.views.base import (
+    ChunkCache,
+    Event,
+    Family,
+    Split,
+    category_counts,
+    halves_memo,
+    prefix_families,
+)
 from dpaudit.engine.views.pooled import interval_families
 
 MAX_ROWS = 20_000          # distinct outputs beyond which the rows view is skipped
@@ -85,6 +93,15 @@ def _code_counts(codec: RowCodec, codes: np.ndarray) -> tuple[np.ndarray, np.nda
     return np.unique(codes, return_counts=True)
 
 
+def _counts_of(codec: RowCodec, values: np.ndarray, codes: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """Each part's count of each of the distinct in-box ``values`` (every code of ``codes`` is one
+    of them): one bincount over the box when it is small beside the parts, else a binary search
+    of each code among the values first."""
+    if codec.size <= max(DENSE_CODES // 4, sum(len(k) for k in codes)):
+        return [np.bincount(k, minlength=codec.size)[values].astype(float) for k in codes]
+    return [np.bincount(np.searchsorted(values, k), minlength=len(values)).astype(float) for k in codes]
+
+
 def well_observed(counts: np.ndarray, n: int) -> bool:
     """Few categories (at most √n for ``n`` fitting samples per side), each seen at least
     :data:`WELL_OBSERVED` times on the fitting half: the prefixes are then scored at one
@@ -100,13 +117,30 @@ def _chunk_cells(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> np.
     """The chunk's count of every code of ``codec``'s box (one bincount, shared by its events)."""
     def compute() -> np.ndarray:
         codes = _chunk_codes(cache, codec, outputs)
-        return np.bincount(codes[codes >= 0], minlength=codec.size)
+        inside = codes if not len(codes) or codes.min() >= 0 else codes[codes >= 0]  # no mask when all are in the box
+        return np.bincount(inside, minlength=codec.size)
     return cache.once(("rows-cells", id(codec)), compute)
 
 
 def _chunk_unique(cache: ChunkCache, codec: RowCodec, outputs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The chunk's distinct codes and counts, for boxes too large for one bincount."""
     return cache.once(("rows-unique", id(codec)), lambda: _code_counts(codec, _chunk_codes(cache, codec, outputs)))
+
+
+def _display_counts(codec: RowCodec, x: np.ndarray, y: np.ndarray, memo: ChunkCache | None
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct codes of ``x`` and ``y`` and each side's count of each: read from the selection's
+    per-half counts (``memo``; the codec was fitted on those four halves, so they hold every
+    code of x and y), else counted again."""
+    held = halves_memo(memo, x, y)
+    known = held.get(("rows-counts", codec)) if held is not None else None
+    if known is not None:
+        values, c = known
+        return values, (c[0] + c[2]).astype(np.int64), (c[1] + c[3]).astype(np.int64)
+    cx_codes, cy_codes = codec(x), codec(y)
+    values = _code_counts(codec, np.concatenate([cx_codes, cy_codes]))[0]
+    cx, cy = (np.bincount(np.searchsorted(values, c[c >= 0]), minlength=len(values)) for c in (cx_codes, cy_codes))
+    return values, cx, cy
 
 
 class Rows:
@@ -125,7 +159,12 @@ class Rows:
             values = _code_counts(codec, np.concatenate(codes))[0]
             if len(values) > MAX_ROWS:
                 return []
-            c = [np.bincount(np.searchsorted(values, k), minlength=len(values)).astype(float) for k in codes]
+            c = _counts_of(codec, values, codes)
+            if split.memo is not None:  # for display: every distinct code of the split and its counts
+                split.memo.once(("rows-counts", codec), lambda: (values, c))
+                # for dpaudit.engine.selection.rows_exhaustive: the distinct rows of the fitting halves
+                split.memo.once(("rows-fit-distinct",), lambda: int(np.count_nonzero(c[0] + c[1])))
+                split.memo.keep(("rows-seen",), (codec, values))  # every distinct row of the split, as codes
 
             def make(fav: str, idx: np.ndarray) -> Event:
                 return Event(fav, self.name, members=np.sort(values[idx]), codec=codec)
@@ -168,14 +207,12 @@ class Rows:
     def fields(self, event: Event) -> dict[str, Any]:
         return {"values": _values_list(_shown(event))}
 
-    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int,
+                memo: ChunkCache | None = None) -> dict[str, Any]:
         """The ``top`` most frequent outputs with their counts under D and D′."""
         codec = event.codec
         if codec is not None:  # integer codes: no byte keys to sort
-            cx_codes, cy_codes = codec(x), codec(y)
-            values = _code_counts(codec, np.concatenate([cx_codes, cy_codes]))[0]
-            cx, cy = (np.bincount(np.searchsorted(values, c[c >= 0]), minlength=len(values))
-                      for c in (cx_codes, cy_codes))
+            values, cx, cy = _display_counts(codec, x, y, memo)
             order = np.argsort(-(cx + cy), kind="stable")[:top]
             rows = codec.decode(values[order])
             return {"kind": "outputs", "values": [str(v) for v in (rows[:, 0] if codec.scalar else rows).tolist()],

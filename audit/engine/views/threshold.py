@@ -90,7 +90,8 @@ class Threshold:
     def fields(self, event: Event) -> dict[str, Any]:
         return {"threshold": event.threshold, "upper": event.upper}
 
-    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int) -> dict[str, Any]:
+    def display(self, x: np.ndarray, y: np.ndarray, event: Event, bins: int, top: int,
+                memo: ChunkCache | None = None) -> dict[str, Any]:
         """A histogram of the statistic with the threshold marked."""
-        return {**statistic_histogram(x, y, _statistic(event), bins), "threshold": event.threshold,
+        return {**statistic_histogram(x, y, _statistic(event), bins, memo), "threshold": event.threshold,
                 "upper": event.upper}
