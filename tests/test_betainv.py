@@ -60,3 +60,19 @@ def test_answers_scipy_gets_right_are_kept_bit_for_bit():
 def test_scalars_stay_scalars():
     x = betainv.betaincinv(1000.0, 1e9 - 999, 0.0025)
     assert np.ndim(x) == 0 and float(x) == pytest.approx(_quantile(1000, 1e9 - 999, 0.0025), rel=1e-12)
+
+
+def test_a_quantile_below_the_smallest_normal_double_is_rounded_to_the_safe_end(monkeypatch):
+    """At a ceiling's expected counts (a = 0.0053) scipy answers 2.2e-308, the smallest normal double,
+    where the quantile is smaller (betainc there is 0.0251 > 0.025): the lower bound is 0 (an
+    interval [0, 2.2e-308] holds the quantile), without a solve among subnormals; the twin: the
+    same answer for an upper bound is kept only where the quantile is below it, and solved for otherwise."""
+    solves = []
+    monkeypatch.setattr(betainv.optimize, "brentq", lambda *a, **k: solves.append(a) or 0.5)
+    a, b, p = 0.005306737064774206, 800000.994693263, 0.025
+    assert special.betaincinv(a, b, p) <= np.finfo(float).tiny and special.betainc(a, b, np.finfo(float).tiny) > p
+    assert betainv.betaincinv(a, b, p) == 0.0 and not solves
+    monkeypatch.setattr(betainv.special, "betainccinv", lambda *args: np.finfo(float).tiny)
+    assert betainv.betainccinv(a, b, 0.975) == np.finfo(float).tiny and not solves  # 1 - I(tiny) < 0.975: kept
+    betainv.betainccinv(a, b, 0.9)  # 1 - I(tiny) = 0.9749 > 0.9: the quantile is above tiny, solved for
+    assert len(solves) == 1

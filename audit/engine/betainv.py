@@ -45,10 +45,24 @@ def _checked(inverse: Callable[..., Any], function: Callable[..., Any], a: Any, 
              increasing: bool) -> np.ndarray:
     a, b, p = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (a, b, p)))
     x = np.array(inverse(a, b, p), dtype=float, ndmin=1 if a.ndim else 0)
-    low, high = function(a, b, x * (1 - RELATIVE)), function(a, b, np.minimum(x * (1 + RELATIVE), 1.0))
+    below, above = x * (1 - RELATIVE), np.minimum(x * (1 + RELATIVE), 1.0)
+    low, high = function(a, b, below), function(a, b, above)
     if not increasing:
         low, high = high, low
-    inside = (low <= p) & (p <= high)
+    # a subnormal x has too few digits to be checked at this resolution: kept, within a few units in
+    # its last place
+    inside = ((low <= p) & (p <= high)) | (below == x) | (above == x)
+    # scipy answers the smallest normal double (2.2e-308) for a quantile below it (a parameter far
+    # below 1, at a Clopper-Pearson ceiling's expected counts): the quantile is in [0, 2.2e-308],
+    # given as its end on the side of a Clopper-Pearson bound's safety (0 for a lower bound, the
+    # answer itself for an upper one) rather than solved for among subnormals
+    tiny = x <= np.finfo(float).tiny
+    if increasing:  # I(x) > p: the quantile is below x
+        rounded = ~inside & tiny & (low > p)
+        x = np.where(rounded, 0.0, x)
+    else:  # 1 - I(x) < p: the quantile is below x, which an upper bound may keep
+        rounded = ~inside & tiny & (high < p)
+    inside |= rounded
     # an answer of 0 or 1 at the ends of the domain is exact where p is the function's value there
     bad = ~inside & (x > 0) & (x < 1) & np.isfinite(x) & (a > 0) & (b > 0) & (p > 0) & (p < 1)
     if np.any(bad):
