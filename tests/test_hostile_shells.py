@@ -185,7 +185,8 @@ def _children(pid: int) -> list[int]:
 @pytest.mark.parametrize("delay", [0.0, 0.2, 0.5, 1.0])
 def test_a_ctrl_c_while_the_command_starts_is_130_without_a_traceback(tmp_path, delay):
     """SIGINT ``delay`` seconds after the supervised child exists (it is then importing dpaudit and
-    numpy; before the parent's interpreter has started, a SIGINT is Python's own fatal error)."""
+    numpy, or, on a fast machine, already running the audit or finished; before the parent's
+    interpreter has started, a SIGINT is Python's own fatal error)."""
     proc = subprocess.Popen(_command(tmp_path, "honest", "--jobs", "1"), cwd=tmp_path, env=_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
@@ -193,8 +194,46 @@ def test_a_ctrl_c_while_the_command_starts_is_130_without_a_traceback(tmp_path, 
         time.sleep(0.005)
     time.sleep(delay)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=600)
+    out, err = proc.communicate(timeout=600)
     assert "Traceback" not in err, err
     assert proc.returncode in (130, 0), (proc.returncode, err)  # 0: the run was already done (a fast machine)
-    if proc.returncode == 130:
-        assert "interrupted" in err
+    if proc.returncode == 130:  # on stderr while importing; a run it lands in says so in its footer
+        assert "interrupted" in err or "INCOMPLETE run: interrupted" in out, (err, out)
+
+
+LINGERS = '''
+import time
+from hplug import honest, pair
+
+
+class Lingers:
+    def __del__(self):  # the interpreter's teardown, after the run's report: the run has finished
+        time.sleep(1.5)
+
+
+held = Lingers()
+'''
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the child process in /proc")
+def test_a_ctrl_c_after_the_run_has_finished_leaves_its_status(tmp_path):
+    """A SIGINT that lands once the run has written its results, printed its last line and told the
+    supervisor its status (during the interpreter's teardown: a user's object whose ``__del__`` sleeps
+    1.5 s) leaves the run's status, 0, with no traceback and no "interrupted": the finished run is not
+    called interrupted (it exited 130 in silence)."""
+    command = _command(tmp_path, "honest", "--jobs", "1")
+    (tmp_path / "linger.py").write_text(LINGERS, encoding="utf-8")
+    command[command.index("hplug:honest")] = "linger:honest"
+    command[command.index("hplug:pair")] = "linger:pair"
+    proc = subprocess.Popen(command, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "out" / "report.pdf").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.7)  # the last line printed; the teardown sleeps
+    assert proc.poll() is None, "the run ended before its atexit handler"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert (proc.returncode, "Traceback" in err, "interrupted" in err) == (0, False, False), (proc.returncode, err)
+    assert "every verdict as expected" in out
+    assert _complete_results(tmp_path)["records"]

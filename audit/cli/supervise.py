@@ -218,10 +218,21 @@ def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
         print("interrupted", file=sys.stderr)
         status = EXIT_INTERRUPTED
     except SystemExit as exc:  # argparse's help (`run --hel`, an abbreviation) exits; user code's never gets here
+        _finished()
         intended.append(_exit_status(exc.code))
         raise
+    _finished()
     intended.append(status)
     return status
+
+
+def _finished() -> None:
+    """The command has ended with its status: a Ctrl-C from here on (the interpreter's teardown, the
+    workers' shutdown, the user's atexit handlers) has nothing left to interrupt and is ignored (in
+    every thread: a mask would hold it in this one only), so that it cannot turn a finished run's 0
+    or 1 into 130 or a traceback.  SIGTERM and SIGQUIT still end a teardown that hangs."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _exit_status(code: object) -> int:
@@ -440,7 +451,8 @@ def _verdict(status: int, report: str, forwarded: set[int]) -> int:
         return status
     if status < 0:
         if -status in forwarded:
-            return 128 - status
+            # a signal that lands after the child's report (its command had finished) leaves that status
+            return int(report) if report.isdigit() else 128 - status
         name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
         print(f"error: the process was killed by {name} before dpaudit finished (by the system, e.g. out of "
               "memory, a crash in native code, or another process): nothing was checked to the end",
