@@ -31,6 +31,12 @@ from dpaudit.engine.views import VIEWS, ChunkCache, Event, Family, Split
 from dpaudit.engine.views.tabulated import tabulate
 from dpaudit.runtime.execution import single_threaded_blas
 
+# A selection split of at most this many outputs per side keeps each statistic's values and their
+# sorted halves for the report's display (describe_outputs), which then reads them back; a larger one
+# does not: held for every statistic at once they would cost about 80 MB a statistic at 2·10⁶ per
+# side, and the display recomputes the one it shows, the same arrays.
+MEMO_OUTPUTS = 1_000_000
+
 
 def _halves(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     h = len(a) // 2
@@ -137,7 +143,8 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
         integer = fx.ndim == 2 and fx.dtype.kind in "biu" and fy.dtype.kind in "biu"
         for stat in tabulate(fit_statistics(fx, fy, rng), RowCodec.fit(fx, fy, x2, y2) if integer else None):
             values = Split(stat(fx), stat(fy), stat(x2), stat(y2), memo)
-            memo.keep(("values", stat), values)  # for display: the values and their sorted halves
+            if len(x) <= MEMO_OUTPUTS and len(y) <= MEMO_OUTPUTS:
+                memo.keep(("values", stat), values)  # for display: the values and their sorted halves
             for view in on_statistics:
                 out += view.candidates(values, stat)
     return out, (len(x2), len(y2))

@@ -70,21 +70,27 @@ def _environment() -> dict[str, str]:
 
 def command_cost(args: Sequence[str], *, module: bool = True, cwd: str | Path | None = None) -> Cost:
     """Run ``python -m dpaudit ARGS`` (``python ARGS`` when ``module`` is false) to its end and
-    return its :class:`Cost`.  Its output goes to a temporary file, not a pipe, so that a child
-    printing much never blocks on a reader."""
+    return its :class:`Cost`.  Its output goes to temporary files, not pipes, so that a child
+    printing much never blocks on a reader; its first and last lines are stdout's (stderr's when
+    stdout is empty: a refusal)."""
     argv = [sys.executable, *(("-m", "dpaudit") if module else ()), *args]
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=_environment(), cwd=cwd)
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=_environment(), cwd=cwd)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
-        out.seek(0)
-        lines = out.read().decode(errors="replace").strip().splitlines()
+        # its result on stdout; stderr's progress lines and messages only when stdout is empty (a refusal)
+        lines = _lines(out) or _lines(err)
     shown = " ".join(["python", *(("-m", "dpaudit") if module else ()), *args])
     return Cost(command=shown, cpu_seconds=usage.ru_utime + usage.ru_stime, wall_seconds=wall,
                 peak_mb=usage.ru_maxrss / 1024,  # Linux reports KiB
                 exit_code=proc.returncode, last_line=lines[-1] if lines else "", first_line=lines[0] if lines else "")
+
+
+def _lines(file: Any) -> list[str]:
+    file.seek(0)
+    return file.read().decode(errors="replace").strip().splitlines()
 
 
 def interleaved(commands: Mapping[str, Sequence[str]], reps: int) -> dict[str, list[Cost]]:
