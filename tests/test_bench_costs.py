@@ -63,6 +63,6 @@ def test_costs_ratio_is_list_json_over_list_and_table_prints_each(monkeypatch):
 
 def test_the_test_command_is_the_readmes():
     """The measured test command is the README's (its cache plugin off so that it writes nothing)."""
-    readme = (Path(costs.__file__).parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert 'python3 -m pytest -q -m "not slow" -n 2' in readme
     assert costs.TEST_COMMAND[:7] == ("-m", "pytest", "-q", "-m", "not slow", "-n", "2")
