@@ -31,21 +31,15 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from scipy import integrate, optimize
 
 from dpaudit.core import Guarantee, Relation, check_positive, require
-from dpaudit.core.lazy import lazy
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.curves import chi_delta, chi_epsilon, gauss_delta, gauss_mu, objective_sigma, smallest_epsilon
 from dpaudit.mechanisms.preferences import PrivateRelease
-
-if TYPE_CHECKING:
-    from scipy import integrate, optimize
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    integrate = lazy("scipy.integrate")
-    optimize = lazy("scipy.optimize")
 
 PAPER = "alignment paper"
 _RELATIONS = ("add-remove", "zero-out", "swap")

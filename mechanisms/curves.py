@@ -22,22 +22,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special
+from scipy import integrate, special, stats
+from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from dpaudit.core import require
-from dpaudit.core.lazy import lazy
-
-if TYPE_CHECKING:
-    from scipy import integrate, stats
-    from scipy.optimize import brentq
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    integrate = lazy("scipy.integrate")
-    stats = lazy("scipy.stats")
-    brentq = lazy("scipy.optimize", "brentq")
 
 
 def gauss_delta(epsilon: float, mu: float) -> float:

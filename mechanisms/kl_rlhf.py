@@ -35,21 +35,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 import numpy as np
+from scipy.optimize import linprog
 from scipy.special import expit, log_expit
 
 from dpaudit.core import Guarantee, InputError, Relation, check_nonnegative, check_positive, require
-from dpaudit.core.lazy import lazy
 from dpaudit.mechanisms.base import per_dataset
 from dpaudit.mechanisms.kl_policy import FeaturePolicy, elliptical_norms
 from dpaudit.neighbors.dataset import Dataset
-
-if TYPE_CHECKING:
-    from scipy.optimize import linprog
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    linprog = lazy("scipy.optimize", "linprog")
 
 
 class MLEUndefined(InputError):

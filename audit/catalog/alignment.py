@@ -8,15 +8,15 @@ comparisons at x = 2 with 45 labelled 1, add (x = 2, y = 0)) and its d-dimension
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from scipy import optimize
 
 from dpaudit.catalog.family import Family, MechanismEntry, Scenario, TightnessCase, timed
 from dpaudit.catalog.kl_claims import DPAUDIT
 from dpaudit.catalog.onerun import designs_of
 from dpaudit.core import Claim, Document, Relation, require
-from dpaudit.core.lazy import lazy
 from dpaudit.mechanisms.align_covariance import CALIBRATIONS as COV_CALIBRATIONS
 from dpaudit.mechanisms.align_covariance import CovarianceWitness, PrivateCovariance
 from dpaudit.mechanisms.align_mle import CALIBRATIONS as MLE_CALIBRATIONS
@@ -25,11 +25,6 @@ from dpaudit.mechanisms.align_policy import PessimisticPolicy, PrivateAlignment
 from dpaudit.mechanisms.preferences import MODELS, BradleyTerry
 from dpaudit.neighbors import Dataset, Pair
 from dpaudit.neighbors.synthetic import ball, extreme_record, preference_records, preferences
-
-if TYPE_CHECKING:
-    from scipy import optimize
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
 
 FEATURES = {"pairwise": ("x",), "kwise": ("phi",), "trajectory": ("steps",)}
 

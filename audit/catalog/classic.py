@@ -7,15 +7,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import integrate, optimize, stats
 
 from dpaudit.catalog import svt_laws
 from dpaudit.catalog.family import BenchCase, Family, Scenario, TightnessCase, entry
 from dpaudit.catalog.kl_claims import KL_PAPER
 from dpaudit.core import Claim, Document
-from dpaudit.core.lazy import lazy
 from dpaudit.engine.bounds import Ceiling, all_subsets, best_event
 from dpaudit.engine.exact import pure_epsilon
 from dpaudit.mechanisms.classic import (
@@ -37,13 +36,6 @@ from dpaudit.mechanisms.vector import NoisyHistogram, NoisyMax, SparseVector
 from dpaudit.neighbors import Dataset, Pair, add_remove
 from dpaudit.neighbors.search import worst_pair
 from dpaudit.neighbors.synthetic import vote_record, votes
-
-if TYPE_CHECKING:
-    from scipy import integrate, optimize, stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    integrate = lazy("scipy.integrate")
-    optimize = lazy("scipy.optimize")
-    stats = lazy("scipy.stats")
 
 
 def _bit_pair() -> Pair:

@@ -22,20 +22,14 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.catalog.family import BenchCase
-from dpaudit.core.lazy import lazy
 from dpaudit.engine.bounds import Ceiling, all_subsets, best_event
 from dpaudit.mechanisms.faulty import SparseVectorWithoutCutoff, SparseVectorWithoutQueryNoise
 from dpaudit.mechanisms.vector import SparseVector, SparseVectorDworkRoth, SparseVectorLeeClifton
-
-if TYPE_CHECKING:
-    from scipy import stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    stats = lazy("scipy.stats")
 
 GRID = 40_001
 

@@ -29,18 +29,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+from scipy.optimize import minimize_scalar
 
 from dpaudit.core import Guarantee, InputError, Relation, check_text, is_real, require
-from dpaudit.core.lazy import lazy
 from dpaudit.mechanisms.curves import gauss_delta, smallest_epsilon
-
-if TYPE_CHECKING:
-    from scipy.optimize import minimize_scalar
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    minimize_scalar = lazy("scipy.optimize", "minimize_scalar")
 
 # The δs at which a Rényi claim's curve is tested by default: from where a modest budget refutes a
 # leak (δ = 0.1) down to the δ a report quotes (1e-6); each extra point costs a Bonferroni share.

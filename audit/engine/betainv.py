@@ -20,17 +20,10 @@ answer; a re-solve, about fifty, and happens only where scipy's inverse is wrong
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from scipy import special
-
-from dpaudit.core.lazy import lazy
-
-if TYPE_CHECKING:
-    from scipy import optimize
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
+from scipy import optimize, special
 
 __all__ = ["RELATIVE", "betainccinv", "betaincinv"]
 

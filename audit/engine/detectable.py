@@ -56,19 +56,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
-from dpaudit.core.lazy import lazy
 from dpaudit.engine import bounds, stattests
 from dpaudit.engine.estimate import Bound
-
-if TYPE_CHECKING:
-    from scipy import stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    stats = lazy("scipy.stats")
 
 POWER = 0.9         # the probability of refutation a leak must reach to count as detectable
 GRID = 16           # quantiles of the other side's count summed over (midpoint rule) ...

@@ -17,18 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from scipy.stats import norm
 
-from dpaudit.core.lazy import lazy
 from dpaudit.engine.bounds import clopper_pearson
 from dpaudit.engine.views import Event
-
-if TYPE_CHECKING:
-    from scipy.stats import norm
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    norm = lazy("scipy.stats", "norm")
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.core import Guarantee, InputError, check_real_array, require
-from dpaudit.core.lazy import lazy
 from dpaudit.onerun.claimrule import rule_from_claims
 from dpaudit.onerun.curves import CurveClaim
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
@@ -25,11 +25,6 @@ from dpaudit.onerun.result import OneRunClaimCheck, OneRunResult
 from dpaudit.onerun.rules import Fixed, Grid, Split, Test, default_rule, tiebreak_keys
 from dpaudit.onerun.secret_order import check_secret_order
 from dpaudit.onerun.steinke import epsilon_lower, epsilon_upper, prior_guard
-
-if TYPE_CHECKING:
-    from scipy import stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    stats = lazy("scipy.stats")
 
 __all__ = ["WORST_CASE", "bound_record", "check_callers_secret", "check_rule_for_secret", "check_tiebreak",
            "fresh_tiebreak", "is_balanced", "one_run_bound", "prior_guard"]

@@ -26,17 +26,11 @@ from dpaudit.onerun.planner import MU_MAX, best_fixed_rule
 from dpaudit.onerun.rules import Fixed, smallest_capable_k
 from dpaudit.onerun.steinke import rejects_zero
 
-__all__ = ["claim_mu", "fallback_mu", "forget_plans", "rule_from_claims"]
+__all__ = ["FALLBACK_MU", "claim_mu", "forget_plans", "rule_from_claims"]
 
 # μ = MU_MAX is (ε, 1e-5)-DP only past ε ≈ 285 (ε(δ) ≈ μ²/2 + μ·Φ⁻¹(1 − δ)): claims beyond are planned at MU_MAX
 EPSILON_PAST_MU_MAX = 300.0
-
-
-@functools.cache
-def fallback_mu() -> float:
-    """The μ a claim of ε = 0, δ = 0 or μ = 0 is planned at: (0.1, 1e-5)'s, a nearby finite one
-    (solved on first use, not at import: it needs scipy.optimize)."""
-    return gdp_mu(0.1, 1e-5)
+FALLBACK_MU = gdp_mu(0.1, 1e-5)  # a claim of ε = 0, δ = 0 or μ = 0 is planned at this nearby finite one
 
 
 def _eps_delta_mu(epsilon: float, delta: float) -> float:
@@ -50,7 +44,7 @@ def claim_mu(claim: Guarantee | CurveClaim) -> float:
     Su 2022, Cor. 2.13: μ-GDP is (ε, δ_μ(ε))-DP, and δ_μ(ε) grows with μ), capped at MU_MAX."""
     if isinstance(claim, CurveClaim):
         if claim.family == "gdp":
-            mu = claim.mu if claim.mu > 0 else fallback_mu()
+            mu = claim.mu if claim.mu > 0 else FALLBACK_MU
         elif claim.family == "approx-dp":
             mu = _eps_delta_mu(claim.epsilon, claim.delta)
         else:  # a profile holds at every point, so a GDP mechanism satisfying it is below each point's μ

@@ -26,18 +26,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from dpaudit.core import ClaimStatus, require
-from dpaudit.core.lazy import lazy
-
-if TYPE_CHECKING:
-    from scipy import optimize
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
 
 __all__ = [
     "CurveClaim",

@@ -40,22 +40,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from scipy import optimize, stats
 
 from dpaudit.core import Guarantee
-from dpaudit.core.lazy import lazy
 from dpaudit.onerun.curves import CurveClaim, gdp_epsilon
 from dpaudit.onerun.fdp import rejects_claim
 from dpaudit.onerun.rules import Test
 from dpaudit.onerun.steinke import p_value
-
-if TYPE_CHECKING:
-    from scipy import optimize, stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
-    stats = lazy("scipy.stats")
 
 __all__ = ["DRAWS", "MAX_CANARIES", "POWER", "SEED", "OneRunDetectable", "contradiction", "for_check", "power",
            "unrefutable"]

@@ -36,21 +36,15 @@ import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from dpaudit.core import Guarantee, InputError, check_real_array, require
-from dpaudit.core.lazy import lazy
 from dpaudit.engine.bounds import clopper_pearson, epsilon_from_bounds
 from dpaudit.onerun.curves import CurveClaim, gdp_epsilon
 from dpaudit.onerun.game import CanaryGame
-
-if TYPE_CHECKING:
-    from scipy import stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    stats = lazy("scipy.stats")
 
 __all__ = ["DECLARERS", "PREMISE", "IsolatedBound", "IsolatedCanaries", "IsolatedClaimCheck", "PilotCheck", "declare",
            "dependence_pilot", "isolated_bound", "plan_threshold",

@@ -30,23 +30,16 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special, stats
 
 from dpaudit.core import InputError, check_real_array, is_real, require
-from dpaudit.core.lazy import lazy
 from dpaudit.onerun.curves import CurveClaim, approx_dp_tradeoff, gdp_binv, gdp_epsilon
 from dpaudit.onerun.fdp import largest_rejected_mu, rejects_claim
 from dpaudit.onerun.rules import Fixed
 from dpaudit.onerun.steinke import epsilon_ceiling, epsilon_lower, epsilon_upper, p_value
-
-if TYPE_CHECKING:
-    from scipy import optimize, stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
-    stats = lazy("scipy.stats")
 
 __all__ = ["MAX_PILOT_CANARIES", "MAX_PILOT_SECONDS", "MAX_PLANNED_CANARIES", "MU_MAX", "RR_EPSILON_MAX",
            "ClaimPlan", "CurvePlan", "PilotProgress", "Plan", "ScoreModel", "best_fixed_rule", "check_model_parameter",

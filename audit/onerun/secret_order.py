@@ -39,18 +39,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special
+from scipy import special, stats
 
 from dpaudit.core import require
-from dpaudit.core.lazy import lazy
-
-if TYPE_CHECKING:
-    from scipy import stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    stats = lazy("scipy.stats")
 
 __all__ = ["EXACT_MAX", "HOW_TO_DRAW", "ORDER_P_MIN", "OrderTests", "check_secret_order", "drift_p_value",
            "order_tests", "runs_p_value"]

@@ -23,19 +23,12 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy import optimize, stats
 
 from dpaudit.core import require
-from dpaudit.core.lazy import lazy
 from dpaudit.onerun.rules import Test
-
-if TYPE_CHECKING:
-    from scipy import optimize, stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
-    stats = lazy("scipy.stats")
 
 __all__ = ["check_counts", "epsilon_ceiling", "epsilon_lower", "epsilon_upper", "p_value", "rejects_zero"]
 

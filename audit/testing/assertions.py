@@ -21,12 +21,12 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from dpaudit.core import RELATIONS, Guarantee, InputError, is_real, require
-from dpaudit.core.lazy import lazy
 from dpaudit.engine.api import RunContext, audit_mechanism
 from dpaudit.engine.bounds import clopper_pearson_lower, clopper_pearson_upper
 from dpaudit.engine.estimate import Bound
@@ -34,11 +34,6 @@ from dpaudit.engine.results import AuditResult, caught_words, detectable_dict, t
 from dpaudit.mechanisms.base import capabilities
 from dpaudit.testing import budget
 from dpaudit.testing.budget import current, default_samples, settings
-
-if TYPE_CHECKING:
-    from scipy import stats
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    stats = lazy("scipy.stats")
 
 __all__ = ["MechanismCheckError", "PrivacyViolation", "assert_private", "check_mechanism", "default_samples",
            "set_default_samples", "settings"]

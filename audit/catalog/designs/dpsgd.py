@@ -34,14 +34,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-from scipy import special
+from scipy import optimize, special
 
 from dpaudit.catalog.designs.entry import DesignEntry, DesignSummary
 from dpaudit.core import Guarantee, require
-from dpaudit.core.lazy import lazy
 from dpaudit.mechanisms.dpsgd import (
     BUGS,
     DPSGD,
@@ -57,11 +56,6 @@ from dpaudit.onerun.family import FamilyRejection, strongest_rejected
 from dpaudit.onerun.isolated import IsolatedBound, IsolatedCanaries, plan_threshold, point_rejects
 from dpaudit.onerun.result import OneRunResult
 from dpaudit.onerun.rules import Fixed
-
-if TYPE_CHECKING:
-    from scipy import optimize
-else:  # imported on first use (dpaudit.core.lazy: scipy.stats costs a command 0.45 CPU s)
-    optimize = lazy("scipy.optimize")
 
 __all__ = ["CANARY_NORM", "DESIGNS", "EPS_GRID", "HALVED_M", "HALVED_RULE", "RULE", "AccountantProfile",
            "PlannedIsolation", "accountant_curve", "blackbox_design", "family_rejection", "isolated_family_rejection",
