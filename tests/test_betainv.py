@@ -76,3 +76,30 @@ def test_a_quantile_below_the_smallest_normal_double_is_rounded_to_the_safe_end(
     assert betainv.betainccinv(a, b, 0.975) == np.finfo(float).tiny and not solves  # 1 - I(tiny) < 0.975: kept
     betainv.betainccinv(a, b, 0.9)  # 1 - I(tiny) = 0.9749 > 0.9: the quantile is above tiny, solved for
     assert len(solves) == 1
+
+
+@pytest.mark.parametrize("n", [1e9, 1e10])
+def test_the_mirror_case_near_1_is_checked_in_1_minus_x(n):
+    """The same error of scipy's at the other parameter: the upper bound of k = n − 1000 (b = 1000)
+    has 1 − x off by up to 179 %, inside a window relative to x (1e-7 of x is 1e-7 absolute, wider
+    than 1 − x itself).  Checked in t = 1 − x, the bound's tail, I_{1−x}(n − k, k + 1), is α; so is
+    the lower bound's at n − k = 999."""
+    k, alpha = n - 1000, 0.0025
+    upper = clopper_pearson_upper(k, n, alpha)
+    assert special.betainc(n - k, k + 1, 1 - upper) == pytest.approx(alpha, rel=1e-6)
+    k = n - 999
+    lower = clopper_pearson_lower(k, n, alpha)
+    assert special.betaincc(n - k + 1, k, 1 - lower) == pytest.approx(alpha, rel=1e-6)
+
+
+def test_the_check_near_1_catches_a_wrong_complement(monkeypatch):
+    """The twin: an inverse whose 1 − x is 1.6 times the truth near 1 (as scipy 1.17's at b = 1000)
+    is caught and solved again in 1 − x; a check relative to x alone would have kept it."""
+    real = special.betainccinv
+    a, b, p = 6189660000.0, 1000.0, 0.025
+    truth = betainv.betainccinv(a, b, p)
+    monkeypatch.setattr(betainv.special, "betainccinv", lambda *args: 1 - 1.6 * (1 - real(*args)))
+    assert 1 - special.betainccinv(a, b, p) == pytest.approx(1.6 * (1 - real(a, b, p)))
+    got = betainv.betainccinv(a, b, p)
+    assert (1 - got) == pytest.approx(1 - truth, rel=1e-6)
+    assert special.betainc(b, a, 1 - got) == pytest.approx(p, rel=1e-6)
