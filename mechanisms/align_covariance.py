@@ -130,7 +130,7 @@ class CovarianceWitness(PrivateCovariance):
     *Its law is exact and in closed form.*  Σ̃_ij = Σ_D,ij + σ(n)·G_ij with G_ij ~ N(0, 1), so the bit is
     Bernoulli(p_D) with p_D = Φ̄((c − Σ_D,ij)/σ(n)) (:meth:`output_distribution`), and ``size``
     independent bits sum to Binomial(size, p_D): :meth:`sample_counts` draws that one binomial, the
-    law of ``np.bincount(sample(...))`` (``tests/test_errata_counts.py`` tests the two against each
+    law of ``np.bincount(sample(...))`` (``tests/test_errata_witness.py`` tests the two against each
     other), at O(1) cost whatever ``size``; :meth:`sample` draws the release itself and thresholds it.
 
     *Its claims are the release's.*  The bit is a post-processing of Σ̃ by a function fixed before any
