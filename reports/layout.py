@@ -90,6 +90,23 @@ def styles() -> dict[str, ParagraphStyle]:
     }
 
 
+class LaidOnce(Paragraph):
+    """A paragraph whose lines are broken once per width.  A table wraps each cell's paragraph to size
+    its rows, again for each page it is split across and again to draw it, at its column's width each
+    time; reportlab's ``wrap`` depends on the width alone (the lines, and the height from them), so a
+    repeat at the width of the last wrap returns what that wrap found.  (A paragraph split across a
+    frame drops its lines, ``blPara``: then the next wrap breaks them again.)"""
+
+    _laid: tuple[float, tuple[float, float]] | None = None
+
+    def wrap(self, availWidth: float, availHeight: float) -> tuple[float, float]:
+        if self._laid is not None and self._laid[0] == availWidth and hasattr(self, "blPara"):
+            return self._laid[1]
+        laid = super().wrap(availWidth, availHeight)
+        self._laid = (availWidth, laid)
+        return laid
+
+
 SHOWN_CHARS = 1_000  # of one payload string: a longer one (a searched pair's vectors) would not fit a table cell
 
 
@@ -105,11 +122,11 @@ def text(value: Any) -> str:
 
 def para(markup: str, style: str = "body") -> Paragraph:
     """A paragraph of ``markup`` (already escaped where it holds payload text)."""
-    return Paragraph(markup, styles()[style])
+    return LaidOnce(markup, styles()[style])
 
 
 def heading(title: str, level: str = "h1") -> Paragraph:
-    return Paragraph(text(title), styles()[level])
+    return LaidOnce(text(title), styles()[level])
 
 
 _TAG = re.compile(r"(<[^>]*>)")
@@ -175,10 +192,10 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], widths: Sequence[f
     right = ParagraphStyle("cell-right", parent=st["cell"], alignment=2)
     total = sum(widths)
     points = [WIDTH * w / total for w in widths]
-    cells = [[Paragraph(breakable(text(h), w - 2 * PAD, bold=True), st["head"])
+    cells = [[LaidOnce(breakable(text(h), w - 2 * PAD, bold=True), st["head"])
               for h, w in zip(head, points, strict=True)]]
     for row in rows:
-        cells.append([Paragraph(breakable(c, w - 2 * PAD), right if i in align_right else st["cell"])
+        cells.append([LaidOnce(breakable(c, w - 2 * PAD), right if i in align_right else st["cell"])
                       for i, (c, w) in enumerate(zip(row, points, strict=True))])
     t = Table(cells, colWidths=points, repeatRows=1, hAlign="LEFT")
     commands: list[tuple[Any, ...]] = [
@@ -201,8 +218,8 @@ def kv_table(rows: Sequence[Sequence[str]], key_width: float = 0.2, style: str =
     st = styles()
     value = st[style]
     room = WIDTH * (1 - key_width) - 2 * PAD
-    cells = [[Paragraph(breakable(text(k), WIDTH * key_width - 2 * PAD, bold=True), st["head"]),
-              Paragraph(breakable(v, room, value.fontSize), value)] for k, v in rows]
+    cells = [[LaidOnce(breakable(text(k), WIDTH * key_width - 2 * PAD, bold=True), st["head"]),
+              LaidOnce(breakable(v, room, value.fontSize), value)] for k, v in rows]
     t = Table(cells, colWidths=[WIDTH * key_width, WIDTH * (1 - key_width)], hAlign="LEFT")
     t.setStyle(TableStyle([
         ("GRID", (0, 0), (-1, -1), 0.4, GRID),

@@ -21,10 +21,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_heartbeat_speaks_while_nothing_else_does(capfd):
+    """Silent work under a heartbeat of 0.2 s: its line comes (waited for, up to 60 s on a loaded
+    machine, rather than a fixed sleep)."""
+    line = re.compile(r"\[dpaudit\] work: still working, \d+ s so far \(\d+ s of CPU\)")
+    err = ""
     with Heartbeat("work", every=0.2):
-        time.sleep(1.5)
-    err = capfd.readouterr().err
-    assert re.search(r"\[dpaudit\] work: still working, \d+ s so far \(\d+ s of CPU\)", err), err
+        deadline = time.monotonic() + 60
+        while not line.search(err) and time.monotonic() < deadline:
+            time.sleep(0.05)
+            err += capfd.readouterr().err
+    assert line.search(err), err
 
 
 def test_a_heartbeat_stays_quiet_while_progress_lines_flow(capfd):
@@ -37,9 +43,13 @@ def test_a_heartbeat_stays_quiet_while_progress_lines_flow(capfd):
 
 
 def test_plan_says_it_is_alive_while_it_plans(monkeypatch):
-    """The planner's own computations (stood in by a slow call) are covered by the heartbeat."""
+    """The planner's own computations (stood in by a slow call) are covered by the heartbeat.  The
+    stand-in works until a heartbeat line is on the captured stderr (up to 60 s on a loaded machine,
+    rather than a fixed sleep); without one the assertion below fails."""
     def slow_plan(*args, **kwargs):
-        time.sleep(1.5)
+        deadline = time.monotonic() + 60
+        while "still working" not in sys.stderr.getvalue() and time.monotonic() < deadline:  # in_process's
+            time.sleep(0.05)
         raise InputError("the stand-in planner stops here")
 
     monkeypatch.setattr(budget_plan, "plan", slow_plan)

@@ -26,6 +26,7 @@ from tests.test_report_onerun import honest, load, merged
 # a run too wide for its column without them (a vector written without spaces: "(phi=[" / "0.2457...")
 BREAK_AFTER = "/-_" + "=[(,;"
 MIN_POINTS = 7.0  # the smallest text the report may print (issue 35)
+LINES = {"vertical_strategy": "lines", "horizontal_strategy": "lines"}  # a table found from its ruling lines
 PICKED = ("kl-rlhf-label", "kl-rlhf-addremove", "kl-rlhf-approx-addremove-10000", "align-alg2-swap",
           "kl-linear-a33-10000", "kl-mab-a24-row3", "po-dp-pg")
 
@@ -46,6 +47,14 @@ def pdf(tmp_path_factory, payload) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def doc(pdf):
+    """The report opened once for the module's checks, which only read it (pdfplumber parses each
+    page's objects once per open document)."""
+    with pdfplumber.open(pdf) as opened:
+        yield opened
+
+
 def vocabulary(value: Any) -> set[str]:
     """Every whitespace-free token of every string in ``value`` (the words a cell may hold)."""
     if isinstance(value, str):
@@ -57,9 +66,9 @@ def vocabulary(value: Any) -> set[str]:
     return set()
 
 
-def cell_lines(page: Any, cell: tuple[float, float, float, float]) -> list[list[str]]:
-    """The words of one table cell, line by line (top to bottom)."""
-    words = [w for w in page.extract_words() if w["x0"] >= cell[0] - 0.6 and w["x1"] <= cell[2] + 0.6
+def cell_lines(page_words: list[dict], cell: tuple[float, float, float, float]) -> list[list[str]]:
+    """The words of one table cell, line by line (top to bottom), from its page's words."""
+    words = [w for w in page_words if w["x0"] >= cell[0] - 0.6 and w["x1"] <= cell[2] + 0.6
              and w["top"] >= cell[1] - 0.6 and w["bottom"] <= cell[3] + 0.6]
     lines: list[list[dict]] = []
     for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])):
@@ -70,28 +79,29 @@ def cell_lines(page: Any, cell: tuple[float, float, float, float]) -> list[list[
     return [[w["text"] for w in sorted(line, key=lambda w: w["x0"])] for line in lines]
 
 
-def mid_word_breaks(path: Path, tokens: set[str]) -> list[str]:
-    """Line breaks inside a table cell that cut a word: the line ends in a letter or digit, the next
-    starts with one, and the two run together are part of one word of the payload."""
+def mid_word_breaks(doc: Any, tokens: set[str]) -> list[str]:
+    """Line breaks inside a table cell of an open pdfplumber document that cut a word: the line ends
+    in a letter or digit, the next starts with one, and the two run together are part of one word
+    of the payload."""
     found = []
     long_tokens = [t for t in tokens if len(t) >= 4]
-    with pdfplumber.open(path) as doc:
-        for n, page in enumerate(doc.pages, 1):
-            for tab in page.find_tables({"vertical_strategy": "lines", "horizontal_strategy": "lines"}):
-                for cell in (c for c in tab.cells if c is not None):
-                    lines = cell_lines(page, cell)
-                    for above, below in itertools.pairwise(lines):
-                        a, b = above[-1], below[0]
-                        if a[-1] in BREAK_AFTER or not (a[-1].isalnum() and b[0].isalnum()):
-                            continue
-                        if any(a + b in t for t in long_tokens):
-                            found.append(f"page {n}: {a!r} / {b!r}")
+    for n, page in enumerate(doc.pages, 1):
+        page_words = page.extract_words()  # once a page: each cell takes its own from them
+        for tab in page.find_tables(LINES):
+            for cell in (c for c in tab.cells if c is not None):
+                lines = cell_lines(page_words, cell)
+                for above, below in itertools.pairwise(lines):
+                    a, b = above[-1], below[0]
+                    if a[-1] in BREAK_AFTER or not (a[-1].isalnum() and b[0].isalnum()):
+                        continue
+                    if any(a + b in t for t in long_tokens):
+                        found.append(f"page {n}: {a!r} / {b!r}")
     return found
 
 
-def test_no_word_is_broken_mid_word_in_any_table_cell(pdf, payload):
+def test_no_word_is_broken_mid_word_in_any_table_cell(doc, payload):
     tokens = vocabulary(payload) | {"0.5838-GDP"}
-    assert mid_word_breaks(pdf, tokens) == []
+    assert mid_word_breaks(doc, tokens) == []
 
 
 def test_the_break_check_sees_a_word_cut_mid_word(tmp_path):
@@ -105,40 +115,39 @@ def test_the_break_check_sees_a_word_cut_mid_word(tmp_path):
     t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.4, "grey")]))
     path = tmp_path / "cut.pdf"
     path.write_bytes(build([t], "cut"))
-    assert mid_word_breaks(path, {"kl-rlhf/thm3-label-corrected"})
+    with pdfplumber.open(path) as cut:
+        assert mid_word_breaks(cut, {"kl-rlhf/thm3-label-corrected"})
 
 
-def header_deltas(path: Path, seen: list[str] | None = None) -> list[tuple[int, str]]:
+def header_deltas(doc: Any, seen: list[str] | None = None) -> list[tuple[int, str]]:
     """(page, header) of every table whose header names an eps column but not the delta it is at:
     one "delta = x" (a single delta), or "the row's delta" / "the claim's delta" with a delta per row
     (every such header is appended to ``seen``)."""
     bad = []
-    with pdfplumber.open(path) as doc:
-        for n, page in enumerate(doc.pages, 1):
-            for tab in page.find_tables({"vertical_strategy": "lines", "horizontal_strategy": "lines"}):
-                head = " ".join(" ".join((c or "").split()) for c in tab.extract()[0])
-                if "eps_lower" not in head and "eps_exact" not in head:
-                    continue
-                if seen is not None:
-                    seen.append(head)
-                single = set(re.findall(r"delta = (\S+)", head))
-                per_row = "the row's delta" in head or "the claim's delta" in head
-                if not ((len(single) == 1 and not per_row) or (per_row and not single)):
-                    bad.append((n, head))
+    for n, page in enumerate(doc.pages, 1):
+        for tab in page.find_tables(LINES):
+            head = " ".join(" ".join((c or "").split()) for c in tab.extract()[0])
+            if "eps_lower" not in head and "eps_exact" not in head:
+                continue
+            if seen is not None:
+                seen.append(head)
+            single = set(re.findall(r"delta = (\S+)", head))
+            per_row = "the row's delta" in head or "the claim's delta" in head
+            if not ((len(single) == 1 and not per_row) or (per_row and not single)):
+                bad.append((n, head))
     return bad
 
 
-def test_every_table_states_its_one_delta_in_its_header(pdf, payload):
+def test_every_table_states_its_one_delta_in_its_header(doc):
     heads: list[str] = []
-    assert header_deltas(pdf, heads) == []
+    assert header_deltas(doc, heads) == []
     # align-alg2-swap: its scenario row at delta 0 (eps_exact inf) says so; its claims at 5e-07 say theirs
     assert any("delta = 0" in h for h in heads) and any("the row's delta" in h for h in heads)
 
 
-def test_no_text_under_7_points(pdf):
-    with pdfplumber.open(pdf) as doc:
-        small = {(n, round(c["size"], 2)) for n, page in enumerate(doc.pages, 1) for c in page.chars
-                 if c["size"] < MIN_POINTS - 0.01}
+def test_no_text_under_7_points(doc):
+    small = {(n, round(c["size"], 2)) for n, page in enumerate(doc.pages, 1) for c in page.chars
+             if c["size"] < MIN_POINTS - 0.01}
     assert small == set()
 
 
@@ -202,17 +211,16 @@ def test_eps_zero_on_a_log_axis_sits_at_a_labelled_zero_past_a_break(drawn):
     assert exact and min(exact[0].get_xdata()) == pytest.approx(zero)
 
 
-def test_the_errata_appendix_typesets_its_formulas(pdf):
-    with pdfplumber.open(pdf) as doc:
-        start = next(i for i, p in enumerate(doc.pages) if "Appendix A: errata" in (p.extract_text() or ""))
-        pages = doc.pages[start:]
-        text = " ".join(" ".join((p.extract_text() or "").split()) for p in pages)
-        for ascii_math in ("Σ_D", "^{", "_{", "P_lower", "Q_upper", "eps_lower =", "(epsilon, delta)", "- delta"):
-            assert ascii_math not in text, ascii_math
-        assert "log((P" in text and "δ) / Q" in text
-        # the scripts are set smaller than their line and off its baseline
-        scripts = [c for p in pages for c in p.chars if c["text"] in "D" and round(c["size"], 2) == MIN_POINTS]
-        assert scripts
+def test_the_errata_appendix_typesets_its_formulas(doc):
+    start = next(i for i, p in enumerate(doc.pages) if "Appendix A: errata" in (p.extract_text() or ""))
+    pages = doc.pages[start:]
+    text = " ".join(" ".join((p.extract_text() or "").split()) for p in pages)
+    for ascii_math in ("Σ_D", "^{", "_{", "P_lower", "Q_upper", "eps_lower =", "(epsilon, delta)", "- delta"):
+        assert ascii_math not in text, ascii_math
+    assert "log((P" in text and "δ) / Q" in text
+    # the scripts are set smaller than their line and off its baseline
+    scripts = [c for p in pages for c in p.chars if c["text"] in "D" and round(c["size"], 2) == MIN_POINTS]
+    assert scripts
 
 
 def test_a_run_of_one_run_scenarios_alone_has_no_sampling_budget(tmp_path):

@@ -105,6 +105,12 @@ def rendered(tmp_path_factory, po_payload):
     return path
 
 
+@pytest.fixture(scope="module")
+def texts(rendered) -> list[str]:
+    """The rendered report's text page by page (:func:`pages`), read once for the tests that read it."""
+    return pages(rendered)
+
+
 def squeezed(text: str) -> str:
     return "".join(text.split())
 
@@ -119,10 +125,11 @@ def page_of(texts: list[str], phrase: str) -> int:
     return found[0]
 
 
-def test_each_scenario_has_its_page_with_design_counts_bound_mu_label_and_verdicts(rendered, po_payload):
-    texts = pages(rendered)
+def test_each_scenario_has_its_page_with_design_counts_bound_mu_label_and_verdicts(rendered, texts, po_payload):
     ones = onerun_page.scenarios(po_payload)
     assert len(ones) == 2
+    with pdfplumber.open(rendered) as pdf:
+        images = [page.images for page in pdf.pages]
     seen = set()
     for sc in ones:
         n = page_of(texts, f"One-run scenario {sc['scenario']}{sc['description'][:12]}")
@@ -140,16 +147,14 @@ def test_each_scenario_has_its_page_with_design_counts_bound_mu_label_and_verdic
         # The GDP mu is never printed as an (epsilon, delta) lower bound.
         assert squeezed(f"eps_lower = {fmt(sc['gdp_mu_lower']['mu'])}") not in page
         assert squeezed(f"eps_lower {fmt(sc['gdp_mu_lower']['mu'])}") not in page
-        with pdfplumber.open(rendered) as pdf:
-            assert pdf.pages[n].images, f"no figure on the page of {sc['scenario']}"
+        assert images[n], f"no figure on the page of {sc['scenario']}"
     assert len(seen) == 2  # one page each
 
 
-def test_the_twin_is_refuted_in_one_run_and_said_so_in_the_summary_and_claims_table(rendered, po_payload):
+def test_the_twin_is_refuted_in_one_run_and_said_so_in_the_summary_and_claims_table(texts, po_payload):
     refuted = [r for r in po_payload["records"] if onerun_page.is_onerun(r) and r["finding"].startswith("refuted")]
     assert [r["claim_id"] for r in refuted] == ["po/dp-pg-tight"]  # the twin's exact curve, as the design expects
     assert all(r["as_expected"] for r in po_payload["records"] if onerun_page.is_onerun(r))
-    texts = pages(rendered)
     summary = texts[0]
     assert squeezed("Refuted in one run") in summary and squeezed("curve test rejects") in summary
     assert squeezed("po/dp-pg-tight [dppg-whitebox-wrong-relation]") in summary
@@ -166,13 +171,12 @@ def test_the_twin_is_refuted_in_one_run_and_said_so_in_the_summary_and_claims_ta
     assert squeezed(curve) in claims and "Appendix" not in "".join(texts)  # no multi-run erratum here
 
 
-def test_what_one_run_buys_sits_in_the_one_run_section_when_both_kinds_check_a_claim(rendered, po_payload):
+def test_what_one_run_buys_sits_in_the_one_run_section_when_both_kinds_check_a_claim(texts, po_payload):
     rows = onerun_page.side_by_side(po_payload)
     assert [cid for cid, _, _ in rows] == ["po/dp-pg", "po/dp-pg-tight", "po/meta"]
     for cid, multi, ones in rows:
         assert multi and all(m["finding"] != "not-applicable" and m["claim_id"] == cid for m in multi)
         assert [o["scenario"] for o in ones] == ["dppg-whitebox", "dppg-whitebox-wrong-relation"]
-    texts = pages(rendered)
     n = page_of(texts, "What one run buys")
     assert n == page_of(texts, onerun_page.TITLE + "One training run each")
     _, multi, ones = rows[0]

@@ -48,6 +48,12 @@ def payload():
     return found
 
 
+@pytest.fixture(scope="module")
+def pdf(tmp_path_factory, payload) -> Path:
+    """The payload's report, rendered once for the tests that read it (they only read it)."""
+    return render(payload, tmp_path_factory.mktemp("words") / "small.pdf")
+
+
 def render(payload: dict, path: Path) -> Path:
     reports.write_pdf(payload, path, families=report_families())
     return path
@@ -57,27 +63,26 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def text_outside_tables(pdf: Path) -> str:
-    """The page text with every table's words left out (a table's cells may repeat by design)."""
+def text_outside_tables(doc) -> str:
+    """The page text of an open pdfplumber document with every table's words left out (a table's
+    cells may repeat by design)."""
     out = []
-    with pdfplumber.open(pdf) as doc:
-        for page in doc.pages:
-            boxes = [t.bbox for t in page.find_tables()]
+    for page in doc.pages:
+        boxes = [t.bbox for t in page.find_tables()]
 
-            def outside(obj, boxes=boxes):
-                if obj.get("object_type") != "char":
-                    return True
-                return not any(x0 - 1 <= obj["x0"] and obj["x1"] <= x1 + 1 and top - 1 <= obj["top"]
-                               and obj["bottom"] <= bottom + 1 for x0, top, x1, bottom in boxes)
-            out.append(page.filter(outside).extract_text() or "")
+        def outside(obj, boxes=boxes):
+            if obj.get("object_type") != "char":
+                return True
+            return not any(x0 - 1 <= obj["x0"] and obj["x1"] <= x1 + 1 and top - 1 <= obj["top"]
+                           and obj["bottom"] <= bottom + 1 for x0, top, x1, bottom in boxes)
+        out.append(page.filter(outside).extract_text() or "")
     return "\n".join(out)
 
 
-def tables(pdf: Path) -> list[list[list[str]]]:
+def tables(doc) -> list[list[list[str]]]:
     found = []
-    with pdfplumber.open(pdf) as doc:
-        for page in doc.pages:
-            found += [[[flat(c or "") for c in row] for row in t] for t in page.extract_tables()]
+    for page in doc.pages:
+        found += [[[flat(c or "") for c in row] for row in t] for t in page.extract_tables()]
     return found
 
 
@@ -104,8 +109,8 @@ def check_secret_words(pdf: Path, results: dict) -> None:
         assert not any("fresh entropy" in s for s in secret_sentences(text)), "a caller's secret said to be ours"
 
 
-def test_every_sentence_about_a_dpaudit_secret_matches_results_json(payload, tmp_path):
-    check_secret_words(render(payload, tmp_path / "fresh.pdf"), payload)
+def test_every_sentence_about_a_dpaudit_secret_matches_results_json(payload, pdf):
+    check_secret_words(pdf, payload)
 
 
 def test_a_callers_secret_is_said_to_be_the_callers(payload, tmp_path):
@@ -146,8 +151,7 @@ def test_typeset_raises_an_accent_only_over_a_tall_letter():
     assert typeset("ã") == "ã"  # a lowercase letter's accent is drawn in place by the font
 
 
-def test_could_have_caught_stands_only_beside_a_claim_that_holds_and_no_paragraph_repeats(payload, tmp_path):
-    pdf = render(payload, tmp_path / "small.pdf")
+def test_could_have_caught_stands_only_beside_a_claim_that_holds_and_no_paragraph_repeats(pdf):
     check_said_once(pdf)
 
 
@@ -155,7 +159,9 @@ def check_said_once(pdf: Path) -> None:
     """"could have caught" only in a table whose every row is a claim that holds, or a one-run claims
     row that holds; no sentence of 60 characters or more repeats outside the tables."""
     seen = 0
-    for rows in tables(pdf):
+    with pdfplumber.open(pdf) as doc:  # one parse of the pages for both reads
+        found, outside = tables(doc), flat(text_outside_tables(doc))
+    for rows in found:
         head = " ".join(rows[0])
         for row in rows[1:]:
             cells = " ".join(row)
@@ -164,7 +170,6 @@ def check_said_once(pdf: Path) -> None:
                 assert any(c in (HOLDS, UNVERIFIED_HOLDS) for c in row), row  # the row's verdict cell
                 assert not any(c.startswith("refuted (") for c in row), row
     assert seen, "no could-have-caught row to check"
-    outside = flat(text_outside_tables(pdf))
     # a claim's own note ("could have caught: a leak of eps >= ...") never stands in a paragraph, under
     # whatever table came last
     notes = re.findall(r"could have caught: (?:a leak|no leak|no GDP|GDP canaries)", outside)

@@ -10,11 +10,11 @@ command line (the app layer) does, here.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import sys
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from dpaudit import catalog
 from dpaudit.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from dpaudit.core import Claim
 from dpaudit.engine import plan as budget_plan
@@ -29,6 +29,7 @@ INTERRUPTED = "interrupted by the user"  # how the engine marks the record of a 
 
 def is_builtin(mechanism: Any) -> bool:
     """A mechanism of dpaudit's own catalog (not a user's class that happens to share a name)."""
+    catalog = importlib.import_module("dpaudit.catalog")  # on first use: the supervising parent needs no catalog
     name = getattr(mechanism, "name", None)
     module = type(mechanism).__module__.split(".")[0]
     return module in ("dpaudit", "audit", "mechanisms") and name in catalog.mechanisms()
@@ -50,6 +51,7 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
     """For each scenario with a missed expected refutation: the samples per side the planner
     (:func:`dpaudit.engine.plan.plan`, a pilot run) says the first refutation needs, and the
     command that explains it (``plan SCENARIO`` for a suite's scenario)."""
+    catalog = importlib.import_module("dpaudit.catalog")  # on first use: the supervising parent needs no catalog
     missed = {r["scenario"] for r in records if outcome(r) == MISSED}
     suite_names = {sc.name for name in ("errata", "full") for sc in catalog.suite(name)}
     notes = []
