@@ -175,6 +175,19 @@ def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes,
     return epsilon_from_bounds(lo, hi, delta)
 
 
+def _projected_distinct(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes, delta: float,
+                        alpha: float, alpha_sel: np.ndarray) -> np.ndarray:
+    """:func:`_projected` with Clopper–Pearson bounds, each distinct candidate (its counts, sizes and
+    level, equal as bytes) scored once: families share candidates (a view's events seen from two
+    statistics, complements), and every step is element-wise, so the copies get the same numbers."""
+    rows = np.stack(np.broadcast_arrays(k_fav, k_oth, *n_sel, *n_est, alpha_sel), axis=1).astype(float)
+    distinct, where = np.unique(rows, axis=0, return_inverse=True)
+    if len(distinct) == len(rows):
+        return _projected(k_fav, k_oth, n_sel, n_est, delta, alpha, clopper_pearson, alpha_sel)
+    c = distinct.T
+    return _projected(c[0], c[1], (c[2], c[3]), (c[4], c[5]), delta, alpha, clopper_pearson, c[6])[where.reshape(-1)]
+
+
 # Near-ties of a refined family (:func:`best_candidate`'s ``refine_level``): candidates whose score
 # is within this fraction of the best one's, and how many of the Wilson ranking are re-scored.
 NEAR = 0.1
@@ -257,7 +270,7 @@ def best_candidates(families: Sequence[Candidates], delta: float, alpha: float, 
     cuts = np.cumsum([0, *(len(t) for t in tops)])
     top = np.concatenate(tops)
     t1, t2, t_sel, t_est, t_levels = _stacked(families, top)
-    exact = _projected(t1, t2, t_sel, t_est, delta, alpha, clopper_pearson, t_levels)
+    exact = _projected_distinct(t1, t2, t_sel, t_est, delta, alpha, t_levels)
     picks = [int(np.argmax(exact[a:b])) for a, b in itertools.pairwise(cuts)]
     scores = [float(exact[a + j]) for a, j in zip(cuts[:-1], picks, strict=True)]
     refined = [i for i, f in enumerate(families) if f.refine_level is not None and math.isfinite(scores[i])]
@@ -269,7 +282,7 @@ def best_candidates(families: Sequence[Candidates], delta: float, alpha: float, 
         milder_levels = [f.refine_level if f.refine_level is not None else f.alpha_sel for f in families]
         milder = np.full(len(top), -np.inf)
         m1, m2, m_sel, m_est, m_levels = _stacked(families, top[rows], milder_levels)
-        milder[rows] = _projected(m1, m2, m_sel, m_est, delta, alpha, clopper_pearson, m_levels)
+        milder[rows] = _projected_distinct(m1, m2, m_sel, m_est, delta, alpha, m_levels)
         for i in refined:
             picks[i] = int(np.argmax(np.where(near[i], milder[cuts[i]:cuts[i + 1]], -np.inf)))
     return [(score, int(top[cuts[i] + picks[i]] - starts[i])) for i, score in enumerate(scores)]
