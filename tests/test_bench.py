@@ -9,7 +9,15 @@ from scipy import stats
 from dpaudit.catalog import classic
 from dpaudit.cli import main, parser
 from dpaudit.core import InputError
-from dpaudit.engine.bounds import all_subsets, ceiling, clopper_pearson, epsilon_from_bounds
+from dpaudit.engine.bounds import (
+    CEILING_SHORTLIST,
+    all_subsets,
+    best_event,
+    ceiling,
+    clopper_pearson,
+    epsilon_from_bounds,
+    joint_epsilon,
+)
 from dpaudit.mechanisms.classic import Laplace, RandomizedResponse
 from dpaudit.neighbors import Dataset
 from dpaudit.runs import bench, costs
@@ -95,6 +103,36 @@ def test_laplace_shift_ceiling_uses_both_tails():
                 n, 0.0, 0.95)
     b = _case("laplace").ceiling(n, 0.95).epsilon
     assert a == pytest.approx(b, abs=2e-3)
+
+
+def _every_candidate_bounded(p_d, p_dp, n, delta, confidence, pair):
+    """best_event's answer with the pair's bounds of every candidate inverted (no pruning): the
+    shortlist by the pair's bound raised to the joint test's, then the argmax of both directions."""
+    alpha = (1 - confidence) / 2
+    k = np.clip(p_d, 0, 1) * n, np.clip(p_dp, 0, 1) * n
+    (lo_d, hi_d), (lo_dp, hi_dp) = clopper_pearson(k[0], n, alpha), clopper_pearson(k[1], n, alpha)
+    scores = [epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)]
+    for side, fav, oth in ((0, k[0], k[1]), (1, k[1], k[0])):
+        if not pair:
+            top = np.argsort(-scores[side], kind="stable")[:CEILING_SHORTLIST]
+            scores[side][top] = np.maximum(scores[side][top], joint_epsilon(fav[top], n, oth[top], n, delta, alpha))
+    i, j = int(np.argmax(scores[0])), int(np.argmax(scores[1]))
+    best = (scores[0][i], i, 0) if scores[0][i] >= scores[1][j] else (scores[1][j], j, 1)
+    return max(0.0, float(best[0])), best[1], best[2]
+
+
+@pytest.mark.parametrize("dist,scale,n,delta", [(stats.laplace, 1.0, 800_000, 0.0), (stats.norm, 4.0, 80_000, 1e-5),
+                                                (stats.logistic, 2.0, 3_000_000, 0.0)])
+def test_the_pruned_ceiling_is_every_candidates_bit_for_bit(dist, scale, n, delta):
+    """best_event inverts the pair's bounds only where a candidate can still be in the shortlist (or
+    the best one); every candidate bounded gives the same ε (compared exactly), index and side, with
+    the joint test and with the pair alone, on 2·5001 threshold events of a shift."""
+    t = np.linspace(-30 * scale, 30 * scale + 1, 5001)
+    p_d = np.concatenate([dist.sf(t, 0, scale), dist.cdf(t, 0, scale)])
+    p_dp = np.concatenate([dist.sf(t, 1, scale), dist.cdf(t, 1, scale)])
+    for pair in (False, True):
+        assert tuple(best_event(p_d, p_dp, n, delta, 0.95, pair)) == _every_candidate_bounded(p_d, p_dp, n, delta,
+                                                                                             0.95, pair)
 
 
 def test_same_sample_ceiling_counts_the_audits_own_estimation_samples():

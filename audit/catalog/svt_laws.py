@@ -60,11 +60,22 @@ def _grid(scale: float) -> tuple[np.ndarray, np.ndarray]:
 def _segment_probs(rows: np.ndarray, q: np.ndarray, threshold: float, rho_scale: float, nu_scale: float
                    ) -> np.ndarray:
     """For each row, ∫ f_ρ Π_{answered i} P[a_i | ρ] dρ, one common ρ for the whole row."""
+    w, log_below, log_above = _answer_logs(q, threshold, rho_scale, nu_scale)
+    return _integrals(rows, log_below, log_above, w)
+
+
+def _answer_logs(q: np.ndarray, threshold: float, rho_scale: float, nu_scale: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid's weights w (f_ρ times the trapezoid's) and, per query i and grid point ρ, log P[⊥]
+    and log P[⊤] given ρ (each element on its own: the rows of a slice of ``q`` are the same numbers)."""
     r, w = _grid(rho_scale)
     t = threshold + r[None, :] - q[:, None]                   # (m, G): ⊤ iff ν_i ≥ t
     with np.errstate(divide="ignore"):
-        log_below = stats.laplace.logcdf(t, 0.0, nu_scale)
-        log_above = stats.laplace.logsf(t, 0.0, nu_scale)
+        return w, stats.laplace.logcdf(t, 0.0, nu_scale), stats.laplace.logsf(t, 0.0, nu_scale)
+
+
+def _integrals(rows: np.ndarray, log_below: np.ndarray, log_above: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Σ_ρ w(ρ) Π_i P[a_i | ρ] for each row a (its columns those of ``log_below`` and ``log_above``)."""
     out = np.empty(len(rows))
     for s in range(0, len(rows), 64):                         # (64, G) at a time
         block = rows[s:s + 64].astype(float)
@@ -98,6 +109,18 @@ def output_law(mechanism: SparseVector, q: np.ndarray) -> tuple[np.ndarray, np.n
         return rows, _step_probs(rows, q, mechanism.threshold, rho_scale)
     if not isinstance(mechanism, SparseVectorDworkRoth):
         return rows, _segment_probs(rows, q, mechanism.threshold, rho_scale, nu_scale)
+    return rows, _redrawn_probs(rows, q, mechanism.threshold, rho_scale, nu_scale)
+
+
+def _redrawn_probs(rows: np.ndarray, q: np.ndarray, threshold: float, rho_scale: float, nu_scale: float
+                   ) -> np.ndarray:
+    """Algorithm 2: one independent ρ per segment between ⊤s, P[row] the product of the segments'
+    integrals (:func:`_segment_probs` of the segment on its queries).  The per-query logs are computed
+    once for all queries, and each distinct segment (its span and answers; rows share most of theirs)
+    integrated once: the same numbers, the slices copied to arrays of their own as the segment's own
+    computation has them."""
+    w, log_below, log_above = _answer_logs(q, threshold, rho_scale, nu_scale)
+    integral: dict[tuple[int, int, bytes], float] = {}
     probs = np.ones(len(rows))
     for k, row in enumerate(rows):                           # one independent ρ per segment
         tops = list(np.flatnonzero(row == 1))
@@ -106,8 +129,12 @@ def output_law(mechanism: SparseVector, q: np.ndarray) -> tuple[np.ndarray, np.n
         for a, b in zip(starts, ends, strict=True):
             seg = row[a:b]
             if len(seg) and (seg != -1).any():
-                probs[k] *= _segment_probs(seg[None, :], q[a:b], mechanism.threshold, rho_scale, nu_scale)[0]
-    return rows, probs
+                key = (int(a), int(b), seg.tobytes())
+                if key not in integral:
+                    integral[key] = float(_integrals(seg[None, :], np.array(log_below[a:b]), np.array(log_above[a:b]),
+                                                     w)[0])
+                probs[k] *= integral[key]
+    return probs
 
 
 def prefix_events(p: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

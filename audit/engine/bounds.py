@@ -33,7 +33,7 @@ import numpy as np
 from scipy import special
 
 from dpaudit.engine import betainv, stattest
-from dpaudit.engine.jointratio import JOINT, SCREEN_TERMS, joint_epsilon, joint_score
+from dpaudit.engine.jointratio import JOINT, PRUNE_MARGIN, SCREEN_TERMS, joint_epsilon, joint_score
 
 __all__ = ["CEILING_SHORTLIST", "JOINT", "NEAR", "PAIR", "REFINE_SHORTLIST", "SCREEN_TERMS", "TESTS", "BestEvent",
            "Candidates", "Ceiling", "all_subsets", "best_candidate", "best_candidates", "best_event", "better_test",
@@ -175,6 +175,19 @@ def _projected(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes,
     return epsilon_from_bounds(lo, hi, delta)
 
 
+def _projected_distinct(k_fav: np.ndarray, k_oth: np.ndarray, n_sel: Sizes, n_est: Sizes, delta: float,
+                        alpha: float, alpha_sel: np.ndarray) -> np.ndarray:
+    """:func:`_projected` with Clopper–Pearson bounds, each distinct candidate (its counts, sizes and
+    level, equal as bytes) scored once: families share candidates (a view's events seen from two
+    statistics, complements), and every step is element-wise, so the copies get the same numbers."""
+    rows = np.stack(np.broadcast_arrays(k_fav, k_oth, *n_sel, *n_est, alpha_sel), axis=1).astype(float)
+    distinct, where = np.unique(rows, axis=0, return_inverse=True)
+    if len(distinct) == len(rows):
+        return _projected(k_fav, k_oth, n_sel, n_est, delta, alpha, clopper_pearson, alpha_sel)
+    c = distinct.T
+    return _projected(c[0], c[1], (c[2], c[3]), (c[4], c[5]), delta, alpha, clopper_pearson, c[6])[where.reshape(-1)]
+
+
 # Near-ties of a refined family (:func:`best_candidate`'s ``refine_level``): candidates whose score
 # is within this fraction of the best one's, and how many of the Wilson ranking are re-scored.
 NEAR = 0.1
@@ -257,7 +270,7 @@ def best_candidates(families: Sequence[Candidates], delta: float, alpha: float, 
     cuts = np.cumsum([0, *(len(t) for t in tops)])
     top = np.concatenate(tops)
     t1, t2, t_sel, t_est, t_levels = _stacked(families, top)
-    exact = _projected(t1, t2, t_sel, t_est, delta, alpha, clopper_pearson, t_levels)
+    exact = _projected_distinct(t1, t2, t_sel, t_est, delta, alpha, t_levels)
     picks = [int(np.argmax(exact[a:b])) for a, b in itertools.pairwise(cuts)]
     scores = [float(exact[a + j]) for a, j in zip(cuts[:-1], picks, strict=True)]
     refined = [i for i, f in enumerate(families) if f.refine_level is not None and math.isfinite(scores[i])]
@@ -269,7 +282,7 @@ def best_candidates(families: Sequence[Candidates], delta: float, alpha: float, 
         milder_levels = [f.refine_level if f.refine_level is not None else f.alpha_sel for f in families]
         milder = np.full(len(top), -np.inf)
         m1, m2, m_sel, m_est, m_levels = _stacked(families, top[rows], milder_levels)
-        milder[rows] = _projected(m1, m2, m_sel, m_est, delta, alpha, clopper_pearson, m_levels)
+        milder[rows] = _projected_distinct(m1, m2, m_sel, m_est, delta, alpha, m_levels)
         for i in refined:
             picks[i] = int(np.argmax(np.where(near[i], milder[cuts[i]:cuts[i + 1]], -np.inf)))
     return [(score, int(top[cuts[i] + picks[i]] - starts[i])) for i, score in enumerate(scores)]
@@ -333,10 +346,11 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
     """
     alpha = (1.0 - confidence) / 2.0
     k_d, k_dp = np.clip(np.asarray(p_d, dtype=float), 0, 1) * n, np.clip(np.asarray(p_dp, dtype=float), 0, 1) * n
-    # pair_epsilon in both directions, each count's two bounds computed once
-    (lo_d, hi_d), (lo_dp, hi_dp) = clopper_pearson(k_d, n, alpha), clopper_pearson(k_dp, n, alpha)
-    for_d, for_dp = epsilon_from_bounds(lo_d, hi_dp, delta), epsilon_from_bounds(lo_dp, hi_d, delta)
-    if not (_PAIR_ONLY.get() if pair is None else pair):
+    pair_alone = _PAIR_ONLY.get() if pair is None else pair
+    # pair_epsilon in both directions, exactly for every candidate that can be among the best (the
+    # shortlist, or the best one with the pair alone), -inf for the others
+    for_d, for_dp = _pair_scores(k_d, k_dp, n, delta, alpha, 1 if pair_alone else CEILING_SHORTLIST)
+    if not pair_alone:
         for_d, for_dp = (_raised_on_shortlist(rough, a, b, n, delta, alpha)
                          for rough, a, b in ((for_d, k_d, k_dp), (for_dp, k_dp, k_d)))
     i, j = int(np.argmax(for_d)), int(np.argmax(for_dp))
@@ -345,6 +359,78 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
 
 
 CEILING_SHORTLIST = 256
+CEILING_STEPS = (64, 8)   # anchor spacings among the live counts before the remaining ones are inverted
+CEILING_WIDEN = 3 * betainv.RELATIVE  # relative widening of a bracketed bound: two answers' errors and rounding
+CEILING_TINY = 1e-280     # bounds below this are not trusted to bracket (betainv leaves subnormals unchecked)
+
+
+def _pair_scores(k_d: np.ndarray, k_dp: np.ndarray, n: int, delta: float, alpha: float, keep: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The pair's bound of every candidate in each direction (favoured D: lo(k_d), hi(k_dp); favoured
+    D′: lo(k_dp), hi(k_d)), exactly where the candidate may be among the ``keep`` best of its direction
+    (ties broken by index, as a stable sort does) and -inf where it provably is not.
+
+    Why it is exact: lo(k) = Beta⁻¹(α; k, n − k + 1) and hi(k) = Beta⁻¹(1 − α; k + 1, n − k) both
+    increase with the (real) count k at fixed n (beta laws are stochastically ordered in their
+    parameters), and log((lo − δ)/hi) increases in lo and decreases in hi.  Both are inverted at a few
+    anchor counts; a count between two anchors a ≤ k ≤ b then has lo(a) ≤ lo(k) ≤ lo(b), and likewise hi,
+    widened by :data:`CEILING_WIDEN` (each checked answer is within a relative
+    :data:`~dpaudit.engine.betainv.RELATIVE` of the true quantile, :mod:`dpaudit.engine.betainv`; an
+    anchor below :data:`CEILING_TINY` bounds nothing from below and 10⁻²⁸⁰ from above), which gives a
+    lower and an upper bound of each candidate's score.  At least ``keep`` candidates of a direction
+    score at least its ``keep``-th largest lower bound F; one whose upper bound is below F −
+    :data:`~dpaudit.engine.jointratio.PRUNE_MARGIN` scores strictly less than ``keep`` others, so it is
+    neither in the shortlist nor tied with its last member.  Anchors get denser among the live
+    candidates (:data:`CEILING_STEPS`) until every live count is inverted, by the same element-wise
+    calls as :func:`clopper_pearson` (a shift ceiling has 4·10⁵ candidates, of which a few thousand
+    stay live)."""
+    k_d, k_dp = np.broadcast_arrays(k_d, k_dp)
+    counts, where = np.unique(np.concatenate([np.ravel(k_d), np.ravel(k_dp)]), return_inverse=True)
+    where = where.reshape(-1)
+    # a NaN count (bounds 0 and 1) is no point of the monotone order: then every count is inverted
+    steps = (*CEILING_STEPS, 1) if k_d.size > keep and np.isfinite(counts).all() else (1,)
+    sides = ((where[:k_d.size], where[k_d.size:]), (where[k_d.size:], where[:k_d.size]))  # (lo's, hi's) per side
+    live = [np.ones(k_d.size, dtype=bool), np.ones(k_d.size, dtype=bool)]
+    value = {bound: np.zeros(len(counts)) for bound in (clopper_pearson_lower, clopper_pearson_upper)}
+    known = {bound: np.zeros(len(counts), dtype=bool) for bound in value}
+    for step in steps:
+        for j, bound in enumerate(value):
+            used = np.zeros(len(counts), dtype=bool)  # the counts of live candidates (np.unique hashes: slow)
+            for fav_oth, on in zip(sides, live, strict=True):
+                used[fav_oth[j][on]] = True
+            wanted = np.flatnonzero(used)
+            wanted = np.union1d(wanted[::step], wanted[-1:]) if step > 1 else wanted
+            wanted = wanted[~known[bound][wanted]]
+            value[bound][wanted], known[bound][wanted] = bound(counts[wanted], n, alpha), True
+        if step == 1:
+            break
+        (lo_low, lo_high), (hi_low, hi_high) = (_anchored(value[b], known[b]) for b in value)
+        for (fav, oth), on in zip(sides, live, strict=True):
+            low = epsilon_from_bounds(lo_low[fav[on]], hi_high[oth[on]], delta)
+            high = epsilon_from_bounds(lo_high[fav[on]], hi_low[oth[on]], delta)
+            floor = -np.partition(-low, keep - 1)[keep - 1] if low.size >= keep else -np.inf
+            on[np.flatnonzero(on)[high < floor - PRUNE_MARGIN]] = False  # NaN never drops
+    lo, hi = value[clopper_pearson_lower], value[clopper_pearson_upper]
+    scores = []
+    for (fav, oth), on in zip(sides, live, strict=True):
+        score = np.full(k_d.shape, -np.inf)
+        score.reshape(-1)[on] = epsilon_from_bounds(lo[fav[on]], hi[oth[on]], delta)
+        scores.append(score)
+    return scores[0], scores[1]
+
+
+def _anchored(values: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds, in [0, 1], of a bound non-decreasing along the sorted counts, known at
+    ``known``: the nearest known value at or below and at or above, widened by :data:`CEILING_WIDEN`
+    (0 and 1 where there is none; an anchor below :data:`CEILING_TINY` gives 0 and CEILING_TINY)."""
+    index = np.arange(len(values))
+    below = np.maximum.accumulate(np.where(known, index, -1))
+    above = np.minimum.accumulate(np.where(known, index, len(values))[::-1])[::-1]
+    at_below, at_above = values[np.maximum(below, 0)], values[np.minimum(above, len(values) - 1)]
+    low = np.where((below >= 0) & (at_below >= CEILING_TINY), at_below * (1 - CEILING_WIDEN), 0.0)
+    high = np.where(above < len(values), np.minimum(np.maximum(at_above * (1 + CEILING_WIDEN), CEILING_TINY), 1.0),
+                    1.0)
+    return low, high
 
 
 def _raised_on_shortlist(rough: np.ndarray, k_fav: np.ndarray, k_oth: np.ndarray, n: int, delta: float,

@@ -296,9 +296,12 @@ def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.
     :func:`approximate_epsilon` (Woolf's normal bound of log ψ) is within a fraction of a
     per cent of the exact one."""
     k1, n1, k2, n2 = (np.asarray(v, dtype=float) for v in np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth))
-    out = np.asarray(approximate_epsilon(k1, n1, k2, n2, delta, 2.0 * alpha), dtype=float)
+    out = np.empty(k1.shape)
     small = window_terms(k1, n1, k2, n2, ODDS_SHARE * 2.0 * alpha) <= SCREEN_TERMS
+    # each part computed only where it is the answer (element-wise: the same numbers as computing the
+    # closed form everywhere first, without its Clopper-Pearson inversions for the small windows)
     out[small] = joint_epsilon(k1[small], n1[small], k2[small], n2[small], delta, alpha)
+    out[~small] = approximate_epsilon(k1[~small], n1[~small], k2[~small], n2[~small], delta, 2.0 * alpha)
     return out
 
 
