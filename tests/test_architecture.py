@@ -27,6 +27,7 @@ inside a function body counts like any other.
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 from pathlib import Path
 
@@ -57,10 +58,17 @@ def layer_of(module: str) -> str:
 
 def imports_of(path: Path, module: str) -> set[str]:
     """The project modules ``path`` imports (absolute and relative, at any depth)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    return set(imports_in(path.read_text(encoding="utf-8"), package))
+
+
+# Cached on the source text: every test reads the whole tree (and the tree_copy tests a copy that
+# differs from it in one probe file), so each distinct file is parsed and walked once per process.
+@functools.cache
+def imports_in(source: str, package: str) -> frozenset[str]:
+    """The project modules ``source``, a module of ``package``, imports (absolute and relative)."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -72,7 +80,7 @@ def imports_of(path: Path, module: str) -> set[str]:
                 found.add(base)
             # the façade's version string is the one thing any layer may take from it
             found.update(f"{base}.{a.name}" for a in node.names if (base, a.name) != ("dpaudit", "__version__"))
-    return {m for m in found if m.split(".")[0] in ("dpaudit", *OLD_NAMES)}
+    return frozenset(m for m in found if m.split(".")[0] in ("dpaudit", *OLD_NAMES))
 
 
 # Modules the graph must hold: a layer each, so a tree read wrongly (moved, empty) is not "clean".
@@ -233,18 +241,24 @@ def test_a_cycle_is_caught(tree_copy: Path):
 def function_body_imports(root: Path) -> list[str]:
     """Imports inside function bodies of package code, except optional dependencies that say so
     in a comment on the line or the line above (dask, matplotlib, pypdf)."""
-    found = []
-    for path in package_files(root):
-        lines = path.read_text(encoding="utf-8").splitlines()
-        for fn in ast.walk(ast.parse("\n".join(lines))):
-            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            for node in ast.walk(fn):
-                if isinstance(node, ast.Import | ast.ImportFrom):
-                    near = " ".join(lines[max(0, node.lineno - 2):node.lineno])
-                    if "optional" not in near:
-                        found.append(f"{path.relative_to(root)}:{node.lineno}")
-    return sorted(set(found))
+    return sorted({f"{path.relative_to(root)}:{line}" for path in package_files(root)
+                   for line in function_body_import_lines(path.read_text(encoding="utf-8"))})
+
+
+@functools.cache  # on the source text, as imports_in
+def function_body_import_lines(source: str) -> frozenset[int]:
+    """The lines of ``source`` holding an import inside a function body and no "optional" comment."""
+    lines = source.splitlines()
+    found = set()
+    for fn in ast.walk(ast.parse("\n".join(lines))):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                near = " ".join(lines[max(0, node.lineno - 2):node.lineno])
+                if "optional" not in near:
+                    found.add(node.lineno)
+    return frozenset(found)
 
 
 def test_no_import_inside_a_function_but_optional_dependencies():

@@ -19,6 +19,15 @@ import pytest
 from dpaudit.runtime.identity import with_helpers
 from tests.clirun import in_process, killed_after
 
+
+@pytest.fixture(autouse=True)
+def no_report_pdf(monkeypatch):
+    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
+    results.json, the checkpoint, the exit status and stderr, never the PDF (tests/test_report*.py
+    test it), and drawing it was most of each run's CPU time here (three runs per test)."""
+    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+
+
 HELPER = '''
 SCALE = 1.0 / 3  # leaky against a claim of epsilon 1
 

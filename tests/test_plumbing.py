@@ -89,10 +89,19 @@ def plugin(tmp_path, monkeypatch):
     fresh()
 
 
+@pytest.fixture
+def no_report_pdf(monkeypatch):
+    """``run --out`` skips report.pdf, as it does without the [report] extra: for the tests of
+    resuming and of the --out folder, which read results.json, the checkpoint, the folder's names,
+    the exit status and stderr, never the PDF (tests/test_report*.py test it); drawing it was most
+    of each such run's CPU time.  Not for the full-disk test, whose PDF may be what fills the disk."""
+    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+
+
 @pytest.mark.parametrize("edit", [("EPS = 3", "EPS = 1"),
                                   ("1.0 / EPS, size), 3)", "1.0, size), 3)")],
                          ids=["module-constant", "sample-body"])
-def test_a_resume_whose_mechanism_code_changed_is_refused(plugin, tmp_path, edit):
+def test_a_resume_whose_mechanism_code_changed_is_refused(plugin, tmp_path, edit, no_report_pdf):
     path, fresh = plugin
     out = tmp_path / "run"
     args = ["run", "--mechanism", "plugmod:mech", "--pair", "plugmod:pair", "--epsilon", "1", "--samples", "1000000",
@@ -143,7 +152,7 @@ def test_a_killed_run_whose_module_was_edited_is_not_resumed(tmp_path):
     assert "mechanism's code changed" in resumed.stderr and "plugmod" in resumed.stderr
 
 
-def test_a_resumed_folder_imports_no_plugin_the_command_line_did_not_allow(plugin, tmp_path):
+def test_a_resumed_folder_imports_no_plugin_the_command_line_did_not_allow(plugin, tmp_path, no_report_pdf):
     """A run folder someone sent: its run.json names ``plugmod``, whose import has a side effect
     (here a marker file).  Resuming needs --allow-plugin plugmod, as a config's plugin does."""
     path, fresh = plugin
@@ -269,7 +278,7 @@ def test_report_into_an_existing_folder_is_exit_2(tmp_path, finished):
     assert "wrote" not in result.stdout and folder.is_dir()
 
 
-def test_a_non_empty_folder_holding_no_run_is_refused_unless_overwrite(tmp_path):
+def test_a_non_empty_folder_holding_no_run_is_refused_unless_overwrite(tmp_path, no_report_pdf):
     folder = tmp_path / "papers"
     folder.mkdir()
     (folder / "thesis.tex").write_text("precious")

@@ -140,11 +140,16 @@ def test_a_malformed_record_deep_in_a_large_file_is_still_refused(tmp_path):
     good = tmp_path / "good.json"
     good.write_text(json.dumps(payload))
     assert len(load_results(good)["records"]) == 1840
-    bad = copy.deepcopy(payload)
-    bad["records"][1801]["seconds"] = -1.0
-    _refused(tmp_path, bad, "record", r"records\[1801\]\.seconds: -1\.0 is less than the minimum of 0")
-    bad = copy.deepcopy(payload)
-    bad["scenarios"][870]["estimate"]["bounds"][0]["counts"]["D"] = [3, 2.5]
+    # each bad file the good one with one value changed (copied along its path only, not deep-copied)
+    records = list(payload["records"])
+    records[1801] = {**records[1801], "seconds": -1.0}
+    _refused(tmp_path, {**payload, "records": records}, "record",
+             r"records\[1801\]\.seconds: -1\.0 is less than the minimum of 0")
+    scenarios = list(payload["scenarios"])
+    scenario = copy.deepcopy(scenarios[870])
+    scenario["estimate"]["bounds"][0]["counts"]["D"] = [3, 2.5]
+    scenarios[870] = scenario
+    bad = {**payload, "scenarios": scenarios}
     # jsonschema 4.0 (the oldest allowed) names the array, later releases its element
     _refused(tmp_path, bad, "scenario",
              r"scenarios\[870\]\.estimate\.bounds\[0\]\.counts\.D(\[1\])?: 2\.5 is not of type 'integer'")

@@ -30,6 +30,15 @@ import pytest
 from dpaudit.runtime.reach import watch
 from tests.clirun import in_process, killed_after
 
+
+@pytest.fixture(autouse=True)
+def no_report_pdf(monkeypatch):
+    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
+    results.json, the checkpoint, the exit status and stderr, never the PDF (tests/test_report*.py
+    test it), and drawing it was most of each run's CPU time here (three runs per test)."""
+    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+
+
 ENV = "DPAUDIT_IMPORTTIME_EPSILON"
 
 MECHANISM = '''

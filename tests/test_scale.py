@@ -25,6 +25,14 @@ SLOW = ["run", "--mechanism", "tests.plugins.slow:slow", "--pair", "tests.plugin
 NUMBERS = ("delta", "epsilon_claim", "epsilon_lower", "verdict", "event")
 
 
+@pytest.fixture(autouse=True)
+def no_report_pdf(monkeypatch):
+    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
+    results.json, summary.txt, the exit status and the output, never the PDF (tests/test_report*.py
+    test it), and drawing it was most of each such run's CPU time."""
+    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+
+
 def records(folder):
     return [{k: r[k] for k in NUMBERS} for r in json.loads((folder / "results.json").read_text())["records"]]
 

@@ -25,6 +25,14 @@ from tests.clirun import in_process
 DETERMINISTIC = ("exact-violation", "not-applicable")  # decided by the white box or the premise: no sampling
 
 
+@pytest.fixture(autouse=True)
+def no_report_pdf(monkeypatch):
+    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
+    results.json, summary.txt, the exit status and the output, never the PDF (tests/test_report*.py
+    test it), and drawing it was most of each such run's CPU time."""
+    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+
+
 def expectations(name: str) -> tuple[int, int]:
     """(claims expected to hold, claims expected refuted from samples) of built-in suite ``name``:
     every scenario's planned claims and every one-run design's claims, each with its expectation."""

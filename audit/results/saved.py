@@ -96,7 +96,10 @@ class _Checker:
     def sizes(self, value: Any, where: str) -> None:
         """Every string of ``value`` at most :data:`MAX_TEXT_CHARS` long, every list or object at most
         :data:`MAX_ITEMS` entries, and the names (:data:`_NAMES`) at most :data:`MAX_NAME_CHARS`; walked
-        without recursion (a file may nest as deep as the JSON parser allows)."""
+        without recursion (a file may nest as deep as the JSON parser allows).  A value
+        :func:`_within_sizes` passes is not walked again: only a refused one pays for its key paths."""
+        if _within_sizes(value):
+            return
         stack = [(value, where)]
         while stack:
             item, at = stack.pop()
@@ -114,6 +117,31 @@ class _Checker:
                     stack += [(v, f"{at}.{k}") for k, v in item.items()]
                 else:
                     stack += [(v, f"{at}[{i}]") for i, v in enumerate(item)]
+
+
+def _within_sizes(value: Any) -> bool:
+    """Whether :meth:`_Checker.sizes` passes ``value``: the same checks, without the key paths it
+    formats for every value (they cost most of its walk, and a message is needed only on a refusal)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if len(item) > MAX_TEXT_CHARS:
+                return False
+        elif isinstance(item, (list, dict)):
+            if len(item) > MAX_ITEMS:
+                return False
+            if isinstance(item, dict):
+                for key in _NAMES:
+                    name = item.get(key)
+                    if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
+                        return False
+                if not all(isinstance(k, str) and len(k) <= MAX_NAME_CHARS for k in item):
+                    return False
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
+    return True
 
 
 def _strict_json(path: Path) -> Any:
