@@ -5,6 +5,8 @@ import contextlib
 import io
 from dataclasses import dataclass
 
+from pytest import MonkeyPatch
+
 from dpaudit.cli import main
 
 
@@ -35,3 +37,10 @@ def killed_after(folder, keep: int) -> None:
     checkpoint.write_text("".join(line + "\n" for line in checkpoint.read_text().splitlines()[:keep]))
     for name in ("results.json", "summary.txt", "report.pdf"):
         (folder / name).unlink(missing_ok=True)
+
+
+def skip_report_pdf(patch: MonkeyPatch) -> None:
+    """``run --out`` in this test process skips report.pdf, as it does without the [report] extra: for
+    tests that read results.json, the checkpoint, summary.txt, the exit status or the output and never
+    the PDF (tests/test_report*.py test it), where drawing it was most of each run's CPU time."""
+    patch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)

@@ -22,7 +22,7 @@ except ModuleNotFoundError as exc:  # say what to do, not a collection error per
     raise pytest.UsageError("dpaudit is not installed in this Python: the tests run against the installed "
                             "package (pip install -e '.[test]' in the checkout)") from None
 
-from tests.clirun import in_process
+from tests.clirun import in_process, skip_report_pdf
 from tests.kinds import KIND_OF_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,3 +137,9 @@ def _reproducible_one_run_entropy(request, monkeypatch):
                         lambda size: stream.integers(0, 2, size=size, dtype=np.int8))
     monkeypatch.setattr("dpaudit.onerun.bound.fresh_tiebreak", lambda: int(stream.integers(0, 2**63)))
     yield
+
+
+@pytest.fixture
+def no_report_pdf(monkeypatch):
+    """The test's ``run --out`` writes no report.pdf (:func:`tests.clirun.skip_report_pdf`)."""
+    skip_report_pdf(monkeypatch)

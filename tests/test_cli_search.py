@@ -10,12 +10,8 @@ import pytest
 SMALL = ("--samples", "10000", "--quiet", "--jobs", "1")
 
 
-@pytest.fixture(autouse=True)
-def no_report_pdf(monkeypatch):
-    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
-    results.json, summary.txt, the exit status and the output, never the PDF (tests/test_report*.py
-    test it), and drawing it was most of each such run's CPU time."""
-    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+# run --out draws no report.pdf here: these tests never read it (tests/clirun.py skip_report_pdf)
+pytestmark = pytest.mark.usefixtures("no_report_pdf")
 
 
 def results(folder):

@@ -39,6 +39,7 @@ from dpaudit.cli import main
 from dpaudit.cli import run as cli_run
 from dpaudit.cli import sweep as cli_sweep
 from dpaudit.engine.verdicts import outcome
+from tests.clirun import skip_report_pdf
 
 PAIR = "tests.plugins.user_mechanisms:pair"
 PLUGINS = {"tests.plugins.user_mechanisms:correct": 1.0, "tests.plugins.user_mechanisms:leaky": 2.0}
@@ -403,7 +404,7 @@ def bases(tmp_path_factory):
         # only their results.json are read (corrupted, then fed to summary and report): their PDFs, most
         # of their CPU time, are skipped as without the [report] extra (the fuzzed runs still draw theirs)
         with contextlib.redirect_stdout(io.StringIO()), pytest.MonkeyPatch.context() as m:
-            m.setattr(cli_run, "write_report", lambda final, path: False)
+            skip_report_pdf(m)
             code = main(["run", *map(str, args), "--samples", "20000", "--quiet", "--out", str(target)])
         assert code in (0, 1)
         out.append(json.loads((target / "results.json").read_text()))

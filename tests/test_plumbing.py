@@ -89,15 +89,6 @@ def plugin(tmp_path, monkeypatch):
     fresh()
 
 
-@pytest.fixture
-def no_report_pdf(monkeypatch):
-    """``run --out`` skips report.pdf, as it does without the [report] extra: for the tests of
-    resuming and of the --out folder, which read results.json, the checkpoint, the folder's names,
-    the exit status and stderr, never the PDF (tests/test_report*.py test it); drawing it was most
-    of each such run's CPU time.  Not for the full-disk test, whose PDF may be what fills the disk."""
-    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
-
-
 @pytest.mark.parametrize("edit", [("EPS = 3", "EPS = 1"),
                                   ("1.0 / EPS, size), 3)", "1.0, size), 3)")],
                          ids=["module-constant", "sample-body"])
@@ -373,6 +364,7 @@ def tiny_disk(tmp_path):
 
 
 def test_a_write_that_runs_out_of_space_exits_3_naming_the_path(tiny_disk, finished):
+    # with its report.pdf (no no_report_pdf): the PDF may be what fills the disk
     result = in_process("run", *CORRECT, "--samples", "200000", "--quiet", "--out", tiny_disk / "run")
     assert result.returncode == 3, result.stderr
     assert "No space left on device" in result.stderr and str(tiny_disk / "run") in result.stderr

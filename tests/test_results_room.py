@@ -26,7 +26,7 @@ from dpaudit.engine.verdicts import OUTCOMES
 from dpaudit.results import schema
 from dpaudit.results.__main__ import main as results_main
 from dpaudit.results.schema import published, run_schema, summary_schema
-from tests.clirun import in_process
+from tests.clirun import in_process, skip_report_pdf
 from tests.configs import with_samples
 
 TINY = with_samples(20_000)  # the shared one-scenario config (tests/configs.py) at 20,000 per side
@@ -38,7 +38,7 @@ def shown(tmp_path_factory) -> dict:
     tmp = tmp_path_factory.mktemp("room")
     (tmp / "tiny.toml").write_text(TINY)
     with pytest.MonkeyPatch.context() as m:  # its PDF is never read: skipped as without the [report] extra
-        m.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+        skip_report_pdf(m)
         assert in_process("run", tmp / "tiny.toml", "--quiet", "--out", tmp / "out").returncode == 0
     done = in_process("summary", tmp / "out", "--json")
     assert done.returncode == 0, done.stderr

@@ -30,13 +30,8 @@ import pytest
 from dpaudit.runtime.reach import watch
 from tests.clirun import in_process, killed_after
 
-
-@pytest.fixture(autouse=True)
-def no_report_pdf(monkeypatch):
-    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
-    results.json, the checkpoint, the exit status and stderr, never the PDF (tests/test_report*.py
-    test it), and drawing it was most of each run's CPU time here (three runs per test)."""
-    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+# run --out draws no report.pdf here: these tests never read it (tests/clirun.py skip_report_pdf)
+pytestmark = pytest.mark.usefixtures("no_report_pdf")
 
 
 ENV = "DPAUDIT_IMPORTTIME_EPSILON"

@@ -25,12 +25,8 @@ from tests.clirun import in_process
 DETERMINISTIC = ("exact-violation", "not-applicable")  # decided by the white box or the premise: no sampling
 
 
-@pytest.fixture(autouse=True)
-def no_report_pdf(monkeypatch):
-    """``run --out`` skips report.pdf here, as it does without the [report] extra: these tests read
-    results.json, summary.txt, the exit status and the output, never the PDF (tests/test_report*.py
-    test it), and drawing it was most of each such run's CPU time."""
-    monkeypatch.setattr("dpaudit.cli.run.write_report", lambda final, path: False)
+# run --out draws no report.pdf here: these tests never read it (tests/clirun.py skip_report_pdf)
+pytestmark = pytest.mark.usefixtures("no_report_pdf")
 
 
 def expectations(name: str) -> tuple[int, int]:
