@@ -99,8 +99,7 @@ def _gains(r: int, v: int, q: np.ndarray, tail: np.ndarray) -> np.ndarray:
     whose range starts above ``hi`` are bounded by the mass above ``hi`` (for i ≥ 1), and those
     that reach below ``lo`` by ``P[Bin ≤ v−1] / (v − lo)``.  Bounding from above keeps p(ε, δ)
     conservative (a larger p can only lower ε_LB).  Every q's window is summed from hi down on its
-    own row (rows padded with zeros after their lo, so each cumulative sum is the one of its window
-    alone): the value per q does not depend on the other q's."""
+    own (:func:`_window_max`): the value per q does not depend on the other q's."""
     lo, hi = np.array([_window(r, v, float(x)) for x in q], dtype=np.int64).reshape(-1, 2).T
     above = np.zeros(q.shape)
     part = hi < v - 1
@@ -109,19 +108,33 @@ def _gains(r: int, v: int, q: np.ndarray, tail: np.ndarray) -> np.ndarray:
     best = np.maximum(above, 0.0)  # every i whose range starts above hi: at most ``above`` / 1
     rows = np.flatnonzero(hi >= lo)
     if rows.size:
-        width = hi[rows] - lo[rows] + 1
-        step = np.arange(int(width.max()))
-        k = hi[rows, None] - step  # row j: hi_j, hi_j − 1, ..., then padding past lo_j
-        inside = step < width[:, None]
-        pmf = np.zeros(k.shape)
-        pmf[inside] = _binom_pmf(k[inside], r, np.broadcast_to(q[rows, None], k.shape)[inside])
-        sums = best[rows, None] + np.cumsum(pmf, axis=1)
-        best[rows] = np.maximum(best[rows], np.where(inside, sums / (v - k), -np.inf).max(axis=1))
+        best[rows] = np.maximum(best[rows], _window_max(r, v, q[rows], lo[rows], hi[rows], best[rows]))
     cut = np.flatnonzero(lo > 0)
     if cut.size:
         spread = np.where(hi[cut] >= lo[cut], v - lo[cut], 1)
         best[cut] = np.maximum(best[cut], _binom_cdf(v - 1, r, q[cut]) / spread)
     return best
+
+
+_PADDED_CELLS = 50_000  # up to this many cells the windows are scored as one padded array, beyond it row by row
+
+
+def _window_max(r: int, v: int, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """For each q, ``max_{k=lo..hi} (above + Σ_{j=k..hi} P[Bin(r, q) = j]) / (v − k)``, the sum
+    accumulated from hi down.  Small windows share one padded array (each row's cumulative sum is its
+    own: the padding, zeros, comes after its lo); large ones, where the pmf costs more than a call, are
+    scored one by one, so no padded cell is built.  Either way the same floats per q."""
+    width = hi - lo + 1
+    if q.size > 1 and q.size * int(width.max()) > _PADDED_CELLS:
+        return np.array([_window_max(r, v, q[i:i + 1], lo[i:i + 1], hi[i:i + 1], above[i:i + 1])[0]
+                         for i in range(q.size)])
+    step = np.arange(int(width.max()))
+    k = hi[:, None] - step  # row j: hi_j, hi_j − 1, ..., then padding past lo_j
+    inside = step < width[:, None]
+    pmf = np.zeros(k.shape)
+    pmf[inside] = _binom_pmf(k[inside], r, np.broadcast_to(q[:, None], k.shape)[inside])
+    sums = above[:, None] + np.cumsum(pmf, axis=1)
+    return np.where(inside, sums / (v - k), -np.inf).max(axis=1)
 
 
 def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -> np.ndarray:
