@@ -15,6 +15,7 @@ import pytest
 
 from dpaudit.cli import expectations
 from dpaudit.core import InputError
+from dpaudit.engine import plan as budget_plan
 from dpaudit.results.schema import plan_schema
 from dpaudit.runtime.files import LOCK_NAME, FolderLock
 from tests.clirun import in_process
@@ -225,12 +226,27 @@ def test_help_lists_the_subcommands_in_one_order():
 # --- --json ---------------------------------------------------------------------------------------------------
 
 
-def test_plan_json_for_a_multi_run_scenario():
+def test_plan_json_for_a_multi_run_scenario(monkeypatch):
+    """The --json and the text answer of one plan.  The planner (seconds of CPU: its simulated
+    selections) runs once; the text run is handed the same BudgetPlan, so what differs between the two
+    runs is only what is checked here, the rendering (the plan's determinism is not at stake)."""
+    planned: list[budget_plan.BudgetPlan] = []
+    calls = []
+    real = budget_plan.plan
+
+    def plan_once(*args, **kwargs):
+        calls.append(args)
+        if not planned:
+            planned.append(real(*args, **kwargs))
+        return planned[0]
+
+    monkeypatch.setattr(budget_plan, "plan", plan_once)
     run = in_process("plan", "kl-rlhf-addremove", "--json", "--jobs", "1")
     assert run.returncode == 0, run.stderr
     doc = json.loads(run.stdout)
     _validate(doc, "plan.schema.json")
     text = in_process("plan", "kl-rlhf-addremove", "--jobs", "1").stdout
+    assert len(calls) == 2 and len(planned) == 1  # both runs asked the planner; it planned once
     assert doc["kind"] == "multi-run-plan" and text.startswith(f"samples_per_side={doc['samples_per_side']}\n")
     assert [r["claim_id"] for r in doc["requirements"]] == ["kl-rlhf/thm4-addremove"]
 

@@ -59,6 +59,42 @@ def test_p_value_is_the_binomial_tail_at_delta_zero():
     assert p_value(100, 50, 40, 1.0, 0.0)[0] == pytest.approx(stats.binom.sf(39, 50, q), rel=1e-12)
 
 
+def _p_value_by_scipy_stats(m: int, r: int, v: int, eps: float, delta: float) -> float:
+    """p(ε, δ) as it was computed before issue #45's speed-up: the public stats.binom functions, one ε
+    at a time (the window of ±40 sd around rq, the mass above it, the cdf below it)."""
+    from scipy import stats
+    q = float(np.exp(-np.logaddexp(0.0, -eps)))
+    tail = stats.binom.sf(v - 1, r, q)
+    if v == 0 or delta == 0:
+        return float(min(tail, 1.0))
+    sd = math.sqrt(r * q * (1.0 - q)) + 1.0
+    lo, hi = max(0, math.floor(r * q - 40.0 * sd)), min(v - 1, math.ceil(r * q + 40.0 * sd))
+    above = max(float(stats.binom.sf(hi, r, q) - stats.binom.sf(v - 1, r, q)) if hi < v - 1 else 0.0, 0.0)
+    best = above
+    if hi >= lo:
+        k = np.arange(hi, lo - 1, -1)
+        best = max(best, float(np.max((above + np.cumsum(stats.binom.pmf(k, r, q))) / (v - k))))
+    if lo > 0:
+        best = max(best, float(stats.binom.cdf(v - 1, r, q)) / (v - lo if hi >= lo else 1))
+    return float(min(tail + 2.0 * m * delta * best, 1.0))
+
+
+@pytest.mark.parametrize("m", [1, 40, 1000, 30000])
+def test_p_value_is_bit_for_bit_the_one_of_the_public_scipy_functions(m):
+    """p_value calls Boost's binomial routines without scipy.stats' generic wrapper and scores a whole
+    vector of ε at once: every value must be the same float as the wrapper's, one ε at a time, over
+    counts at 0, at r, at m, and in between, δ = 0 and not, ε from 0 to 60 (where q rounds to 1)."""
+    rng = np.random.default_rng(m)
+    counts = {(m, m, m), (m, m, 0), (m, 0, 0), (m, m, m - 1 if m > 1 else 0)}
+    for _ in range(4):
+        r = int(rng.integers(1, m + 1))
+        counts.add((m, r, int(rng.integers(r // 2, r + 1))))
+    eps = np.concatenate([[0.0], 10 ** np.linspace(-4, 1, 12), [15.0, 37.0, 38.0, 60.0]])
+    for (m_, r, v), delta in itertools.product(sorted(counts), (0.0, 1e-6, 1e-2)):
+        fast = p_value(m_, r, v, eps, delta)
+        assert fast.tolist() == [_p_value_by_scipy_stats(m_, r, v, float(e), delta) for e in eps], (r, v, delta)
+
+
 def test_p_value_at_the_bound_is_alpha():
     eps = epsilon_lower(1000, 300, 270, delta=1e-5, alpha=0.05)
     assert p_value(1000, 300, 270, eps, 1e-5)[0] < 0.05 <= p_value(1000, 300, 270, eps + 1e-6, 1e-5)[0]

@@ -154,18 +154,15 @@ def _grid_like(rng: np.random.Generator) -> Candidates:
 
 
 def _piloted_unpruned(cands: Candidates, pilot: int, n: int, delta: float, confidence: float) -> np.ndarray:
-    """The planner's simulated tail pilot as it was: every candidate scored, then np.argmax."""
+    """The planner's simulated tail pilot as it was: the same simulated counts
+    (:meth:`Candidates.simulated_counts`, same noise stream), every candidate scored, then np.argmax."""
     alpha = (1 - confidence) / 2
     rows = np.arange(SIMULATIONS)
     picks, best = np.zeros(SIMULATIONS, dtype=np.int64), np.full(SIMULATIONS, -np.inf)
     noise = np.random.default_rng(0)
     for family in cands.families:
-        counts = []
-        for probs in (cands.p[family], cands.q[family]):
-            cells = np.diff(probs, prepend=0.0).clip(min=0.0) * pilot
-            z = noise.standard_normal((SIMULATIONS, len(family)))
-            counts.append(np.maximum(np.cumsum(cells + np.sqrt(cells) * z, axis=1), 0.0))
-        score = streaming.pilot_scores(counts[0], counts[1], pilot, n, delta, alpha)
+        k_fav, k_oth = cands.simulated_counts(family, pilot, noise)
+        score = streaming.pilot_scores(k_fav, k_oth, pilot, n, delta, alpha)
         j = np.argmax(score, axis=1)
         better = score[rows, j] > best
         best[better], picks[better] = score[rows, j][better], family[j][better]

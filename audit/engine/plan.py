@@ -99,16 +99,25 @@ class Candidates:
         best = np.full(SIMULATIONS, -np.inf)
         noise = np.random.default_rng(0)
         for family in self.families:
-            counts = []
-            for probs in (self.p[family], self.q[family]):
-                cells = np.diff(probs, prepend=0.0).clip(min=0.0) * pilot
-                z = noise.standard_normal((SIMULATIONS, len(family)))
-                counts.append(np.maximum(np.cumsum(cells + np.sqrt(cells) * z, axis=1), 0.0))
+            k_fav, k_oth = self.simulated_counts(family, pilot, noise)
             # the argmax of streaming.pilot_scores per simulation, inverting only the candidates that can win
-            j, top = streaming.pilot_best(counts[0], counts[1], pilot, n, delta, alpha)
+            j, top = streaming.pilot_best(k_fav, k_oth, pilot, n, delta, alpha)
             better = top > best
             best[better], picks[better] = top[better], family[j][better]
         return picks
+
+    def simulated_counts(self, family: np.ndarray, pilot: int, noise: np.random.Generator
+                         ) -> tuple[np.ndarray, np.ndarray]:
+        """One family's nested pilot counts (favoured side, other side), each of shape
+        (:data:`SIMULATIONS`, len(family)): the cells between consecutive nested candidates hold
+        ``pilot``·Δp outputs each, perturbed by Gaussian noise of their Poisson variance (normals drawn
+        from ``noise``, favoured side first), and summed up the nesting (clipped at 0)."""
+        counts = []
+        for probs in (self.p[family], self.q[family]):
+            cells = np.diff(probs, prepend=0.0).clip(min=0.0) * pilot
+            z = noise.standard_normal((SIMULATIONS, len(family)))
+            counts.append(np.maximum(np.cumsum(cells + np.sqrt(cells) * z, axis=1), 0.0))
+        return counts[0], counts[1]
 
     def bounds(self, n: int, delta: float, confidence: float, index: np.ndarray | None = None) -> np.ndarray:
         """Each candidate's bound (:func:`dpaudit.engine.estimate.bound_from_counts`'s, by the better test,

@@ -53,51 +53,113 @@ def _check_level(delta: float, alpha: float) -> None:
             "must be a number in (0, 1)")
 
 
-def _gain(r: int, v: int, q: float) -> float:
-    """An upper bound, exact to ~1e-300, on ``max_{i=1..v} P[v−i ≤ Bin(r, q) ≤ v−1] / i``.
+# stats.binom.{sf,cdf,pmf} spend most of their time on generic argument handling (~70 µs a call, and
+# epsilon_lower makes hundreds): the functions below return the same floats (Boost's routines, that
+# binom's _sf/_cdf/_pmf call, with the wrapper's support cases and clipping) for integer k and n ≥ 0
+# and p in [0, 1], which is all this module asks (tests/test_onerun_formulas.py compares them bit for bit).
+_BINOM = stats.binom
+
+
+def _binom_sf(k: np.ndarray | int, n: int, p: np.ndarray | float) -> np.ndarray:
+    """``stats.binom.sf(k, n, p)``: 1 for k < 0, 0 for k ≥ n, else Boost's P[Bin(n, p) > k]."""
+    k, p = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(p, dtype=float))
+    out = np.where(k < 0, 1.0, 0.0)
+    inside = (k >= 0) & (k < n)
+    if inside.any():
+        out[inside] = np.clip(_BINOM._sf(k[inside], n, p[inside]), 0, 1)
+    return out
+
+
+def _binom_cdf(k: np.ndarray | int, n: int, p: np.ndarray | float) -> np.ndarray:
+    """``stats.binom.cdf(k, n, p)``: 0 for k < 0, 1 for k ≥ n, else Boost's P[Bin(n, p) ≤ k]."""
+    k, p = np.broadcast_arrays(np.asarray(k, dtype=float), np.asarray(p, dtype=float))
+    out = np.where(k >= n, 1.0, 0.0)
+    inside = (k >= 0) & (k < n)
+    if inside.any():
+        out[inside] = np.clip(_BINOM._cdf(k[inside], n, p[inside]), 0, 1)
+    return out
+
+
+def _binom_pmf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
+    """``stats.binom.pmf(k, n, p)`` for integer k in [0, n] (the only ones :func:`_gains` asks)."""
+    return np.clip(_BINOM._pmf(np.asarray(k, dtype=float), n, np.asarray(p, dtype=float)), 0, 1)
+
+
+def _window(r: int, v: int, q: float) -> tuple[int, int]:
+    """[lo, hi]: the counts below v within ±40 standard deviations of rq (see :func:`_gains`)."""
+    sd = math.sqrt(r * q * (1.0 - q)) + 1.0
+    return max(0, math.floor(r * q - 40.0 * sd)), min(v - 1, math.ceil(r * q + 40.0 * sd))
+
+
+def _gains(r: int, v: int, q: np.ndarray, tail: np.ndarray) -> np.ndarray:
+    """For each q (``tail`` = P[Bin(r, q) ≥ v] there), an upper bound, exact to ~1e-300, on
+    ``max_{i=1..v} P[v−i ≤ Bin(r, q) ≤ v−1] / i``.
 
     Only the window ``[lo, hi]`` of ±40 standard deviations around rq carries mass; the terms
     whose range starts above ``hi`` are bounded by the mass above ``hi`` (for i ≥ 1), and those
     that reach below ``lo`` by ``P[Bin ≤ v−1] / (v − lo)``.  Bounding from above keeps p(ε, δ)
-    conservative (a larger p can only lower ε_LB)."""
-    sd = math.sqrt(r * q * (1.0 - q)) + 1.0
-    lo = max(0, math.floor(r * q - 40.0 * sd))
-    hi = min(v - 1, math.ceil(r * q + 40.0 * sd))
-    above = float(stats.binom.sf(hi, r, q) - stats.binom.sf(v - 1, r, q)) if hi < v - 1 else 0.0
-    above = max(above, 0.0)
-    best = above  # every i whose range starts above hi: at most ``above`` / 1
-    if hi >= lo:
-        k = np.arange(hi, lo - 1, -1)
-        sums = above + np.cumsum(stats.binom.pmf(k, r, q))
-        best = max(best, float(np.max(sums / (v - k))))
-    if lo > 0:
-        best = max(best, float(stats.binom.cdf(v - 1, r, q)) / (v - lo if hi >= lo else 1))
+    conservative (a larger p can only lower ε_LB).  Every q's window is summed from hi down on its
+    own (:func:`_window_max`): the value per q does not depend on the other q's."""
+    lo, hi = np.array([_window(r, v, float(x)) for x in q], dtype=np.int64).reshape(-1, 2).T
+    above = np.zeros(q.shape)
+    part = hi < v - 1
+    if part.any():
+        above[part] = _binom_sf(hi[part], r, q[part]) - tail[part]
+    best = np.maximum(above, 0.0)  # every i whose range starts above hi: at most ``above`` / 1
+    rows = np.flatnonzero(hi >= lo)
+    if rows.size:
+        best[rows] = np.maximum(best[rows], _window_max(r, v, q[rows], lo[rows], hi[rows], best[rows]))
+    cut = np.flatnonzero(lo > 0)
+    if cut.size:
+        spread = np.where(hi[cut] >= lo[cut], v - lo[cut], 1)
+        best[cut] = np.maximum(best[cut], _binom_cdf(v - 1, r, q[cut]) / spread)
     return best
+
+
+_PADDED_CELLS = 50_000  # up to this many cells the windows are scored as one padded array, beyond it row by row
+
+
+def _window_max(r: int, v: int, q: np.ndarray, lo: np.ndarray, hi: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """For each q, ``max_{k=lo..hi} (above + Σ_{j=k..hi} P[Bin(r, q) = j]) / (v − k)``, the sum
+    accumulated from hi down.  Small windows share one padded array (each row's cumulative sum is its
+    own: the padding, zeros, comes after its lo); large ones, where the pmf costs more than a call, are
+    scored one by one, so no padded cell is built.  Either way the same floats per q."""
+    width = hi - lo + 1
+    if q.size > 1 and q.size * int(width.max()) > _PADDED_CELLS:
+        return np.array([_window_max(r, v, q[i:i + 1], lo[i:i + 1], hi[i:i + 1], above[i:i + 1])[0]
+                         for i in range(q.size)])
+    step = np.arange(int(width.max()))
+    k = hi[:, None] - step  # row j: hi_j, hi_j − 1, ..., then padding past lo_j
+    inside = step < width[:, None]
+    pmf = np.zeros(k.shape)
+    pmf[inside] = _binom_pmf(k[inside], r, np.broadcast_to(q[:, None], k.shape)[inside])
+    sums = above[:, None] + np.cumsum(pmf, axis=1)
+    return np.where(inside, sums / (v - k), -np.inf).max(axis=1)
 
 
 def p_value(m: int, r: int, v: int, epsilon: float | np.ndarray, delta: float) -> np.ndarray:
     """p(ε, δ) of Steinke et al. (Theorem 3.3), for each ε of ``epsilon``.
 
     ``f(v−i) − f(v) = P[v−i ≤ Bin(r, q) ≤ v−1]`` is a cumulative sum of the binomial pmf below
-    v (see :func:`_gain` for the window that carries it).
+    v (see :func:`_gains` for the window that carries it).  Elementwise: p at one ε is the same
+    float whatever other ε are asked with it.
     """
     check_counts(m, r, v)
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
     require(bool(np.all(eps >= 0)) and not np.any(np.isnan(eps)), "epsilon", epsilon, "must be >= 0")
     q = np.exp(-np.logaddexp(0.0, -eps))  # e^ε/(1+e^ε) without overflow
-    tail = stats.binom.sf(v - 1, r, q)  # P[Bin(r, q) ≥ v]
+    tail = _binom_sf(v - 1, r, q)  # P[Bin(r, q) ≥ v]
     if v == 0 or delta == 0:
         return np.minimum(tail, 1.0)
-    gain = np.array([_gain(r, v, float(qq)) for qq in q])
-    return np.minimum(tail + 2.0 * m * delta * gain, 1.0)
+    return np.minimum(tail + 2.0 * m * delta * _gains(r, v, q, tail), 1.0)
 
 
 def _tail_top(r: int, v: int, alpha: float) -> float:
     """The ε at which the pure tail P[Bin(r, q) ≥ v] reaches α (:data:`_EPS_MAX` when it never does
     below it).  p ≥ f(v), so p first reaches α no later: :func:`epsilon_lower` scans [0, this] only."""
-    if stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-_EPS_MAX))) < alpha:
+    if _binom_sf(v - 1, r, 1.0 / (1.0 + math.exp(-_EPS_MAX))) < alpha:
         return _EPS_MAX
-    return float(optimize.brentq(lambda e: stats.binom.sf(v - 1, r, 1.0 / (1.0 + math.exp(-e))) - alpha,
+    return float(optimize.brentq(lambda e: float(_binom_sf(v - 1, r, 1.0 / (1.0 + math.exp(-e)))) - alpha,
                                  0.0, _EPS_MAX, xtol=1e-12))
 
 
