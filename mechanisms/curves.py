@@ -20,15 +20,22 @@ For k = 1 and ε − ε_J ≥ μ²/2 it equals 2 δ_Gauss(ε − ε_J; μ).
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from scipy import integrate, special, stats
-from scipy.optimize import brentq
+from scipy import special
 from scipy.special import log_ndtr
 
 from dpaudit.core import require
+
+
+def _scipy(name: str) -> Any:
+    """``scipy.<name>`` on first use: loading a results file re-checks Rényi claims through this
+    module, and scipy.stats, optimize and integrate (0.4 CPU s) are needed only to convert one."""
+    return importlib.import_module(f"scipy.{name}")
 
 
 def gauss_delta(epsilon: float, mu: float) -> float:
@@ -50,7 +57,7 @@ def smallest_epsilon(delta_of: Callable[[float], float], delta: float, xtol: flo
         hi *= 2
         if hi > cap:
             return math.inf
-    return float(brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=xtol))
+    return float(_scipy("optimize").brentq(lambda e: delta_of(e) - delta, 0.0, hi, xtol=xtol))
 
 
 def gauss_epsilon(delta: float, mu: float) -> float:
@@ -62,7 +69,7 @@ def gauss_epsilon(delta: float, mu: float) -> float:
 def gauss_mu(epsilon: float, delta: float) -> float:
     """The largest μ = Δ/σ with δ_Gauss(ε; μ) ≤ δ (calibrating σ on the exact curve)."""
     require(epsilon > 0 and 0 < delta < 1, "(epsilon, delta)", (epsilon, delta), "need epsilon > 0, delta in (0, 1)")
-    return float(brentq(lambda m: gauss_delta(epsilon, m) - delta, 1e-9, 100.0, xtol=1e-12))
+    return float(_scipy("optimize").brentq(lambda m: gauss_delta(epsilon, m) - delta, 1e-9, 100.0, xtol=1e-12))
 
 
 def classical_gauss_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -89,7 +96,8 @@ def chi_delta(epsilon: float, mu: float, k: int = 1, epsilon_j: float = 0.0) -> 
     top = max(start, math.sqrt(k)) + 40.0
     mode = math.sqrt(max(k - 1, 0))
     points = [p for p in (mode, start + 1.0 / mu) if start < p < top]
-    value, _ = integrate.quad(integrand, start, top, points=points or None, limit=200, epsabs=0.0, epsrel=1e-10)
+    quad = _scipy("integrate").quad
+    value, _ = quad(integrand, start, top, points=points or None, limit=200, epsabs=0.0, epsrel=1e-10)
     return float(min(1.0, max(0.0, value)))
 
 
@@ -111,7 +119,7 @@ def objective_sigma(epsilon: float, delta: float, sensitivity: float, k: int = 1
     require(0 < delta < 1, "delta", delta, "must be in (0, 1)")
     check = lambda log_s: chi_delta(epsilon, sensitivity / math.exp(log_s), k, epsilon_j) - delta
     lo, hi = math.log(sensitivity) - 5, math.log(sensitivity) + 12
-    return float(math.exp(brentq(check, lo, hi, xtol=1e-12)))
+    return float(math.exp(_scipy("optimize").brentq(check, lo, hi, xtol=1e-12)))
 
 
 _CHI_ROWS = 16
@@ -123,14 +131,14 @@ def chi_delta_array(epsilons: np.ndarray, mu: float, k: int = 1, epsilon_j: floa
     compositions and plots; :func:`chi_delta` is the reference, agreeing to ~1e-7 relative)."""
     top = math.sqrt(k) + 40.0
     rho = np.linspace(0.0, top, grid_points)
-    pdf = stats.chi(k).pdf(rho)
+    pdf = _scipy("stats").chi(k).pdf(rho)
     c = np.asarray(epsilons, dtype=float)[:, None] - epsilon_j - mu * mu / 2
     out = np.empty(len(c))
     # A few ε at a time: each block's (ε, ρ) arrays stay in cache (the whole is ~10^3 x 2·10^4),
     # and every row is computed exactly as in one piece.
     for lo in range(0, len(c), _CHI_ROWS):
         integrand = np.maximum(-np.expm1(c[lo:lo + _CHI_ROWS] - mu * rho[None, :]), 0.0) * pdf[None, :]
-        out[lo:lo + _CHI_ROWS] = integrate.trapezoid(integrand, rho, axis=1)
+        out[lo:lo + _CHI_ROWS] = _scipy("integrate").trapezoid(integrand, rho, axis=1)
     return np.minimum(1.0, out)
 
 

@@ -105,7 +105,9 @@ def _room_for_labels(fig: plt.Figure, ax: Any) -> None:
     "scenario: claim id" at the report's smallest text never runs off the page)."""
     # Measured, not drawn: a label's width is its text's extent at the figure's dpi, whatever its
     # position (a full draw here cost as much as the figure's own, a third of a chain's time).
-    renderer = fig.canvas.get_renderer()
+    canvas = fig.canvas
+    assert isinstance(canvas, FigureCanvasAgg)  # matplotlib.use("Agg") above: pyplot's figures draw on Agg
+    renderer = canvas.get_renderer()
     widest = max((t.get_window_extent(renderer).width for t in ax.get_yticklabels()), default=0.0) / fig.dpi
     left = min(0.62, (widest + 0.2) / fig.get_figwidth())  # 0.2 in: the ticks, their pad and a margin
     box = ax.get_position()

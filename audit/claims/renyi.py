@@ -26,13 +26,13 @@ Gaussian; a general zCDP claim must keep the default ``"cks2020"``.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 
 from dpaudit.core import Guarantee, InputError, Relation, check_text, is_real, require
 from dpaudit.mechanisms.curves import gauss_delta, smallest_epsilon
@@ -73,6 +73,8 @@ def delta_from_zcdp(rho: float, epsilon: float) -> float:
         alpha = 1.0 + math.exp(u)
         return _log_delta_at_order(alpha, alpha * rho, epsilon)
     # The unconstrained optimum α* ≈ (ε + ρ)/(2ρ) sits inside the bracket for every claim of interest.
+    # scipy.optimize on first use: loading a results file (which re-checks records) needs it only for a Rényi claim
+    minimize_scalar = importlib.import_module("scipy.optimize").minimize_scalar
     found = minimize_scalar(log_delta, bounds=(math.log(1e-3), _MAX_LOG_ORDER), method="bounded",
                             options={"xatol": 1e-10})
     best = min(float(found.fun), log_delta(math.log(1e-3)), 0.5 * math.log(-math.expm1(-1.001 * rho)))

@@ -17,10 +17,8 @@ from typing import Any
 
 from dpaudit.cli.common import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from dpaudit.core import Claim
-from dpaudit.engine import plan as budget_plan
 from dpaudit.engine.results import AuditResult
 from dpaudit.engine.verdicts import OK_OUTCOMES, outcome
-from dpaudit.reports.text import printable
 from dpaudit.runtime.execution import Execution
 
 MISSED = "MISSED expected violation"
@@ -59,6 +57,8 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
         if sc.name not in missed:
             continue
         try:
+            # the planner and the report's words on first use: the supervising parent's exit_status needs neither
+            budget_plan = importlib.import_module("dpaudit.engine.plan")
             found = budget_plan.plan(sc, confidence=confidence, seed=seed, key=(index,), samples=samples,
                                      execution=Execution(n_jobs=1))
             needed = found.samples_per_side
@@ -66,6 +66,7 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
             print(f"note: planning {sc.name!r} failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             continue
         how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""  # a built-in name
+        printable = importlib.import_module("dpaudit.reports.text").printable
         notes.append(_missed_note(printable(sc.name), needed, budget=round(samples * sc.samples_factor),
                                   factor=sc.samples_factor, how=how))
     return notes

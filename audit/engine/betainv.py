@@ -22,11 +22,12 @@ answer; a re-solve, about fifty, and happens only where scipy's inverse is wrong
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 __all__ = ["RELATIVE", "betainccinv", "betaincinv"]
 
@@ -89,7 +90,9 @@ def _checked(inverse: Callable[..., Any], function: Callable[..., Any], mirror: 
     bad = ~inside & (t > 0) & (t < 1) & np.isfinite(t) & (a > 0) & (b > 0) & (p > 0) & (p < 1)
     for i in np.flatnonzero(bad):
         f, first, second = (mirror, float(b[i]), float(a[i])) if flip[i] else (function, float(a[i]), float(b[i]))
-        root = optimize.brentq(lambda u, f=f, s=first, r=second, q=float(p[i]): float(f(s, r, u)) - q, 0.0, 1.0,
+        # scipy.optimize on first use: only where scipy's inverse is wrong (loading a results file needs none)
+        brentq = importlib.import_module("scipy.optimize").brentq
+        root = brentq(lambda u, f=f, s=first, r=second, q=float(p[i]): float(f(s, r, u)) - q, 0.0, 1.0,
                                xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
         x[i] = 1.0 - root if flip[i] else root
     return x.reshape(shape)

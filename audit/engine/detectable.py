@@ -53,12 +53,13 @@ machine, events with q̂ from 0.01 to 0.3 at 10⁴-10⁶ samples per side).
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from dpaudit.engine import bounds, stattests
 from dpaudit.engine.estimate import Bound
@@ -220,7 +221,8 @@ def _grid(n: int, q: float, cells: int = GRID) -> tuple[np.ndarray, np.ndarray]:
     u = (np.arange(cells) + 0.5) / cells
     var = n * q * (1 - q)
     if var <= 100:
-        k = stats.binom.ppf(u, n, q)
+        # scipy.stats on first use: loading a results file (engine.results imports this module) needs none
+        k = importlib.import_module("scipy.stats").binom.ppf(u, n, q)
     else:
         z = special.ndtri(u)
         k = np.clip(np.round(n * q + z * math.sqrt(var) + (z * z - 1) * (1 - 2 * q) / 6), 0, n)

@@ -14,13 +14,13 @@ claimed curve is a violation witness.
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import norm
 
 from dpaudit.engine.bounds import clopper_pearson
 from dpaudit.engine.views import Event
@@ -99,6 +99,7 @@ def gdp_estimate(points: Sequence[TradeoffPoint]) -> GDPEstimate | None:
             and p.fpr_lower > 0 and p.fnr_lower > 0]
     if not rows:
         return None
+    norm = importlib.import_module("scipy.stats").norm  # on first use: loading a results file needs none
     a = np.array([[p.fpr, p.fpr_lower, p.fpr_upper, p.fnr, p.fnr_lower, p.fnr_upper] for p in rows])
     mid = norm.isf(a[:, 0]) - norm.ppf(a[:, 3])
     lo = norm.isf(a[:, 2]) - norm.ppf(a[:, 5])
