@@ -119,6 +119,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_onerun_wiring.py": "cli",
     "test_packaging.py": "unit",
     "test_pair_search.py": "statistical",
+    "test_parent_imports.py": "cli",
     "test_plan_inputs.py": "cli",
     "test_plan_progress.py": "cli",
     "test_plan_speed_exact.py": "unit",
