@@ -279,7 +279,7 @@ class _Found:
 
 
 def _notes(monkeypatch, needed: int | None, factor: float = 1.0) -> list[str]:
-    monkeypatch.setattr(expectations.budget_plan, "plan", lambda *a, **k: _Found(needed))
+    monkeypatch.setattr(budget_plan, "plan", lambda *a, **k: _Found(needed))  # expectations imports it on first use
 
     class Scenario:
         name, samples_factor = "kl-rlhf-addremove", factor
