@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ except ModuleNotFoundError as exc:  # say what to do, not a collection error per
     raise pytest.UsageError("dpaudit is not installed in this Python: the tests run against the installed "
                             "package (pip install -e '.[test]' in the checkout)") from None
 
-from tests.clirun import in_process, skip_report_pdf
+from tests.clirun import CliRun, in_process, skip_report_pdf
 from tests.kinds import KIND_OF_FILE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,17 +80,11 @@ def default_suite_run(tmp_path_factory):
     under an exclusive lock in the session's common temporary folder, the others wait and read
     it (the tests only read the folder)."""
     if os.environ.get("PYTEST_XDIST_WORKER"):
-        common = tmp_path_factory.getbasetemp().parent  # one per session, shared by its workers
-        out, record = common / "default-run", common / "default-run.json"
-        with open(common / "default-run.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            if not record.exists():
-                out.mkdir(exist_ok=True)
-                found = _run_default_suite(out)
-                if (out / "results.json").exists():  # a failed run is not shared: the next worker tries again
-                    record.write_text(json.dumps(found))
-            else:
-                found = json.loads(record.read_text())
+        out = tmp_path_factory.getbasetemp().parent / "default-run"  # one per session, shared by its workers
+        out.mkdir(exist_ok=True)
+        # a failed run is not shared: the next worker tries again
+        found = _once_per_session(tmp_path_factory, "default-run", lambda: _run_default_suite(out),
+                                  keep=lambda _: (out / "results.json").exists())
     else:
         out = tmp_path_factory.mktemp("default-run")
         found = _run_default_suite(out)
@@ -100,12 +95,32 @@ def default_suite_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def listed_json():
-    """``list --json`` in this process (the ``cli`` fixture's way), run once per test process and
+def listed_json(tmp_path_factory):
+    """``list --json`` in this process (the ``cli`` fixture's way), run once per test session and
     shared by the tests that read its output: it builds every built-in suite's scenarios (the
-    one-run designs from their registered summaries, not built), about 1 s of CPU a call.  The tests
-    only read the returned text."""
-    return in_process("list", "--json")
+    one-run designs from their registered summaries, not built), 2-5 CPU s with the imports of the
+    libraries suite.  The tests only read the returned text; under pytest-xdist the workers share
+    one call (:func:`_once_per_session`)."""
+    return CliRun(**_once_per_session(tmp_path_factory, "list-json", lambda: vars(in_process("list", "--json"))))
+
+
+def _once_per_session(tmp_path_factory, name: str, compute: Callable[[], dict],
+                      keep: Callable[[dict], bool] = lambda _: True) -> dict:
+    """``compute()`` (a JSON object) once per test session: under pytest-xdist the first worker to
+    need it computes it under an exclusive lock in the session's common temporary folder and saves
+    it when ``keep`` says so; the others wait and read it.  Without xdist, computed here."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return compute()
+    common = tmp_path_factory.getbasetemp().parent  # one per session, shared by its workers
+    record = common / f"{name}.json"
+    with open(common / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if record.exists():
+            return json.loads(record.read_text())
+        found = compute()
+        if keep(found):
+            record.write_text(json.dumps(found))
+        return found
 
 
 @pytest.fixture
