@@ -10,7 +10,8 @@ verdicts are functions of the bounds and the claim.  Each is recomputed here and
 disagrees is refused, naming the record and the field: an ``epsilon_lower`` its counts contradict,
 an ``exact_verdict`` of "pass" with ``epsilon_exact`` above the claim.  A one-run record (``kind`` =
 "one-run") is recomputed from its guessing tests: Steinke's bound from (m, r, v, δ, α), a curve
-claim's verdict by the f-DP recursion, the largest rejected GDP μ (:func:`check_onerun_record`); its
+claim's verdict by the f-DP recursion, the largest rejected GDP μ
+(:func:`dpaudit.results.recheck_onerun.check_onerun_record`, imported only for a document that has one); its
 scenario's game is recounted from the stored scores and secret (the secret's SHA-256 compared, each
 test's v counted again under the rule, tied scores ranked by the stored tie-break seed:
 :func:`check_onerun_scenario`) and each record is held to its scenario's game

@@ -1,4 +1,6 @@
-"""A saved one-run game's independent-canary reading and "could have caught" values, checked, never trusted.
+"""A saved one-run game's records and scenarios recounted, its independent-canary reading and its
+"could have caught" values checked, never trusted (:mod:`dpaudit.results.recheck` says how and
+calls these: they live here so that a document without one-run entries loads no one-run code).
 
 Two keys of a one-run scenario of ``results.json`` that :mod:`dpaudit.results.recheck` holds to the
 game it recounts:

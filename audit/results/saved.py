@@ -351,7 +351,7 @@ def _record(c: _Checker, rec: dict[str, Any], where: str) -> None:
         c.fail(f"{where}.delta", None, "a multi-run record needs its delta")
     claim, lower = _num(rec["epsilon_claim"]), rec["epsilon_lower"]
     verdict, exact_verdict = rec["verdict"], rec.get("exact_verdict")
-    if verdict != "not-applicable" and not onerun:  # a one-run verdict: dpaudit.results.recheck.check_onerun_record
+    if verdict != "not-applicable" and not onerun:  # one-run: recheck_onerun.check_onerun_record
         if claim is None or lower is None:
             c.fail(f"{where}.verdict", verdict, "a pass or violation needs epsilon_claim and epsilon_lower")
         if verdict == "violation" and not lower > claim:
