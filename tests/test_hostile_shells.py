@@ -181,6 +181,50 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _raised(make):
+    try:
+        make()
+    except Exception as exc:
+        return exc
+    raise AssertionError("nothing raised")
+
+
+def _init_interrupted():
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as exc:
+        raise ImportError("initialization failed") from exc
+
+
+def _failed_while_interrupted():
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        raise ImportError("initialization failed")  # noqa: B904 - its context, not its cause
+
+
+def _failed_of_its_own():
+    try:
+        raise ValueError("bad table")
+    except ValueError as exc:
+        raise ImportError("initialization failed") from exc
+
+
+def test_an_import_a_ctrl_c_interrupted_counts_as_interrupted():
+    """A Ctrl-C that lands in a C extension's initialisation (scipy's pocketfft, while the command's
+    modules import: CI saw it at 0.5 s) comes back as an ImportError raised from the
+    KeyboardInterrupt, which the child reports as "interrupted" (130) rather than a traceback.  The
+    error raised while the interrupt was handled counts too; the twins: an ImportError of its own, or
+    one raised from another error, is not an interruption."""
+    from dpaudit.cli import supervise
+
+    assert supervise.interrupted(_raised(_init_interrupted))
+    assert supervise.interrupted(KeyboardInterrupt())
+    assert not supervise.interrupted(ImportError("no module named x"))
+    assert supervise.interrupted(_raised(_failed_while_interrupted))
+    assert not supervise.interrupted(_raised(_failed_of_its_own))
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the child process in /proc")
 @pytest.mark.parametrize("delay", [0.0, 0.2, 0.5, 1.0])
 def test_a_ctrl_c_while_the_command_starts_is_130_without_a_traceback(tmp_path, delay):

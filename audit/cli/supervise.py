@@ -217,6 +217,13 @@ def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
     except KeyboardInterrupt:  # before the command's own handler was in place: nothing was checked yet
         print("interrupted", file=sys.stderr)
         status = EXIT_INTERRUPTED
+    except Exception as exc:
+        if not interrupted(exc):
+            raise
+        # a Ctrl-C inside a C extension's initialisation (scipy's pocketfft, while the command's modules
+        # import) comes back as that module's ImportError, raised from the KeyboardInterrupt
+        print("interrupted", file=sys.stderr)
+        status = EXIT_INTERRUPTED
     except SystemExit as exc:  # argparse's help (`run --hel`, an abbreviation) exits; user code's never gets here
         _finished()
         intended.append(_exit_status(exc.code))
@@ -224,6 +231,19 @@ def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
     _finished()
     intended.append(status)
     return status
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised from a Ctrl-C: a KeyboardInterrupt among its causes or contexts
+    (an extension module whose initialisation is interrupted raises ImportError from it)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _finished() -> None:
