@@ -97,7 +97,7 @@ def test_a_pruning_that_drops_a_winner_is_caught(monkeypatch):
 @pytest.mark.parametrize("n", [1e6, 1e9, 3e10])
 def test_computed_clopper_pearson_bounds_are_monotone_in_k(n):
     """The one property of the inversions the pruning leans on: at fixed n both bounds do not decrease
-    with k, up to far less than the relative widening PRUNE_WIDEN, on consecutive counts (999 and 1000
+    with k, up to a relative 10⁻¹² (far less than the brackets' widening), on consecutive counts (999 and 1000
     included, where scipy's own inversions are not monotone: dpaudit.engine.betainv checks them) and on
     a wide spread of them.  Should an inversion answer wrongly elsewhere, this fails and says where."""
     rng = np.random.default_rng(int(np.log10(n)))
@@ -108,7 +108,7 @@ def test_computed_clopper_pearson_bounds_are_monotone_in_k(n):
     for alpha in (0.0025, 0.000025):
         for bound in (clopper_pearson_upper(k, nn, alpha), clopper_pearson_lower(k, nn, alpha)):
             drop = bound[:-1] - bound[1:]  # positive where a larger k got a smaller bound
-            bad = k[:-1][drop > bound[1:] * jointratio.PRUNE_WIDEN * 1e-3]
+            bad = k[:-1][drop > bound[1:] * 1e-12]
             assert bad.size == 0, f"non-monotone Clopper-Pearson bounds at k = {bad[:5]} (n = {n:g}, alpha = {alpha})"
 
 

@@ -29,10 +29,42 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-__all__ = ["RELATIVE", "betainccinv", "betaincinv"]
+__all__ = ["BRACKET_STEPS", "BRACKET_TINY", "BRACKET_WIDEN", "RELATIVE", "betainccinv", "betaincinv", "bracket"]
 
 RELATIVE = 1e-7
 """How close (relative) the true quantile must be shown to lie to an answer of scipy's that is kept."""
+
+
+BRACKET_WIDEN = 3 * RELATIVE
+"""Relative widening of a quantile bracketed between two answers at anchor counts (:func:`bracket`):
+each kept answer is within :data:`RELATIVE` of its quantile, so two answers' errors and rounding fit."""
+BRACKET_TINY = 1e-280
+"""An answer below this (a subnormal, kept unchecked or rounded to its safe end) brackets nothing from
+below and this from above."""
+BRACKET_STEPS = (64, 8)
+"""Anchor spacings among the counts still in play before the remaining ones are inverted (the callers of
+:func:`bracket`: :func:`dpaudit.engine.bounds.best_event`, :func:`dpaudit.engine.jointratio.joint_score_best`)."""
+
+
+def bracket(values: np.ndarray, known: np.ndarray, group: np.ndarray | None = None
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds, in [0, 1], of a quantile that does not decrease along the sorted counts
+    (within each ``group``, whose equal values are contiguous), answered at the ``known`` anchors: the
+    nearest known value at or below and at or above in the same group, widened by
+    :data:`BRACKET_WIDEN` (0 and 1 where there is none; an anchor below :data:`BRACKET_TINY` gives 0 and
+    BRACKET_TINY).  A Clopper–Pearson bound of k in n does not decrease in k at fixed n (beta laws are
+    stochastically ordered in their parameters), so it lies in its bracket between two anchors."""
+    index = np.arange(len(values))
+    below = np.maximum.accumulate(np.where(known, index, -1))
+    above = np.minimum.accumulate(np.where(known, index, len(values))[::-1])[::-1]
+    at, near = np.maximum(below, 0), np.minimum(above, len(values) - 1)
+    ok_below, ok_above = below >= 0, above < len(values)
+    if group is not None:
+        ok_below &= group[at] == group
+        ok_above &= group[near] == group
+    low = np.where(ok_below & (values[at] >= BRACKET_TINY), values[at] * (1 - BRACKET_WIDEN), 0.0)
+    high = np.where(ok_above, np.minimum(np.maximum(values[near] * (1 + BRACKET_WIDEN), BRACKET_TINY), 1.0), 1.0)
+    return low, high
 
 
 def betaincinv(a: Any, b: Any, p: Any) -> np.ndarray:
@@ -93,6 +125,6 @@ def _checked(inverse: Callable[..., Any], function: Callable[..., Any], mirror: 
         # scipy.optimize on first use: only where scipy's inverse is wrong (loading a results file needs none)
         brentq = importlib.import_module("scipy.optimize").brentq
         root = brentq(lambda u, f=f, s=first, r=second, q=float(p[i]): float(f(s, r, u)) - q, 0.0, 1.0,
-                               xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
+                      xtol=1e-300, rtol=4 * np.finfo(float).eps, maxiter=1000)
         x[i] = 1.0 - root if flip[i] else root
     return x.reshape(shape)

@@ -359,9 +359,6 @@ def best_event(p_d: np.ndarray, p_dp: np.ndarray, n: int, delta: float, confiden
 
 
 CEILING_SHORTLIST = 256
-CEILING_STEPS = (64, 8)   # anchor spacings among the live counts before the remaining ones are inverted
-CEILING_WIDEN = 3 * betainv.RELATIVE  # relative widening of a bracketed bound: two answers' errors and rounding
-CEILING_TINY = 1e-280     # bounds below this are not trusted to bracket (betainv leaves subnormals unchecked)
 
 
 def _pair_scores(k_d: np.ndarray, k_dp: np.ndarray, n: int, delta: float, alpha: float, keep: int
@@ -374,21 +371,20 @@ def _pair_scores(k_d: np.ndarray, k_dp: np.ndarray, n: int, delta: float, alpha:
     increase with the (real) count k at fixed n (beta laws are stochastically ordered in their
     parameters), and log((lo − δ)/hi) increases in lo and decreases in hi.  Both are inverted at a few
     anchor counts; a count between two anchors a ≤ k ≤ b then has lo(a) ≤ lo(k) ≤ lo(b), and likewise hi,
-    widened by :data:`CEILING_WIDEN` (each checked answer is within a relative
-    :data:`~dpaudit.engine.betainv.RELATIVE` of the true quantile, :mod:`dpaudit.engine.betainv`; an
-    anchor below :data:`CEILING_TINY` bounds nothing from below and 10⁻²⁸⁰ from above), which gives a
+    widened as :func:`dpaudit.engine.betainv.bracket` says (each checked answer is within a relative
+    :data:`~dpaudit.engine.betainv.RELATIVE` of the true quantile), which gives a
     lower and an upper bound of each candidate's score.  At least ``keep`` candidates of a direction
     score at least its ``keep``-th largest lower bound F; one whose upper bound is below F −
     :data:`~dpaudit.engine.jointratio.PRUNE_MARGIN` scores strictly less than ``keep`` others, so it is
     neither in the shortlist nor tied with its last member.  Anchors get denser among the live
-    candidates (:data:`CEILING_STEPS`) until every live count is inverted, by the same element-wise
-    calls as :func:`clopper_pearson` (a shift ceiling has 4·10⁵ candidates, of which a few thousand
-    stay live)."""
+    candidates (:data:`~dpaudit.engine.betainv.BRACKET_STEPS`) until every live count is inverted, by
+    the same element-wise calls as :func:`clopper_pearson` (a shift ceiling has 4·10⁵ candidates, of
+    which a few thousand stay live)."""
     k_d, k_dp = np.broadcast_arrays(k_d, k_dp)
     counts, where = np.unique(np.concatenate([np.ravel(k_d), np.ravel(k_dp)]), return_inverse=True)
     where = where.reshape(-1)
     # a NaN count (bounds 0 and 1) is no point of the monotone order: then every count is inverted
-    steps = (*CEILING_STEPS, 1) if k_d.size > keep and np.isfinite(counts).all() else (1,)
+    steps = (*betainv.BRACKET_STEPS, 1) if k_d.size > keep and np.isfinite(counts).all() else (1,)
     sides = ((where[:k_d.size], where[k_d.size:]), (where[k_d.size:], where[:k_d.size]))  # (lo's, hi's) per side
     live = [np.ones(k_d.size, dtype=bool), np.ones(k_d.size, dtype=bool)]
     value = {bound: np.zeros(len(counts)) for bound in (clopper_pearson_lower, clopper_pearson_upper)}
@@ -404,7 +400,7 @@ def _pair_scores(k_d: np.ndarray, k_dp: np.ndarray, n: int, delta: float, alpha:
             value[bound][wanted], known[bound][wanted] = bound(counts[wanted], n, alpha), True
         if step == 1:
             break
-        (lo_low, lo_high), (hi_low, hi_high) = (_anchored(value[b], known[b]) for b in value)
+        (lo_low, lo_high), (hi_low, hi_high) = (betainv.bracket(value[b], known[b]) for b in value)
         for (fav, oth), on in zip(sides, live, strict=True):
             low = epsilon_from_bounds(lo_low[fav[on]], hi_high[oth[on]], delta)
             high = epsilon_from_bounds(lo_high[fav[on]], hi_low[oth[on]], delta)
@@ -417,20 +413,6 @@ def _pair_scores(k_d: np.ndarray, k_dp: np.ndarray, n: int, delta: float, alpha:
         score.reshape(-1)[on] = epsilon_from_bounds(lo[fav[on]], hi[oth[on]], delta)
         scores.append(score)
     return scores[0], scores[1]
-
-
-def _anchored(values: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds, in [0, 1], of a bound non-decreasing along the sorted counts, known at
-    ``known``: the nearest known value at or below and at or above, widened by :data:`CEILING_WIDEN`
-    (0 and 1 where there is none; an anchor below :data:`CEILING_TINY` gives 0 and CEILING_TINY)."""
-    index = np.arange(len(values))
-    below = np.maximum.accumulate(np.where(known, index, -1))
-    above = np.minimum.accumulate(np.where(known, index, len(values))[::-1])[::-1]
-    at_below, at_above = values[np.maximum(below, 0)], values[np.minimum(above, len(values) - 1)]
-    low = np.where((below >= 0) & (at_below >= CEILING_TINY), at_below * (1 - CEILING_WIDEN), 0.0)
-    high = np.where(above < len(values), np.minimum(np.maximum(at_above * (1 + CEILING_WIDEN), CEILING_TINY), 1.0),
-                    1.0)
-    return low, high
 
 
 def _raised_on_shortlist(rough: np.ndarray, k_fav: np.ndarray, k_oth: np.ndarray, n: int, delta: float,

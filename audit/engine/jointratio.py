@@ -306,8 +306,6 @@ def joint_score(k_fav: np.ndarray | float, n_fav: np.ndarray | float, k_oth: np.
 
 
 PRUNE_MARGIN = 1e-9    # in ε: a candidate is dropped only this far below its row's sure maximum (rounding ~1e-15)
-PRUNE_WIDEN = 1e-9     # relative widening of a bracketed Clopper–Pearson bound (betainccinv's own error ~1e-14)
-PRUNE_STEPS = (64, 8)  # anchor spacings among the live counts before the remaining ones are inverted
 
 
 def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.ndarray, n_oth: np.ndarray | float,
@@ -321,14 +319,14 @@ def joint_score_best(k_fav: np.ndarray, n_fav: np.ndarray | float, k_oth: np.nda
     for all) and of p_hi, p_lo, the Clopper–Pearson bounds of p = k₁/n₁, which both increase with k₁ at
     fixed n₁ (beta quantiles are stochastically ordered in their parameters).  With the bounds inverted
     at a few anchor counts, each count k₁ between two anchors a ≤ k₁ ≤ b gets p(a) ≤ p(k₁) ≤ p(b)
-    (widened by :data:`PRUNE_WIDEN`); the score is non-increasing in p_hi and non-decreasing in p_lo,
-    so these give a lower and an upper bound of every candidate's score.  The largest lower bound of a
-    row is at most the row's maximum; a candidate whose upper bound is below it by more than
-    :data:`PRUNE_MARGIN` (far above the formula's rounding) is strictly below the maximum, so it is
-    neither the argmax nor tied with it, and is dropped.  Anchors get denser among the live
-    candidates (:data:`PRUNE_STEPS`) until every live count is inverted exactly, by the same calls
-    (elementwise) as :func:`joint_score`'s (checked inversions, :mod:`dpaudit.engine.betainv`, monotone
-    in k₁ where scipy's alone are not).  Windows of at most
+    (widened as :func:`~dpaudit.engine.betainv.bracket` says); the score is non-increasing in p_hi and
+    non-decreasing in p_lo, so these give a lower and an upper bound of every candidate's score.  The
+    largest lower bound of a row is at most the row's maximum; a candidate whose upper bound is below it
+    by more than :data:`PRUNE_MARGIN` (far above the formula's rounding) is strictly below the maximum,
+    so it is neither the argmax nor tied with it, and is dropped.  Anchors get denser among the live
+    candidates (:data:`~dpaudit.engine.betainv.BRACKET_STEPS`) until every live count is inverted
+    exactly, by the same calls (elementwise) as :func:`joint_score`'s (checked inversions,
+    :mod:`dpaudit.engine.betainv`, monotone in k₁ where scipy's alone are not).  Windows of at most
     :data:`SCREEN_TERMS` terms are scored by the exact test, as there, each distinct table once, unless
     one evaluation of its tail shows it below its rows' best large candidate (:func:`_may_reach`)."""
     arrays = np.broadcast_arrays(k_fav, n_fav, k_oth, n_oth)
@@ -369,7 +367,7 @@ def _pruned_scores(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, rows: np.nda
     p_hi, p_lo = np.ones(len(pairs)), np.ones(len(pairs))
     live = np.ones(len(k1), dtype=bool)
     floor = floor.astype(float)
-    for step in (*PRUNE_STEPS, 1):
+    for step in (*betainv.BRACKET_STEPS, 1):
         wanted = np.unique(where[live])
         wanted = np.union1d(wanted[::step], wanted[-1:])
         wanted = wanted[~known[wanted]]
@@ -379,7 +377,7 @@ def _pruned_scores(psi: np.ndarray, k1: np.ndarray, n1: np.ndarray, rows: np.nda
             p_lo[wanted] = lo
         if step == 1:
             break
-        (hi_low, hi_high), (lo_low, lo_high) = (_bracket(v, known, pairs[:, 0]) for v in (p_hi, p_lo))
+        (hi_low, hi_high), (lo_low, lo_high) = (betainv.bracket(v, known, pairs[:, 0]) for v in (p_hi, p_lo))
         i = where[live]
         low = _corrected_from(psi[live], hi_high[i], lo_low[i] if delta > 0 else None, delta)
         high = _corrected_from(psi[live], hi_low[i], lo_high[i] if delta > 0 else None, delta)
@@ -419,20 +417,6 @@ def _may_reach(tables: np.ndarray, floor: np.ndarray, delta: float, alpha: float
                           np.log(level))
         keep[test[gap > PRUNE_MARGIN]] = False  # NaN keeps
     return keep
-
-
-def _bracket(values: np.ndarray, known: np.ndarray, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds of a quantity non-decreasing along sorted (group, k) pairs within each group,
-    in [0, 1], known at ``known``: the nearest known value below and above in the same group, widened by
-    :data:`PRUNE_WIDEN` (0 and 1 where there is none)."""
-    index = np.arange(len(values))
-    below = np.maximum.accumulate(np.where(known, index, -1))
-    above = np.minimum.accumulate(np.where(known, index, len(values))[::-1])[::-1]
-    ok_below = (below >= 0) & (group[np.maximum(below, 0)] == group)
-    ok_above = (above < len(values)) & (group[np.minimum(above, len(values) - 1)] == group)
-    low = np.where(ok_below, values[np.maximum(below, 0)] * (1 - PRUNE_WIDEN), 0.0)
-    high = np.where(ok_above, np.minimum(values[np.minimum(above, len(values) - 1)] * (1 + PRUNE_WIDEN), 1.0), 1.0)
-    return low, high
 
 
 def woolf_epsilon(k1: np.ndarray | float, n1: np.ndarray | float, k2: np.ndarray | float, n2: np.ndarray | float,
