@@ -214,14 +214,12 @@ def _as_child(main: Callable[[], int], fd: int, parent: int) -> int:
         # still importing arrives here, where it is the interrupted command's, not a traceback.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
         status = main()
-    except KeyboardInterrupt:  # before the command's own handler was in place: nothing was checked yet
-        print("interrupted", file=sys.stderr)
-        status = EXIT_INTERRUPTED
-    except Exception as exc:
+    except (KeyboardInterrupt, Exception) as exc:
+        # a Ctrl-C before the command's own handler was in place (nothing was checked yet), also when it
+        # lands in a C extension's initialisation (scipy's pocketfft, while the command's modules import)
+        # and comes back as that module's ImportError raised from the KeyboardInterrupt
         if not interrupted(exc):
             raise
-        # a Ctrl-C inside a C extension's initialisation (scipy's pocketfft, while the command's modules
-        # import) comes back as that module's ImportError, raised from the KeyboardInterrupt
         print("interrupted", file=sys.stderr)
         status = EXIT_INTERRUPTED
     except SystemExit as exc:  # argparse's help (`run --hel`, an abbreviation) exits; user code's never gets here
