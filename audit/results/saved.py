@@ -95,53 +95,62 @@ class _Checker:
 
     def sizes(self, value: Any, where: str) -> None:
         """Every string of ``value`` at most :data:`MAX_TEXT_CHARS` long, every list or object at most
-        :data:`MAX_ITEMS` entries, and the names (:data:`_NAMES`) at most :data:`MAX_NAME_CHARS`; walked
-        without recursion (a file may nest as deep as the JSON parser allows).  A value
-        :func:`_within_sizes` passes is not walked again: only a refused one pays for its key paths."""
-        if _within_sizes(value):
+        :data:`MAX_ITEMS` entries, and the names (:data:`_NAMES`) at most :data:`MAX_NAME_CHARS`
+        (:func:`_oversized` finds the first that is not; its key path is formatted only then)."""
+        found = _oversized(value)
+        if found is None:
             return
-        stack = [(value, where)]
-        while stack:
-            item, at = stack.pop()
-            if isinstance(item, str):
-                self.text(item, at)
-            elif isinstance(item, (list, dict)):
-                if len(item) > MAX_ITEMS:
-                    self.fail(at, item, f"holds {len(item)} entries: at most {MAX_ITEMS} are read")
-                if isinstance(item, dict):
-                    for key in _NAMES:
-                        if isinstance(item.get(key), str):
-                            self.text(item[key], f"{at}.{key}", limit=MAX_NAME_CHARS)
-                    for k in item:  # a key names a parameter, a document, a side: a name
-                        self.text(k, f"{at} key", limit=MAX_NAME_CHARS)
-                    stack += [(v, f"{at}.{k}") for k, v in item.items()]
-                else:
-                    stack += [(v, f"{at}[{i}]") for i, v in enumerate(item)]
+        item, place, what = found
+        at = where + _path_to(value, place)
+        if what == "items":
+            self.fail(at, item, f"holds {len(item)} entries: at most {MAX_ITEMS} are read")
+        elif what == "text":
+            self.text(item, at)
+        else:  # a name: an object's key, or the value of one of _NAMES
+            self.text(item, f"{at} key" if what == "key" else f"{at}.{what}", limit=MAX_NAME_CHARS)
 
 
-def _within_sizes(value: Any) -> bool:
-    """Whether :meth:`_Checker.sizes` passes ``value``: the same checks, without the key paths it
-    formats for every value (they cost most of its walk, and a message is needed only on a refusal)."""
+def _oversized(value: Any) -> tuple[Any, Any, str] | None:
+    """The first entry of ``value`` over a size limit, walked depth first without recursion (a file may
+    nest as deep as the JSON parser allows): (the entry, the string, list or object whose key path names
+    it, and "text", "items", "key" or the :data:`_NAMES` field it is), or None.  No key path is formatted
+    here: that cost most of a walk, and only a refusal needs one (:func:`_path_to`)."""
     stack = [value]
     while stack:
         item = stack.pop()
         if isinstance(item, str):
             if len(item) > MAX_TEXT_CHARS:
-                return False
+                return item, item, "text"
         elif isinstance(item, (list, dict)):
             if len(item) > MAX_ITEMS:
-                return False
+                return item, item, "items"
             if isinstance(item, dict):
                 for key in _NAMES:
                     name = item.get(key)
                     if isinstance(name, str) and len(name) > MAX_NAME_CHARS:
-                        return False
-                if not all(isinstance(k, str) and len(k) <= MAX_NAME_CHARS for k in item):
-                    return False
+                        return name, item, key
+                for k in item:  # a key names a parameter, a document, a side: a name
+                    if not isinstance(k, str) or len(k) > MAX_NAME_CHARS:
+                        return k, item, "key"
                 stack.extend(item.values())
             else:
                 stack.extend(item)
-    return True
+    return None
+
+
+def _path_to(value: Any, place: Any) -> str:
+    """The key path (``.key``, ``[i]``) of the first occurrence of the object ``place`` in ``value``, in
+    :func:`_oversized`'s order (the occurrence it found first)."""
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, at = stack.pop()
+        if item is place:
+            return at
+        if isinstance(item, dict):
+            stack += [(v, f"{at}.{k}") for k, v in item.items()]
+        elif isinstance(item, list):
+            stack += [(v, f"{at}[{i}]") for i, v in enumerate(item)]
+    raise AssertionError("_path_to: the place is not in the value")  # _oversized found it there
 
 
 def _strict_json(path: Path) -> Any:
