@@ -158,6 +158,7 @@ KIND_OF_FILE: Final[dict[str, str]] = {
     "test_scale.py": "cli",
     "test_search.py": "statistical",
     "test_sel_selection_memo.py": "unit",
+    "test_selection_memory.py": "unit",
     "test_self_contained.py": "unit",
     "test_sequential_and_curves.py": "statistical",
     "test_stattests.py": "unit",

@@ -142,11 +142,14 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
     if on_statistics and not ("rows" in views and _exhaustive(fx, fy, memo)):
         integer = fx.ndim == 2 and fx.dtype.kind in "biu" and fy.dtype.kind in "biu"
         for stat in tabulate(fit_statistics(fx, fy, rng), RowCodec.fit(fx, fy, x2, y2) if integer else None):
-            values = Split(stat(fx), stat(fy), stat(x2), stat(y2), memo)
+            # no memo of its own: statistic views keep nothing there, and a Split the memo keeps that pointed
+            # back at it would be a reference cycle holding the selection split until the cycle collector ran
+            values = Split(stat(fx), stat(fy), stat(x2), stat(y2))
             if len(x) <= MEMO_OUTPUTS and len(y) <= MEMO_OUTPUTS:
                 memo.keep(("values", stat), values)  # for display: the values and their sorted halves
             for view in on_statistics:
                 out += view.candidates(values, stat)
+            del values  # with its sorted halves, before the next statistic's values are computed
     return out, (len(x2), len(y2))
 
 

@@ -378,7 +378,7 @@ def quantile_bins(s: np.ndarray, inner: int = 256) -> Bins:
         kept = ~np.isin(values, atoms)
         rest = np.repeat(values[kept], counts[kept])  # sorted already: no second sort
     else:  # no atom: every value is kept (the same arrays, without the membership test and copies)
-        atoms = values[:0]
+        atoms = np.empty(0, dtype=values.dtype)  # not values[:0]: a view would keep all of values alive
         rest = values if len(values) == len(s) else np.repeat(values, counts)  # no ties: each value once
     if len(rest) == 0:
         return Bins(atoms, np.array([]))
