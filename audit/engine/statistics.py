@@ -358,12 +358,16 @@ def fit_statistics(x: np.ndarray, y: np.ndarray, rng: np.random.Generator) -> li
 def sorted_unique(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(s, return_counts=True)`` through a stable sort, which is linear on the
     concatenated sorted runs the selection split hands over (see selection.candidate_views); an
-    array already in order (the pooled fitting values, :attr:`Split.pooled_fit`) is not sorted again."""
+    array already in order (the pooled fitting values, :attr:`Split.pooled_fit`) is not sorted again, and
+    is itself the answer's values when it has no ties."""
     if not (len(s) < 2 or bool(np.all(s[1:] >= s[:-1]))):  # NaN compares false: sorted then, as before
         s = np.sort(s, kind="stable")
     if len(s) == 0:
         return s, np.zeros(0, dtype=np.int64)
-    starts = np.flatnonzero(np.concatenate([[True], s[1:] != s[:-1]]))
+    new = s[1:] != s[:-1]
+    if new.all():  # no ties (a continuous statistic): s itself, without three index arrays of its length
+        return s, np.ones(len(s), dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], new]))
     return s[starts], np.diff(np.append(starts, len(s)))
 
 
