@@ -295,7 +295,8 @@ class ObjectiveCurve1D:
 
 
 # Grid points per evaluation of the model's terms in objective_curve_1d: they take a (points × records)
-# matrix, 155 MB for the whole grid at 50 records and 3.2 GB at 1,000; 16,384 points hold 6.6 MB at 50.
+# matrix, 160 MB for the whole grid at 50 records and 3.2 GB at 1,000; 16,384 points hold 6.6 MB at 50.
+# (The densities are the whole grid's to rounding: BLAS may group a chunk's rows differently.)
 CURVE_CHUNK = 16_384
 
 

@@ -149,7 +149,7 @@ def candidate_views(x: np.ndarray, y: np.ndarray, views: Sequence[str], rng: np.
                 memo.keep(("values", stat), values)  # for display: the values and their sorted halves
             for view in on_statistics:
                 out += view.candidates(values, stat)
-            del values  # with its sorted halves, before the next statistic's values are computed
+            del values  # above MEMO_OUTPUTS (nothing kept): its sorted halves go before the next statistic's values
     return out, (len(x2), len(y2))
 
 
