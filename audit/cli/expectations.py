@@ -49,16 +49,18 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
     """For each scenario with a missed expected refutation: the samples per side the planner
     (:func:`dpaudit.engine.plan.plan`, a pilot run) says the first refutation needs, and the
     command that explains it (``plan SCENARIO`` for a suite's scenario)."""
-    catalog = importlib.import_module("dpaudit.catalog")  # on first use: the supervising parent needs no catalog
     missed = {r["scenario"] for r in records if outcome(r) == MISSED}
+    if not missed:
+        return []
+    # the catalog, the planner and the report's words on first use: the supervising parent needs none of them
+    catalog, budget_plan, words = (importlib.import_module(f"dpaudit.{name}")
+                                   for name in ("catalog", "engine.plan", "reports.text"))
     suite_names = {sc.name for name in ("errata", "full") for sc in catalog.suite(name)}
     notes = []
     for index, sc in enumerate(scenarios):
         if sc.name not in missed:
             continue
         try:
-            # the planner and the report's words on first use: the supervising parent's exit_status needs neither
-            budget_plan = importlib.import_module("dpaudit.engine.plan")
             found = budget_plan.plan(sc, confidence=confidence, seed=seed, key=(index,), samples=samples,
                                      execution=Execution(n_jobs=1))
             needed = found.samples_per_side
@@ -66,8 +68,7 @@ def missed_notes(records: Sequence[dict[str, Any]], scenarios: Sequence[Any], *,
             print(f"note: planning {sc.name!r} failed ({type(exc).__name__}: {exc})", file=sys.stderr)
             continue
         how = f" ({program} plan {sc.name})" if sc.name in suite_names else ""  # a built-in name
-        printable = importlib.import_module("dpaudit.reports.text").printable
-        notes.append(_missed_note(printable(sc.name), needed, budget=round(samples * sc.samples_factor),
+        notes.append(_missed_note(words.printable(sc.name), needed, budget=round(samples * sc.samples_factor),
                                   factor=sc.samples_factor, how=how))
     return notes
 
